@@ -1,0 +1,171 @@
+"""Load and merge catalog files into one `Catalog`, reporting every problem with its file and line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from ..errors import CatalogError, Finding, Severity, SourceLocation
+from ..model.base import _CATALOG_KEY
+from ..model.blueprint import CatalogFile
+from ..schema_errors import did_you_mean, findings_from_validation
+from ..yamlsafe import SourceMap, YamlError, read_yaml
+from .models import ENTRY_TYPES, GPU, NIC, Equipment, RackType, Server, Sourced, Switch
+from .netbox import netbox_entry
+
+DATA_DIR = Path(__file__).parent / "data"
+# Order is irrelevant for lookups; it is fixed so that error output is stable.
+BUILTIN_FILES = ("gpus.yaml", "nics.yaml", "servers.yaml", "switches.yaml", "equipment.yaml", "racks.yaml")
+
+E = TypeVar("E", bound=Sourced)
+
+
+@dataclass
+class Catalog:
+    entries: dict[str, Sourced] = field(default_factory=dict)
+    origins: dict[str, SourceLocation] = field(default_factory=dict)
+    overridden: dict[str, SourceLocation] = field(default_factory=dict)
+    """Built-in keys that a user catalog replaced, with where the replacement is."""
+
+    def get(self, key: str, kind: type[E]) -> E | None:
+        entry = self.entries.get(key)
+        return entry if isinstance(entry, kind) else None
+
+    def require(self, key: str, kind: type[E]) -> E:
+        entry = self.get(key, kind)
+        if entry is None:
+            raise KeyError(key)
+        return entry
+
+    def keys_of(self, kind: type[Sourced]) -> list[str]:
+        return sorted(k for k, v in self.entries.items() if isinstance(v, kind))
+
+    def add(self, key: str, entry: Sourced, origin: SourceLocation) -> None:
+        if key in self.entries:
+            self.overridden[key] = origin
+        self.entries[key] = entry
+        self.origins[key] = origin
+
+
+def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None = None,
+                 display_base: Path | None = None) -> Catalog:
+    """Built-in catalog, then each user file in order (later entries replace earlier ones)."""
+    catalog = Catalog()
+    findings: list[Finding] = []
+    for name in BUILTIN_FILES:
+        path = DATA_DIR / name
+        findings += _load_native(catalog, path, f"<catalog>/{name}")
+    for spec in user_files:
+        path = (base_dir or Path.cwd()) / spec.path
+        display = _display(path, display_base)
+        if spec.format == "netbox":
+            findings += _load_netbox(catalog, path, display, spec)
+        else:
+            findings += _load_native(catalog, path, display)
+    if not findings:
+        findings += _cross_references(catalog)
+    if findings:
+        raise CatalogError(findings)
+    return catalog
+
+
+def _display(path: Path, base: Path | None) -> str:
+    try:
+        return str(path.relative_to(base)) if base else str(path)
+    except ValueError:
+        return str(path)
+
+
+def _read(path: Path, display: str) -> tuple[Any, SourceMap]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise YamlError(Finding("CF-CAT-001", Severity.ERROR, f"cannot read catalog file: {exc.strerror}",
+                                (), SourceLocation(display, 1, 1))) from None
+    return read_yaml(text, display)
+
+
+def _load_native(catalog: Catalog, path: Path, display: str) -> list[Finding]:
+    try:
+        data, sources = _read(path, display)
+    except YamlError as exc:
+        return [exc.finding]
+    if not isinstance(data, dict):
+        return [Finding("CF-CAT-002", Severity.ERROR, "a catalog file must be a mapping of sections "
+                        f"({', '.join(ENTRY_TYPES)})", (), SourceLocation(display, 1, 1))]
+    findings: list[Finding] = []
+    for section, entries in data.items():
+        model = ENTRY_TYPES.get(section)
+        if model is None:
+            guess = did_you_mean(section, list(ENTRY_TYPES))
+            findings.append(Finding("CF-CAT-002", Severity.ERROR, f"unknown catalog section '{section}'"
+                                    + (f" (did you mean '{guess}'?)" if guess else ""), (section,),
+                                    sources.locate((section,), key=True),
+                                    f"sections are: {', '.join(ENTRY_TYPES)}"))
+            continue
+        if not isinstance(entries, dict):
+            findings.append(Finding("CF-CAT-002", Severity.ERROR, f"section '{section}' must map catalog "
+                                    "keys to entries", (section,), sources.locate((section,))))
+            continue
+        for key, raw in entries.items():
+            findings += _add_entry(catalog, model, key, raw, data, sources, (section, key))
+    return findings
+
+
+def _add_entry(catalog: Catalog, model: type[Sourced], key: str, raw: Any, data: Any, sources: SourceMap,
+               path: tuple[str, ...]) -> list[Finding]:
+    origin = sources.locate(path, key=True) or SourceLocation("?", 1, 1)
+    if not _CATALOG_KEY.match(key):
+        return [Finding("CF-CAT-003", Severity.ERROR, f"catalog key '{key}' must be 'vendor/model' in "
+                        "lowercase", path, origin)]
+    try:
+        entry = model.model_validate(raw)
+    except ValidationError as exc:
+        return findings_from_validation(exc, raw, sources, model, prefix=path)
+    catalog.add(key, entry, origin)
+    return []
+
+
+def _load_netbox(catalog: Catalog, path: Path, display: str, spec: CatalogFile) -> list[Finding]:
+    try:
+        data, sources = _read(path, display)
+    except YamlError as exc:
+        return [exc.finding]
+    try:
+        key, raw = netbox_entry(data, spec, catalog)
+    except ValueError as exc:
+        return [Finding("CF-CAT-004", Severity.ERROR, f"cannot use NetBox device type: {exc}", (),
+                        SourceLocation(display, 1, 1))]
+    model = ENTRY_TYPES[{"server": "servers", "switch": "switches", "equipment": "equipment"}[spec.kind]]
+    return _add_entry(catalog, model, key, raw, raw, SourceMap({(): SourceLocation(display, 1, 1)}, {}), ())
+
+
+def _cross_references(catalog: Catalog) -> list[Finding]:
+    findings: list[Finding] = []
+
+    def need(key: str, kind: type[Sourced] | tuple[type[Sourced], ...], owner: str, what: str) -> None:
+        if not isinstance(catalog.entries.get(key), kind):
+            kinds = kind if isinstance(kind, tuple) else (kind,)
+            guess = did_you_mean(key, [k for c in kinds for k in catalog.keys_of(c)])
+            findings.append(Finding("CF-CAT-005", Severity.ERROR, f"{owner}: unknown {what} '{key}'"
+                                    + (f" (did you mean '{guess}'?)" if guess else ""), (),
+                                    catalog.origins[owner]))
+
+    for key, entry in sorted(catalog.entries.items()):
+        if isinstance(entry, Server):
+            if entry.gpus:
+                need(entry.gpus.model, GPU, key, "GPU model")
+            if entry.rack_type:
+                need(entry.rack_type, RackType, key, "rack type")
+        if isinstance(entry, Server | Switch):
+            for group in entry.ports:
+                if group.nic:
+                    need(group.nic, NIC, key, "NIC model")
+        if isinstance(entry, RackType):
+            for fixed in entry.fixed_devices:
+                need(fixed.model, (Equipment, Switch), key, "equipment or switch model")
+    return findings

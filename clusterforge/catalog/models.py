@@ -1,0 +1,265 @@
+"""Catalog entry models: GPUs, NICs, servers, switches and rack types.
+
+Every number in the built-in catalog has an entry in its `sources` mapping (field name -> where the
+figure was read); a source that starts with `estimate:` marks the value as an estimate.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ..model.base import CatalogKey, Count, Fraction, NonNegativeCount, PositiveFloat, Strict
+
+Technology = Literal["infiniband", "ethernet"]
+PortRole = Literal["compute", "storage", "inband", "oob", "any"]
+Cage = Literal["osfp", "qsfp-dd", "qsfp112", "qsfp56", "qsfp28", "qsfp+", "sfp56", "sfp28", "sfp+", "sfp", "rj45"]
+CoolingMethod = Literal["air", "liquid"]
+
+
+class Sourced(Strict):
+    vendor: str
+    """Manufacturer name as printed on the part."""
+    name: str
+    """Human-readable product name."""
+    sources: dict[str, str] = Field(default_factory=dict)
+    """Where each figure comes from, by field name; a value starting with 'estimate:' marks an estimate."""
+
+    def estimated_fields(self) -> list[str]:
+        return sorted(k for k, v in self.sources.items() if v.lower().startswith("estimate"))
+
+
+class GPU(Sourced):
+    kind: Literal["gpu"] = "gpu"
+    memory_gb: PositiveFloat
+    """On-package memory (HBM or GDDR) in GB."""
+    memory_type: str
+    memory_bandwidth_tbs: PositiveFloat
+    """Memory bandwidth in TB/s."""
+    tdp_w: PositiveFloat
+    """Thermal design power (maximum board power) in W."""
+    bf16_tflops: PositiveFloat
+    """Dense BF16 tensor throughput in TFLOPS."""
+    fp8_tflops: PositiveFloat | None = None
+    """Dense FP8 tensor throughput in TFLOPS, where supported."""
+    gpu_link: str | None = None
+    """GPU-to-GPU link (NVLink generation, Infinity Fabric), or none for PCIe-only parts."""
+    gpu_link_gbs: PositiveFloat | None = None
+    """Total GPU-to-GPU bandwidth per GPU in GB/s."""
+
+
+class NIC(Sourced):
+    kind: Literal["nic"] = "nic"
+    ports: Count
+    speed_gbps: PositiveFloat
+    """Maximum speed per port."""
+    cage: Cage
+    technologies: list[Technology]
+    max_power_w: PositiveFloat | None = None
+
+
+class PortGroup(Strict):
+    """A set of identical ports on a device."""
+
+    name: str
+    """Port name prefix; ports are named <name><index>, index from 1."""
+    count: Count
+    """Logical ports at `speed_gbps`."""
+    speed_gbps: PositiveFloat
+    cage: Cage
+    cages: Count | None = None
+    """Physical cages, when several logical ports share one (twin-port OSFP)."""
+    breakout: dict[int, Count] = Field(default_factory=dict)
+    """Other speeds the group can run at, as speed (Gb/s) -> number of logical ports."""
+    role: PortRole = "any"
+    """What the ports are for on a server; switches use 'any'."""
+    technology: Technology | Literal["vpi"] = "ethernet"
+    """'vpi' ports run InfiniBand or Ethernet."""
+    nic: CatalogKey | None = None
+    """Catalog key of the NIC behind these ports, if any."""
+
+    def ports_at(self, speed_gbps: float) -> int:
+        """How many logical ports this group offers at the given speed (0 if it cannot run at it)."""
+        if speed_gbps == self.speed_gbps:
+            return self.count
+        return self.breakout.get(int(speed_gbps), 0)
+
+
+_REDUNDANCY = re.compile(r"^(\d+)\+(\d+)$")
+
+
+class PSUs(Strict):
+    count: Count
+    rating_w: PositiveFloat
+    """Output rating of one PSU."""
+    redundancy: str
+    """N+M: N PSUs carry the load, M are spare (e.g. '4+2')."""
+
+    @field_validator("redundancy")
+    @classmethod
+    def _check_redundancy(cls, value: str) -> str:
+        if not _REDUNDANCY.match(value):
+            raise ValueError("must be of the form N+M, e.g. '4+2'")
+        return value
+
+    @model_validator(mode="after")
+    def _check_count(self) -> PSUs:
+        if self.required + self.spare != self.count:
+            raise ValueError(f"redundancy {self.redundancy} does not add up to count {self.count}")
+        return self
+
+    @property
+    def required(self) -> int:
+        match = _REDUNDANCY.match(self.redundancy)
+        assert match
+        return int(match.group(1))
+
+    @property
+    def spare(self) -> int:
+        match = _REDUNDANCY.match(self.redundancy)
+        assert match
+        return int(match.group(2))
+
+
+class Cooling(Strict):
+    method: CoolingMethod
+    liquid_fraction: Fraction = 0.0
+    """Share of the heat carried away by coolant (direct liquid cooling); the rest goes to air."""
+    airflow_cfm: PositiveFloat | None = None
+
+    @model_validator(mode="after")
+    def _check_fraction(self) -> Cooling:
+        if self.method == "air" and self.liquid_fraction:
+            raise ValueError("an air-cooled device has liquid_fraction 0")
+        return self
+
+
+class GPUComplement(Strict):
+    model: CatalogKey
+    count: Count
+    nvlink_domain: Count
+    """GPUs in one NVLink/NVSwitch domain: 8 for an HGX board, 72 for a GB200 NVL72 rack."""
+
+
+class CPU(Strict):
+    model: str
+    sockets: Count
+    cores_per_socket: Count
+    threads_per_core: Annotated[int, Field(ge=1, le=8)] = 2
+
+
+class PCIeSwitch(Strict):
+    socket: NonNegativeCount
+    gpus: list[NonNegativeCount]
+    """GPU indexes (0-based) behind this switch."""
+    nics: list[str]
+    """Port names behind this switch, e.g. 'ib1'."""
+
+
+class PCIeLayout(Strict):
+    """Which GPUs and NICs share a CPU socket and PCIe switch, for the NCCL topology file."""
+
+    switches: list[PCIeSwitch]
+
+
+class Device(Sourced):
+    u_height: Annotated[int, Field(ge=1, le=60)]
+    weight_kg: PositiveFloat
+    max_power_w: float = Field(ge=0)
+    """Maximum draw, the figure used for power planning."""
+    typical_power_w: PositiveFloat | None = None
+    psus: PSUs | None = None
+    cooling: Cooling = Cooling(method="air")
+    depth_mm: PositiveFloat | None = None
+    ports: list[PortGroup] = Field(default_factory=list)
+
+    def port_groups(self, role: PortRole) -> list[PortGroup]:
+        return [group for group in self.ports if group.role == role]
+
+
+class Server(Device):
+    kind: Literal["server"] = "server"
+    cpu: CPU
+    memory_gb: PositiveFloat
+    """System memory in GB."""
+    gpus: GPUComplement | None = None
+    pcie: PCIeLayout | None = None
+    rack_type: CatalogKey | None = None
+    """Set for rack-scale systems whose nodes must sit in one rack type (GB200 NVL72 trays)."""
+
+
+class Switch(Device):
+    kind: Literal["switch"] = "switch"
+    technology: Technology
+
+
+class Equipment(Device):
+    """Rack equipment that is neither a node nor a fabric switch: NVLink switch trays, power shelves."""
+
+    kind: Literal["equipment"] = "equipment"
+    role: Literal["nvswitch", "power-shelf", "patch-panel", "other"]
+
+
+class FixedDevice(Strict):
+    """A device that comes built into a rack-scale system (NVLink switch trays, power shelves)."""
+
+    model: CatalogKey
+    """Catalog key of an equipment or switch entry."""
+    name: str
+    """Device name inside the rack, prefixed with the rack name when placed."""
+    u: Annotated[int, Field(ge=1, le=60)]
+    """Lowest U the device occupies."""
+
+
+class ReservedU(Strict):
+    u: Annotated[int, Field(ge=1, le=60)]
+    """Lowest U of the reserved span."""
+    height: Annotated[int, Field(ge=1, le=60)] = 1
+    purpose: str
+
+
+class Feed(Strict):
+    voltage_v: PositiveFloat
+    """Line-to-line voltage for three-phase feeds, line-to-neutral for single-phase."""
+    phases: Literal[1, 3]
+    current_a: PositiveFloat
+    """Breaker rating of the feed."""
+
+    @property
+    def capacity_kw(self) -> float:
+        factor = 3**0.5 if self.phases == 3 else 1.0
+        return factor * self.voltage_v * self.current_a / 1000.0
+
+
+class RackCooling(Strict):
+    method: Literal["air", "rear-door", "liquid"]
+    air_kw: PositiveFloat
+    """Heat the rack can reject to air (room air, or the rear-door heat exchanger)."""
+    liquid_kw: float = 0.0
+    """Heat the rack's coolant loop can take from direct-liquid-cooled devices."""
+
+
+class RackType(Sourced):
+    kind: Literal["rack"] = "rack"
+    u_height: Annotated[int, Field(ge=4, le=60)]
+    width_mm: PositiveFloat = 600
+    depth_mm: PositiveFloat = 1200
+    max_load_kg: PositiveFloat
+    """Static load the rack may carry."""
+    weight_kg: PositiveFloat
+    """Empty rack (with PDUs)."""
+    feeds: Annotated[int, Field(ge=1, le=8)]
+    feed_redundancy: Literal["2N", "N+1", "none"]
+    feed: Feed
+    cooling: RackCooling
+    reserved: list[ReservedU] = Field(default_factory=list)
+    fixed_devices: list[FixedDevice] = Field(default_factory=list)
+
+
+CatalogEntry = Annotated[GPU | NIC | Server | Switch | Equipment | RackType, Field(discriminator="kind")]
+ENTRY_TYPES: dict[str, type[Sourced]] = {
+    "gpus": GPU, "nics": NIC, "servers": Server, "switches": Switch, "equipment": Equipment,
+    "racks": RackType,
+}

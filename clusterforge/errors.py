@@ -1,0 +1,116 @@
+"""Error hierarchy and the one diagnostic type every stage reports with."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+DataPath = tuple[str | int, ...]
+
+
+def format_path(path: DataPath) -> str:
+    """`('node_groups', 0, 'model')` -> `node_groups[0].model`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True, order=True)
+class SourceLocation:
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One message about a blueprint: a load/validation error or a check result."""
+
+    code: str
+    severity: Severity
+    message: str
+    path: DataPath = ()
+    location: SourceLocation | None = None
+    hint: str | None = None
+    suppressed_by: str | None = field(default=None, compare=False)
+
+    @property
+    def path_text(self) -> str:
+        return format_path(self.path)
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        loc = self.location
+        return (loc.file if loc else "", loc.line if loc else 0, loc.column if loc else 0, self.code,
+                self.message)
+
+    def as_text(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        text = f"{where}{self.severity.value} {self.code}: {self.message}"
+        if self.hint:
+            text += f"\n    hint: {self.hint}"
+        return text
+
+    def as_github(self) -> str:
+        level = {"error": "error", "warning": "warning", "info": "notice"}[self.severity.value]
+        props = [f"title={self.code}"]
+        if self.location:
+            props = [f"file={self.location.file}", f"line={self.location.line}",
+                     f"col={self.location.column}", *props]
+        message = self.message + (f" (hint: {self.hint})" if self.hint else "")
+        return f"::{level} {','.join(props)}::{_escape_github(message)}"
+
+    def as_dict(self) -> dict[str, object]:
+        loc = self.location
+        return {
+            "code": self.code,
+            "severity": self.severity.value,
+            "message": self.message,
+            "path": self.path_text,
+            "file": loc.file if loc else None,
+            "line": loc.line if loc else None,
+            "column": loc.column if loc else None,
+            "hint": self.hint,
+        }
+
+
+def _escape_github(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
+    return sorted(findings, key=Finding.sort_key)
+
+
+def findings_json(findings: Sequence[Finding]) -> str:
+    return json.dumps([f.as_dict() for f in findings], indent=2, sort_keys=True)
+
+
+class ClusterforgeError(Exception):
+    """Base of every error the library raises; the CLI turns it into a report and an exit code."""
+
+    def __init__(self, findings: Sequence[Finding]):
+        self.findings = sorted_findings(findings)
+        super().__init__("\n".join(f.as_text() for f in self.findings))
+
+
+class BlueprintError(ClusterforgeError):
+    """The blueprint (or a file it includes) cannot be loaded or is invalid."""
+
+
+class CatalogError(ClusterforgeError):
+    """A catalog file cannot be loaded or is invalid."""

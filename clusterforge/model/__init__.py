@@ -1,0 +1,14 @@
+"""Pydantic models of the blueprint, one module per domain."""
+
+from .blueprint import Blueprint, CatalogFile, PowerPlanning, Suppression
+from .fabric import ComputeFabric, Fabric, InbandFabric, OobFabric, StorageFabric
+from .nodes import NodeGroup, Placement
+from .site import Floor, Row, Site
+from .slurm import Partition, Slurm
+from .workload import InferenceService, TrainingJob, Workload
+
+__all__ = [
+    "Blueprint", "CatalogFile", "ComputeFabric", "Fabric", "Floor", "InbandFabric", "InferenceService",
+    "NodeGroup", "OobFabric", "Partition", "Placement", "PowerPlanning", "Row", "Site", "Slurm",
+    "StorageFabric", "Suppression", "TrainingJob", "Workload",
+]

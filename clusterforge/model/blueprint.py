@@ -1,0 +1,70 @@
+"""The blueprint: the root model a cluster is described with."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .base import CatalogKey, Fraction, Identifier, Strict
+from .fabric import Fabric
+from .nodes import NodeGroup
+from .site import Floor, Site
+from .slurm import Slurm
+from .workload import Workload
+
+DeviceClass = Literal["compute", "login", "storage", "management", "fabric-manager", "switch", "equipment"]
+
+
+class CatalogFile(Strict):
+    """A user catalog file; plain strings in `catalogs` are native-format files."""
+
+    path: str
+    """Path relative to the blueprint file."""
+    format: Literal["native", "netbox"] = "native"
+    """'netbox' reads a NetBox device-type-library YAML file."""
+    key: CatalogKey | None = None
+    """Catalog key for a NetBox device type; default: '<manufacturer slug>/<model slug>'."""
+    kind: Literal["server", "switch", "equipment"] = "switch"
+    """What a NetBox device type becomes in the catalog."""
+    base: CatalogKey | None = None
+    """For a NetBox server: the catalog entry its CPU, memory and GPUs are taken from."""
+
+
+class PowerPlanning(Strict):
+    load_factor: dict[DeviceClass, Fraction] = Field(default_factory=dict)
+    """Planned share of each device class's maximum draw (default 1.0: plan for the nameplate maximum)."""
+
+
+class Suppression(Strict):
+    code: str = Field(pattern=r"^CF-[A-Z]+-\d{3}$")
+    """Finding code to silence, e.g. CF-POWER-002."""
+    target: str | None = None
+    """Limit to findings about this rack, switch or data path; default: every finding with the code."""
+    reason: str = Field(min_length=10)
+    """Why this is acceptable; shown in every report."""
+
+
+class Blueprint(Strict):
+    version: Literal[1] = 1
+    """Blueprint format version."""
+    name: Identifier
+    """Cluster name; names the output folder."""
+    description: str = ""
+    site: Site
+    include: list[str] = Field(default_factory=list)
+    """Files merged into this blueprint (paths relative to this file): lists are appended, mappings joined."""
+    catalogs: list[str | CatalogFile] = Field(default_factory=list)
+    """User catalog files that add or override catalog entries."""
+    floor: Floor
+    node_groups: list[NodeGroup] = Field(min_length=1, max_length=500)
+    fabrics: dict[Identifier, Fabric] = Field(default_factory=dict)
+    """Networks by name."""
+    slurm: Slurm | None = None
+    workloads: list[Workload] = Field(default_factory=list)
+    power: PowerPlanning = PowerPlanning()
+    suppress: list[Suppression] = Field(default_factory=list)
+    """Findings accepted with a written reason."""
+
+    def catalog_files(self) -> list[CatalogFile]:
+        return [CatalogFile(path=c) if isinstance(c, str) else c for c in self.catalogs]

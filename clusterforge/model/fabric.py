@@ -1,0 +1,118 @@
+"""Networks: the compute fabric, storage fabric, in-band management and out-of-band (BMC) networks."""
+
+from __future__ import annotations
+
+import re
+from ipaddress import IPv4Network
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, Field, model_validator
+
+from .base import CatalogKey, Count, Identifier, NonNegativeCount, RackName, Strict
+
+Technology = Literal["infiniband", "ethernet"]
+_RATIO = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*$")
+
+
+def _parse_ratio(value: object) -> object:
+    """'1:1' -> 1.0, '3:1' -> 3.0 (downlink capacity : uplink capacity); numbers pass through."""
+    if isinstance(value, str):
+        match = _RATIO.match(value)
+        if not match:
+            raise ValueError("must be a ratio such as '1:1' or '2:1', or a number >= 1")
+        down, up = float(match.group(1)), float(match.group(2))
+        if up == 0:
+            raise ValueError("the uplink side of a ratio cannot be 0")
+        return down / up
+    return value
+
+
+Ratio = Annotated[float, BeforeValidator(_parse_ratio), Field(ge=1.0, le=16.0)]
+
+
+class ReservedPorts(Strict):
+    """Switch ports kept free on every switch of a tier, e.g. for UFM fabric managers or monitoring."""
+
+    leaf: NonNegativeCount = 0
+    spine: NonNegativeCount = 0
+    core: NonNegativeCount = 0
+
+
+class RoCE(Strict):
+    gid_index: int = Field(default=3, ge=0, le=255)
+    """GID index NCCL uses (3 = RoCE v2 over IPv4 on most setups)."""
+    traffic_class: int = Field(default=106, ge=0, le=255)
+    """IB traffic class for NCCL traffic (DSCP 26 << 2 | ECN = 106 is the common lossless class)."""
+
+
+class FabricBase(Strict):
+    description: str = ""
+    node_groups: list[Identifier] | None = None
+    """Node groups attached to this network; default: every group with ports of the network's role."""
+    ipv4_pool: IPv4Network
+    """Address pool for the network's interfaces."""
+    switch_racks: list[RackName] | None = None
+    """Racks that hold this network's switches, filled in order; default: the racks of the nodes."""
+
+
+class LeafSpineFabric(FabricBase):
+    technology: Technology
+    leaf: CatalogKey
+    """Catalog key of the leaf switch."""
+    spine: CatalogKey | None = None
+    """Catalog key of the spine switch; required for two or more tiers."""
+    core: CatalogKey | None = None
+    """Catalog key of the core (super-spine) switch; required for three tiers."""
+    tiers: Literal[1, 2, 3, "auto"] = "auto"
+    """Switch tiers; 'auto' picks the fewest that hold the cluster."""
+    oversubscription: Ratio = 1.0
+    """Downlink to uplink capacity at each tier, '1:1' for non-blocking."""
+    reserved_ports: ReservedPorts = ReservedPorts()
+
+    @model_validator(mode="after")
+    def _tier_models(self) -> LeafSpineFabric:
+        if self.tiers in (2, 3) and self.spine is None:
+            raise ValueError(f"a {self.tiers}-tier fabric needs a spine model")
+        if self.tiers == 3 and self.core is None:
+            raise ValueError("a 3-tier fabric needs a core model")
+        return self
+
+
+class ComputeFabric(LeafSpineFabric):
+    kind: Literal["compute"]
+    topology: Literal["rail-optimized", "fat-tree"] = "rail-optimized"
+    """Rail-optimized: NIC k of every node in a scalable unit goes to leaf k of that unit."""
+    scalable_unit: Count | None = Field(default=None, le=4096)
+    """Nodes per scalable unit; default: as many as one leaf's downlinks allow."""
+    roce: RoCE | None = None
+    """RoCE settings for Ethernet fabrics."""
+
+    @model_validator(mode="after")
+    def _roce_only_on_ethernet(self) -> ComputeFabric:
+        if self.roce is not None and self.technology != "ethernet":
+            raise ValueError("roce settings apply only to Ethernet fabrics")
+        return self
+
+
+class StorageFabric(LeafSpineFabric):
+    kind: Literal["storage"]
+
+
+class InbandFabric(LeafSpineFabric):
+    kind: Literal["inband"]
+    technology: Technology = "ethernet"
+
+
+class OobFabric(FabricBase):
+    kind: Literal["oob"]
+    switch: CatalogKey
+    """Catalog key of the 1G management switch."""
+    per: Literal["rack", "row"] = "rack"
+    """One switch (or more when ports run out) per rack or per row."""
+    uplink_to: Identifier | None = None
+    """Fabric whose leaves take the OOB switches' uplinks, usually the in-band network."""
+
+
+Fabric = Annotated[ComputeFabric | StorageFabric | InbandFabric | OobFabric, Field(discriminator="kind")]
+FabricName = Identifier
+__all__ = ["ComputeFabric", "Count", "Fabric", "FabricName", "InbandFabric", "OobFabric", "StorageFabric"]

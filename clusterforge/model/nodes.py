@@ -1,0 +1,52 @@
+"""Node groups: what servers, how many, what they are for and where they go."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .base import CatalogKey, Count, Identifier, RackName, Strict
+from .naming import check_pattern
+
+NodeRole = Literal["compute", "login", "storage", "management", "fabric-manager"]
+NcclValue = str | int | float
+
+
+class Placement(Strict):
+    """Where a group's nodes go. With neither rows nor racks, placement is automatic over all racks."""
+
+    rows: list[RackName] | None = None
+    """Rows to fill, in order."""
+    racks: list[RackName] | None = None
+    """Racks to fill, in order."""
+    per_rack: Count | None = Field(default=None, le=100)
+    """Nodes per rack; default: as many as space, power and cooling allow."""
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Placement:
+        if self.rows is not None and self.racks is not None:
+            raise ValueError("give either rows or racks, not both")
+        return self
+
+
+class NodeGroup(Strict):
+    name: Identifier
+    """Group name; becomes an Ansible group and the default host name prefix."""
+    model: CatalogKey
+    """Catalog key of the server model."""
+    count: Count
+    role: NodeRole
+    hostname: str = "{group}{index:03d}"
+    """Host name pattern; fields {group} and {index} (from 1)."""
+    placement: Placement = Placement()
+    nccl: dict[str, NcclValue] = Field(default_factory=dict)
+    """NCCL settings for this group, added to or replacing the derived ones (NCCL_* names only)."""
+
+    @field_validator("hostname")
+    @classmethod
+    def _check_hostname(cls, value: str) -> str:
+        return check_pattern(value, {"group", "index"})
+
+    def hostnames(self) -> list[str]:
+        return [self.hostname.format(group=self.name, index=i) for i in range(1, self.count + 1)]

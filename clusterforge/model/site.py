@@ -1,0 +1,50 @@
+"""Site and floor: rows of racks, their types and spacing."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from .base import CatalogKey, Count, PositiveFloat, RackName, Strict
+from .naming import check_pattern
+
+
+class Site(Strict):
+    name: str
+    """Site or data hall name, as the operations team calls it."""
+    location: str | None = None
+    """City, campus or building."""
+    pue: float | None = Field(default=None, ge=1.0, le=3.0)
+    """Power usage effectiveness, for facility power figures."""
+    hall_cooling_kw: PositiveFloat | None = None
+    """Total heat the hall can reject, if known."""
+
+
+class Row(Strict):
+    name: RackName
+    """Row label, e.g. 'A'."""
+    racks: Count = Field(le=200)
+    """Number of racks in the row."""
+    rack_type: CatalogKey
+    """Catalog key of the rack type used in this row."""
+    rack_names: str = "{row}{index:02d}"
+    """Pattern for rack names; fields {row} and {index} (from 1)."""
+    cdu_kw: PositiveFloat | None = None
+    """Liquid-cooling capacity of the row's coolant distribution unit, if any."""
+
+    @field_validator("rack_names")
+    @classmethod
+    def _check_names(cls, value: str) -> str:
+        return check_pattern(value, {"row", "index"})
+
+    def rack_name(self, index: int) -> str:
+        return self.rack_names.format(row=self.name, index=index)
+
+
+class Floor(Strict):
+    rack_pitch_mm: PositiveFloat = 600
+    """Centre-to-centre distance between neighbouring racks in a row."""
+    row_pitch_mm: PositiveFloat = 2400
+    """Centre-to-centre distance between rows (rack depth plus aisle)."""
+    cable_slack_m: float = Field(default=1.0, ge=0, le=20)
+    """Slack added to every cable run for service loops."""
+    rows: list[Row] = Field(min_length=1, max_length=200)

@@ -1,0 +1,54 @@
+"""Slurm settings: cluster, controllers, partitions and the topology plugin."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .base import Count, Identifier, Strict
+
+_SLURM_TIME = re.compile(r"^(INFINITE|UNLIMITED|\d+|\d+:\d{2}(:\d{2})?|\d+-\d{1,2}(:\d{2}(:\d{2})?)?)$")
+_PARTITION = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+
+
+class Partition(Strict):
+    name: str
+    """Partition name (lowercase letters, digits, '-', '_')."""
+    node_groups: list[Identifier] = Field(min_length=1)
+    default: bool = False
+    max_time: str = "INFINITE"
+    """Slurm time limit: INFINITE, minutes, HH:MM:SS or D-HH:MM:SS."""
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        if not _PARTITION.match(value):
+            raise ValueError("must start with a lowercase letter and hold lowercase letters, digits, '-', '_'")
+        return value
+
+    @field_validator("max_time")
+    @classmethod
+    def _check_time(cls, value: str) -> str:
+        if not _SLURM_TIME.match(value):
+            raise ValueError("must be INFINITE, minutes, HH:MM:SS or D-HH:MM:SS")
+        return value
+
+
+class Slurm(Strict):
+    cluster_name: Identifier
+    controllers: list[str] = Field(min_length=1, max_length=4)
+    """Host names of slurmctld hosts, primary first; each must be a node of the blueprint."""
+    topology: Literal["tree", "block", "none"] = "tree"
+    """topology/tree from the compute fabric, topology/block from NVLink domains (Slurm 23.11+)."""
+    block_size: Count | None = None
+    """Nodes per block for topology 'block'; default: the nodes of one NVLink domain."""
+    partitions: list[Partition] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_default(self) -> Slurm:
+        defaults = [p.name for p in self.partitions if p.default]
+        if len(defaults) > 1:
+            raise ValueError(f"only one partition may be the default, not {', '.join(defaults)}")
+        return self
