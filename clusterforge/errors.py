@@ -34,7 +34,8 @@ class SourceLocation:
     column: int
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}"
+        """`file:line:column`; line 0 stands for the file as a whole."""
+        return f"{self.file}:{self.line}:{self.column}" if self.line else self.file
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,8 @@ class Finding:
         level = {"error": "error", "warning": "warning", "info": "notice"}[self.severity.value]
         props = [f"title={self.code}"]
         if self.location:
-            props = [f"file={self.location.file}", f"line={self.location.line}",
-                     f"col={self.location.column}", *props]
+            lines = [f"line={self.location.line}", f"col={self.location.column}"] if self.location.line else []
+            props = [f"file={self.location.file}", *lines, *props]
         message = self.message + (f" (hint: {self.hint})" if self.hint else "")
         return f"::{level} {','.join(props)}::{_escape_github(message)}"
 

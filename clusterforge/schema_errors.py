@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Sequence
@@ -38,12 +39,16 @@ def did_you_mean(word: str, choices: Sequence[str]) -> str | None:
     return close[0] if close else None
 
 
-def data_path(loc: tuple[str | int, ...], data: Any) -> DataPath:
-    """Drop the parts of a pydantic location that are not in the data (union tags, model names)."""
+def data_path(loc: tuple[str | int, ...], data: Any, absent_leaf: bool = False) -> DataPath:
+    """Drop the parts of a pydantic location that are not in the data (union tags, model names).
+
+    With `absent_leaf`, the last part is kept even when the data lacks it (a missing field).
+    """
     path: list[str | int] = []
     node = data
     for i, part in enumerate(loc):
-        if isinstance(node, dict) and isinstance(part, str) and (part in node or i == len(loc) - 1):
+        last = absent_leaf and i == len(loc) - 1
+        if isinstance(node, dict) and isinstance(part, str) and (part in node or last):
             path.append(part)
             node = node.get(part)
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
@@ -71,8 +76,8 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return []
 
 
-def _model_at(root: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel] | None:
-    """The model class whose field set applies at `loc` (loc as pydantic gives it, tags included)."""
+def _candidates_at(root: type[BaseModel], loc: tuple[str | int, ...]) -> list[type[BaseModel]]:
+    """The model classes that may apply at `loc` (loc as pydantic gives it, union tags included)."""
     candidates: list[type[BaseModel]] = [root]
     for part in loc:
         if isinstance(part, int):
@@ -90,6 +95,11 @@ def _model_at(root: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseMod
         else:
             # a mapping key (fabric name, catalog key): the value type stays the candidates' own
             continue
+    return candidates
+
+
+def _model_at(root: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+    candidates = _candidates_at(root, loc)
     return candidates[0] if len(candidates) == 1 else None
 
 
@@ -101,9 +111,13 @@ def _tag_of(model: type[BaseModel]) -> str | None:
     return args[0] if len(args) == 1 and isinstance(args[0], str) else None
 
 
-def _message(error: ErrorDetails, path: DataPath, root: type[BaseModel]) -> tuple[str, str | None]:
-    where = format_path(path) or "the document"
+def _message(error: ErrorDetails, path: DataPath, root: type[BaseModel],
+             prefix: DataPath) -> tuple[str, str | None]:
     kind = error["type"]
+    if kind == "union_tag_not_found":
+        return f"missing required field 'kind' in {format_path((*prefix, *path))}", _kinds_hint(root, error)
+    path = (*prefix, *path)
+    where = format_path(path) or "the document"
     if kind == "extra_forbidden":
         key = str(path[-1]) if path else "?"
         parent = format_path(path[:-1]) or "the top level"
@@ -114,8 +128,11 @@ def _message(error: ErrorDetails, path: DataPath, root: type[BaseModel]) -> tupl
         if guess:
             return f"{message} (did you mean '{guess}'?)", None
         return message, (f"expected one of: {', '.join(fields)}" if fields else None)
+    if kind in ("literal_error", "union_tag_invalid", "enum"):
+        return _choice_message(error, path, where)
     if kind == "missing":
-        return f"missing required field '{path[-1] if path else '?'}' in {format_path(path[:-1]) or 'the top level'}", None
+        parent = format_path(path[:-1]) or "the top level"
+        return f"missing required field '{path[-1] if path else '?'}' in {parent}", None
     text = error["msg"]
     if kind in ("value_error", "assertion_error"):
         text = text.removeprefix("Value error, ").removeprefix("Assertion failed, ")
@@ -124,13 +141,34 @@ def _message(error: ErrorDetails, path: DataPath, root: type[BaseModel]) -> tupl
     return f"{where}: {text[0].lower() + text[1:]}{shown}", None
 
 
+def _kinds_hint(root: type[BaseModel], error: ErrorDetails) -> str | None:
+    tags = sorted(filter(None, (_tag_of(m) for m in _candidates_at(root, error["loc"]))))
+    return f"kind is one of: {', '.join(tags)}" if tags else None
+
+
+def _choice_message(error: ErrorDetails, path: DataPath, where: str) -> tuple[str, str | None]:
+    """'expected one of' messages with a "did you mean" for near misses."""
+    ctx = error.get("ctx") or {}
+    expected_text = str(ctx.get("expected") or ctx.get("expected_tags") or "")
+    choices = re.findall(r"'([^']*)'", expected_text) or re.findall(r"(\d+)", expected_text)
+    got = ctx.get("tag", error.get("input"))
+    guess = did_you_mean(str(got), choices) if isinstance(got, str) else None
+    field = "kind" if error["type"] == "union_tag_invalid" else str(path[-1]) if path else "value"
+    message = f"{where}: invalid {field} {got!r}"
+    if guess:
+        return f"{message} (did you mean '{guess}'?)", None
+    return message, f"expected one of: {', '.join(choices)}" if choices else None
+
+
 def findings_from_validation(exc: ValidationError, data: Any, sources: SourceMap,
                              root: type[BaseModel], prefix: DataPath = ()) -> list[Finding]:
     findings: list[Finding] = []
     seen: set[tuple[DataPath, str]] = set()
     for error in exc.errors(include_url=False):
-        path = data_path(error["loc"], data)
-        message, hint = _message(error, path, root)
+        path = data_path(error["loc"], data, absent_leaf=error["type"] == "missing")
+        message, hint = _message(error, path, root, prefix)
+        if error["type"] == "union_tag_invalid":
+            path = (*path, "kind")
         if (path, message) in seen:
             continue
         seen.add((path, message))

@@ -56,9 +56,10 @@ class SourceMap:
         return None
 
     def update(self, other: SourceMap, rebase: dict[DataPath, DataPath] | None = None) -> None:
+        """Add `other`'s locations (paths moved by `rebase`); locations already known are kept."""
         for mine, theirs in ((self.values, other.values), (self.keys, other.keys)):
             for path, loc in theirs.items():
-                mine[_rebase(path, rebase or {})] = loc
+                mine.setdefault(_rebase(path, rebase or {}), loc)
 
 
 def _rebase(path: DataPath, rebase: dict[DataPath, DataPath]) -> DataPath:

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from ..errors import CatalogError, Finding, Severity, SourceLocation
+from ..loader import display_name
 from ..model.base import _CATALOG_KEY
 from ..model.blueprint import CatalogFile
 from ..schema_errors import did_you_mean, findings_from_validation
@@ -51,8 +52,7 @@ class Catalog:
         self.origins[key] = origin
 
 
-def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None = None,
-                 display_base: Path | None = None) -> Catalog:
+def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None = None) -> Catalog:
     """Built-in catalog, then each user file in order (later entries replace earlier ones)."""
     catalog = Catalog()
     findings: list[Finding] = []
@@ -61,7 +61,7 @@ def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None =
         findings += _load_native(catalog, path, f"<catalog>/{name}")
     for spec in user_files:
         path = (base_dir or Path.cwd()) / spec.path
-        display = _display(path, display_base)
+        display = display_name(path)
         if spec.format == "netbox":
             findings += _load_netbox(catalog, path, display, spec)
         else:
@@ -71,13 +71,6 @@ def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None =
     if findings:
         raise CatalogError(findings)
     return catalog
-
-
-def _display(path: Path, base: Path | None) -> str:
-    try:
-        return str(path.relative_to(base)) if base else str(path)
-    except ValueError:
-        return str(path)
 
 
 def _read(path: Path, display: str) -> tuple[Any, SourceMap]:
@@ -132,7 +125,7 @@ def _add_entry(catalog: Catalog, model: type[Sourced], key: str, raw: Any, data:
 
 def _load_netbox(catalog: Catalog, path: Path, display: str, spec: CatalogFile) -> list[Finding]:
     try:
-        data, sources = _read(path, display)
+        data, _ = _read(path, display)
     except YamlError as exc:
         return [exc.finding]
     try:

@@ -28,10 +28,10 @@ def _slug(text: str) -> str:
 def _speed_and_cage(kind: str) -> tuple[float, str]:
     """NetBox interface type ('400gbase-x-osfp', '1000base-t', 'infiniband-ndr') -> (Gb/s, cage)."""
     if kind.startswith("infiniband-"):
-        speed = _IB_SPEEDS.get(kind.removeprefix("infiniband-"))
-        if speed is None:
+        ib_speed = _IB_SPEEDS.get(kind.removeprefix("infiniband-"))
+        if ib_speed is None:
             raise ValueError(f"unsupported InfiniBand interface type '{kind}'")
-        return speed, "osfp"
+        return float(ib_speed), "osfp"
     match = re.match(r"^(\d+(?:\.\d+)?)(g?)base-([a-z0-9]+)(?:-([a-z0-9]+))?", kind)
     if not match:
         raise ValueError(f"unsupported interface type '{kind}'")

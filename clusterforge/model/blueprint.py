@@ -51,18 +51,25 @@ class Blueprint(Strict):
     name: Identifier
     """Cluster name; names the output folder."""
     description: str = ""
+    """What the cluster is for, in a sentence."""
     site: Site
+    """Where the cluster stands."""
     include: list[str] = Field(default_factory=list)
     """Files merged into this blueprint (paths relative to this file): lists are appended, mappings joined."""
     catalogs: list[str | CatalogFile] = Field(default_factory=list)
     """User catalog files that add or override catalog entries."""
     floor: Floor
+    """Rows of racks and their spacing."""
     node_groups: list[NodeGroup] = Field(min_length=1, max_length=500)
+    """Servers by group: model, count, role and placement."""
     fabrics: dict[Identifier, Fabric] = Field(default_factory=dict)
     """Networks by name."""
     slurm: Slurm | None = None
+    """Slurm cluster settings; leave out for clusters without Slurm."""
     workloads: list[Workload] = Field(default_factory=list)
+    """Training jobs and inference services the cluster must fit."""
     power: PowerPlanning = PowerPlanning()
+    """Power planning factors."""
     suppress: list[Suppression] = Field(default_factory=list)
     """Findings accepted with a written reason."""
 

@@ -27,15 +27,24 @@ def _parse_ratio(value: object) -> object:
     return value
 
 
-Ratio = Annotated[float, BeforeValidator(_parse_ratio), Field(ge=1.0, le=16.0)]
+RATIO_TEXT = r"^\s*\d+(\.\d+)?\s*:\s*\d+(\.\d+)?\s*$"
+Ratio = Annotated[
+    float,
+    BeforeValidator(_parse_ratio, json_schema_input_type=Annotated[float, Field(ge=1.0, le=16.0)]
+                    | Annotated[str, Field(pattern=RATIO_TEXT)]),
+    Field(ge=1.0, le=16.0),
+]
 
 
 class ReservedPorts(Strict):
     """Switch ports kept free on every switch of a tier, e.g. for UFM fabric managers or monitoring."""
 
     leaf: NonNegativeCount = 0
+    """Ports kept free on every leaf."""
     spine: NonNegativeCount = 0
+    """Ports kept free on every spine."""
     core: NonNegativeCount = 0
+    """Ports kept free on every core switch."""
 
 
 class RoCE(Strict):
@@ -47,6 +56,7 @@ class RoCE(Strict):
 
 class FabricBase(Strict):
     description: str = ""
+    """What the network is for."""
     node_groups: list[Identifier] | None = None
     """Node groups attached to this network; default: every group with ports of the network's role."""
     ipv4_pool: IPv4Network
@@ -57,6 +67,7 @@ class FabricBase(Strict):
 
 class LeafSpineFabric(FabricBase):
     technology: Technology
+    """InfiniBand, or Ethernet (RoCE v2 where RDMA is used)."""
     leaf: CatalogKey
     """Catalog key of the leaf switch."""
     spine: CatalogKey | None = None
@@ -68,6 +79,7 @@ class LeafSpineFabric(FabricBase):
     oversubscription: Ratio = 1.0
     """Downlink to uplink capacity at each tier, '1:1' for non-blocking."""
     reserved_ports: ReservedPorts = ReservedPorts()
+    """Ports kept free per tier (fabric managers, monitoring, growth)."""
 
     @model_validator(mode="after")
     def _tier_models(self) -> LeafSpineFabric:
@@ -80,6 +92,7 @@ class LeafSpineFabric(FabricBase):
 
 class ComputeFabric(LeafSpineFabric):
     kind: Literal["compute"]
+    """The GPU-to-GPU fabric between nodes."""
     topology: Literal["rail-optimized", "fat-tree"] = "rail-optimized"
     """Rail-optimized: NIC k of every node in a scalable unit goes to leaf k of that unit."""
     scalable_unit: Count | None = Field(default=None, le=4096)
@@ -96,15 +109,19 @@ class ComputeFabric(LeafSpineFabric):
 
 class StorageFabric(LeafSpineFabric):
     kind: Literal["storage"]
+    """The network to shared storage."""
 
 
 class InbandFabric(LeafSpineFabric):
     kind: Literal["inband"]
+    """In-band host management (provisioning, SSH, monitoring)."""
     technology: Technology = "ethernet"
+    """Nearly always Ethernet."""
 
 
 class OobFabric(FabricBase):
     kind: Literal["oob"]
+    """Out-of-band management: BMCs and switch management ports."""
     switch: CatalogKey
     """Catalog key of the 1G management switch."""
     per: Literal["rack", "row"] = "rack"

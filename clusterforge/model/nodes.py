@@ -36,10 +36,13 @@ class NodeGroup(Strict):
     model: CatalogKey
     """Catalog key of the server model."""
     count: Count
+    """Number of nodes in the group."""
     role: NodeRole
+    """What the nodes do; decides Ansible groups, Slurm membership and power factors."""
     hostname: str = "{group}{index:03d}"
     """Host name pattern; fields {group} and {index} (from 1)."""
     placement: Placement = Placement()
+    """Where the nodes go; automatic when left out."""
     nccl: dict[str, NcclValue] = Field(default_factory=dict)
     """NCCL settings for this group, added to or replacing the derived ones (NCCL_* names only)."""
 

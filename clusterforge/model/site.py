@@ -48,3 +48,4 @@ class Floor(Strict):
     cable_slack_m: float = Field(default=1.0, ge=0, le=20)
     """Slack added to every cable run for service loops."""
     rows: list[Row] = Field(min_length=1, max_length=200)
+    """Rows of racks, in floor order."""

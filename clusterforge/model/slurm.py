@@ -17,7 +17,9 @@ class Partition(Strict):
     name: str
     """Partition name (lowercase letters, digits, '-', '_')."""
     node_groups: list[Identifier] = Field(min_length=1)
+    """Node groups whose nodes form the partition."""
     default: bool = False
+    """The partition jobs go to when they name none."""
     max_time: str = "INFINITE"
     """Slurm time limit: INFINITE, minutes, HH:MM:SS or D-HH:MM:SS."""
 
@@ -38,6 +40,7 @@ class Partition(Strict):
 
 class Slurm(Strict):
     cluster_name: Identifier
+    """Slurm ClusterName."""
     controllers: list[str] = Field(min_length=1, max_length=4)
     """Host names of slurmctld hosts, primary first; each must be a node of the blueprint."""
     topology: Literal["tree", "block", "none"] = "tree"
@@ -45,6 +48,7 @@ class Slurm(Strict):
     block_size: Count | None = None
     """Nodes per block for topology 'block'; default: the nodes of one NVLink domain."""
     partitions: list[Partition] = Field(min_length=1)
+    """Partitions, in the order slurm.conf lists them."""
 
     @model_validator(mode="after")
     def _one_default(self) -> Slurm:

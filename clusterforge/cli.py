@@ -1,0 +1,93 @@
+"""Command line: the only module that prints or exits."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__
+from .errors import ClusterforgeError, Finding, Severity, sorted_findings
+from .loader import display_name
+from .pipeline import load_valid
+from .schema_doc import blueprint_schema, reference_markdown
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+FORMATS = click.Choice(["text", "json", "github"])
+
+
+def _print_findings(findings: Sequence[Finding], fmt: str) -> None:
+    for finding in sorted_findings(findings):
+        click.echo(finding.as_github() if fmt == "github" else finding.as_text())
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="clusterforge")
+def cli() -> None:
+    """Plan, check and render GPU clusters from blueprint YAML."""
+
+
+@cli.command("validate")
+@click.argument("blueprints", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+def validate_cmd(blueprints: tuple[Path, ...], fmt: str) -> None:
+    """Check blueprints against the schema and the catalog; report every error at once."""
+    results: list[dict[str, Any]] = []
+    failed = False
+    for path in blueprints:
+        try:
+            valid = load_valid(path)
+        except ClusterforgeError as exc:
+            failed = True
+            results.append({"blueprint": display_name(path), "valid": False,
+                            "findings": [f.as_dict() for f in exc.findings]})
+            if fmt != "json":
+                _print_findings(exc.findings, fmt)
+                click.echo(f"{display_name(path)}: invalid ({_count(exc.findings)})", err=fmt == "github")
+            continue
+        bp = valid.blueprint
+        summary = {"node_groups": len(bp.node_groups), "nodes": sum(g.count for g in bp.node_groups),
+                   "racks": sum(r.racks for r in bp.floor.rows), "fabrics": len(bp.fabrics)}
+        results.append({"blueprint": display_name(path), "valid": True, "findings": [], "summary": summary})
+        if fmt != "json":
+            click.echo(f"{display_name(path)}: valid ({summary['nodes']} nodes in {summary['node_groups']} "
+                       f"groups, {summary['racks']} racks, {summary['fabrics']} networks)",
+                       err=fmt == "github")
+    if fmt == "json":
+        click.echo(json.dumps({"blueprints": results}, indent=2, sort_keys=True))
+    sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
+
+
+def _count(findings: Sequence[Finding]) -> str:
+    errors = sum(1 for f in findings if f.severity is Severity.ERROR)
+    return f"{errors} error{'s' if errors != 1 else ''}"
+
+
+@cli.command("schema")
+@click.option("--format", "fmt", type=click.Choice(["json", "markdown"]), default="json", show_default=True)
+def schema_cmd(fmt: str) -> None:
+    """Print the JSON Schema of the blueprint format (for editors), or its Markdown reference."""
+    if fmt == "markdown":
+        click.echo(reference_markdown(), nl=False)
+    else:
+        click.echo(json.dumps(blueprint_schema(), indent=2, sort_keys=True))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point; turns unexpected exceptions into a short message unless CLUSTERFORGE_DEBUG is set."""
+    run: Callable[..., Any] = cli.main
+    try:
+        run(args=argv, prog_name="clusterforge", standalone_mode=True)
+    except SystemExit:
+        raise
+    except Exception as exc:
+        if os.environ.get("CLUSTERFORGE_DEBUG"):
+            raise
+        click.echo(f"clusterforge: internal error: {type(exc).__name__}: {exc}\n"
+                   "Please report it with the blueprint; set CLUSTERFORGE_DEBUG=1 for a traceback.", err=True)
+        sys.exit(EXIT_INTERNAL)

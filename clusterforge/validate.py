@@ -1,0 +1,42 @@
+"""The validate stage: raw data -> a frozen `Blueprint` with its catalog, or every error at once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .catalog import Catalog, load_catalog
+from .errors import BlueprintError, CatalogError, Severity
+from .loader import LoadedBlueprint
+from .model import Blueprint
+from .references import reference_findings
+from .schema_errors import findings_from_validation
+from .yamlsafe import SourceMap
+
+
+@dataclass(frozen=True)
+class ValidBlueprint:
+    """A blueprint that passed schema and reference checks, with the catalog it was checked against."""
+
+    blueprint: Blueprint
+    catalog: Catalog
+    sources: SourceMap
+    path: Path
+
+
+def validate(loaded: LoadedBlueprint) -> ValidBlueprint:
+    try:
+        blueprint = Blueprint.model_validate(loaded.data)
+    except ValidationError as exc:
+        raise BlueprintError(findings_from_validation(exc, loaded.data, loaded.sources, Blueprint)) from None
+    try:
+        catalog = load_catalog(blueprint.catalog_files(), loaded.path.parent)
+    except CatalogError as exc:
+        raise BlueprintError(exc.findings) from None
+    findings = [replace(f, location=loaded.sources.locate(f.path, key=f.code == "CF-REF-008"))
+                for f in reference_findings(blueprint, catalog)]
+    if any(f.severity is Severity.ERROR for f in findings):
+        raise BlueprintError(findings)
+    return ValidBlueprint(blueprint, catalog, loaded.sources, loaded.path)

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The one test command (README and CI): installs what the tests need, then lint, types and pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# System packages the tests drive for real (one name a line in tests/apt-packages.txt).
+mapfile -t apt_packages < <(grep -v '^\s*#' tests/apt-packages.txt | grep -v '^\s*$' || true)
+missing=()
+for package in "${apt_packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing system packages: ${missing[*]}"
+  sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+python3 -m ruff check clusterforge tests benchmarks
+python3 -m mypy
+python3 -m pytest -q "$@"

@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from clusterforge.catalog import BUILTIN_FILES, GPU, RackType, Server, Switch, load_catalog
+from clusterforge.catalog.loader import DATA_DIR
+from clusterforge.catalog.models import Sourced
+from clusterforge.errors import CatalogError
+from clusterforge.model import CatalogFile
+from clusterforge.yamlsafe import read_yaml
+
+REQUIRED_KEYS = {
+    GPU: ["nvidia/h100-sxm", "nvidia/h200-sxm", "nvidia/b200", "nvidia/gb200", "nvidia/a100-sxm-80gb",
+          "nvidia/l40s", "amd/mi300x"],
+    Server: ["nvidia/dgx-h100", "nvidia/dgx-h200", "nvidia/dgx-b200", "supermicro/sys-821ge-tnhr-h100",
+             "supermicro/sys-821ge-tnhr-h200", "supermicro/sys-421ge-tnhr2-lcc", "nvidia/gb200-nvl72-tray",
+             "generic/cpu-1u"],
+    Switch: ["nvidia/qm9700", "nvidia/sn5600", "nvidia/sn4600c", "nvidia/sn2201"],
+    RackType: ["generic/air-42u-40kw", "generic/rear-door-48u-60kw", "generic/liquid-48u-140kw",
+               "nvidia/gb200-nvl72-rack"],
+}
+
+
+@pytest.fixture(scope="module")
+def catalog():  # type: ignore[no-untyped-def]
+    return load_catalog()
+
+
+@pytest.mark.parametrize("kind", list(REQUIRED_KEYS), ids=lambda k: k.__name__)
+def test_builtin_catalog_has_the_required_parts(catalog, kind) -> None:  # type: ignore[no-untyped-def]
+    assert set(REQUIRED_KEYS[kind]) <= set(catalog.keys_of(kind))
+
+
+def _numeric_fields(entry: Sourced) -> set[str]:
+    """Top-level fields that hold a number, or a structure with numbers in it."""
+    def has_number(value: object) -> bool:
+        if isinstance(value, bool):
+            return False
+        if isinstance(value, int | float):
+            return True
+        if isinstance(value, dict):
+            return any(has_number(v) for v in value.values())
+        if isinstance(value, list):
+            return any(has_number(v) for v in value)
+        return False
+    dumped = entry.model_dump(exclude={"sources", "kind"}, exclude_defaults=True)
+    return {name for name, value in dumped.items() if has_number(value)}
+
+
+def test_every_builtin_number_has_a_source(catalog) -> None:  # type: ignore[no-untyped-def]
+    missing = []
+    for key, entry in catalog.entries.items():
+        for name in sorted(_numeric_fields(entry) - set(entry.sources)):
+            missing.append(f"{key}.{name}")
+    assert missing == []
+
+
+def test_no_key_is_defined_twice_in_the_builtin_files() -> None:
+    seen: dict[str, str] = {}
+    for name in BUILTIN_FILES:
+        data, _ = read_yaml((DATA_DIR / name).read_text(encoding="utf-8"), name)
+        for section in data.values():
+            for key in section:
+                assert key not in seen, f"{key} in {name} and {seen[key]}"
+                seen[key] = name
+
+
+def test_feed_capacity_is_three_phase_power(catalog) -> None:  # type: ignore[no-untyped-def]
+    rack = catalog.require("generic/air-42u-40kw", RackType)
+    # sqrt(3) x 415 V x 63 A = 45.28 kW
+    assert rack.feed.capacity_kw == pytest.approx(45.28, abs=0.01)
+
+
+def test_switch_ports_at_breakout_speeds(catalog) -> None:  # type: ignore[no-untyped-def]
+    sn5600 = catalog.require("nvidia/sn5600", Switch)
+    assert sn5600.ports[0].ports_at(800) == 64
+    assert sn5600.ports[0].ports_at(400) == 128
+    assert sn5600.ports[0].ports_at(200) == 256
+    assert sn5600.ports[0].ports_at(25) == 0
+
+
+def test_user_catalog_overrides_and_adds(tmp_path: Path) -> None:
+    (tmp_path / "site.yaml").write_text(textwrap.dedent("""\
+        switches:
+          nvidia/qm9700:
+            vendor: NVIDIA
+            name: QM9790 (unmanaged, site spares)
+            technology: infiniband
+            u_height: 1
+            weight_kg: 14.8
+            max_power_w: 1700
+            ports:
+              - {name: ib, count: 64, speed_gbps: 400, cage: osfp}
+    """), encoding="utf-8")
+    catalog = load_catalog([CatalogFile(path="site.yaml")], tmp_path)
+    assert catalog.require("nvidia/qm9700", Switch).max_power_w == 1700
+    assert "nvidia/qm9700" in catalog.overridden
+    assert catalog.origins["nvidia/qm9700"].line == 2
+
+
+NETBOX_QM9700 = """\
+manufacturer: NVIDIA
+model: MQM9700-NS2F
+slug: nvidia-mqm9700-ns2f
+u_height: 1
+is_full_depth: true
+weight: 32.6
+weight_unit: lb
+power-ports:
+  - {name: PS1, type: iec-60320-c14, maximum_draw: 1720}
+  - {name: PS2, type: iec-60320-c14, maximum_draw: 1720}
+interfaces:
+  - {name: mgmt0, type: 1000base-t, mgmt_only: true}
+"""
+
+
+def test_netbox_device_type_becomes_a_switch(tmp_path: Path) -> None:
+    ports = "".join(f"  - {{name: IB{i}, type: infiniband-ndr}}\n" for i in range(1, 65))
+    (tmp_path / "qm.yaml").write_text(NETBOX_QM9700 + ports, encoding="utf-8")
+    catalog = load_catalog([CatalogFile(path="qm.yaml", format="netbox")], tmp_path)
+    switch = catalog.require("nvidia/nvidia-mqm9700-ns2f", Switch)
+    assert switch.technology == "infiniband"
+    assert switch.weight_kg == pytest.approx(14.79, abs=0.01)
+    assert switch.max_power_w == 1720
+    by_name = {g.name: g for g in switch.ports}
+    assert by_name["ib"].count == 64 and by_name["ib"].speed_gbps == 400
+    assert by_name["mgmt"].role == "oob" and by_name["mgmt"].speed_gbps == 1
+
+
+def test_netbox_file_without_power_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("manufacturer: X\nmodel: Y\nu_height: 1\nweight: 3\n", encoding="utf-8")
+    with pytest.raises(CatalogError) as info:
+        load_catalog([CatalogFile(path="bad.yaml", format="netbox")], tmp_path)
+    assert info.value.findings[0].code == "CF-CAT-004"
+    assert "maximum_draw" in info.value.findings[0].message
+
+
+def test_catalog_cross_references_are_checked(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(textwrap.dedent("""\
+        servers:
+          acme/box:
+            vendor: ACME
+            name: box
+            u_height: 2
+            weight_kg: 20
+            max_power_w: 2000
+            cpu: {model: X, sockets: 1, cores_per_socket: 8}
+            memory_gb: 64
+            gpus: {model: nvidia/h100-sx, count: 4, nvlink_domain: 4}
+    """), encoding="utf-8")
+    with pytest.raises(CatalogError) as info:
+        load_catalog([CatalogFile(path="c.yaml")], tmp_path)
+    finding = info.value.findings[0]
+    assert finding.code == "CF-CAT-005"
+    assert "did you mean 'nvidia/h100-sxm'" in finding.message
+    assert finding.location is not None and finding.location.line == 2
