@@ -13,8 +13,10 @@ import click
 
 from . import __version__
 from .errors import ClusterforgeError, Finding, Severity, sorted_findings
+from .expand import expand
 from .loader import display_name
 from .pipeline import load_valid
+from .plan import build_plan, plan_text
 from .schema_doc import blueprint_schema, reference_markdown
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -66,6 +68,25 @@ def validate_cmd(blueprints: tuple[Path, ...], fmt: str) -> None:
 def _count(findings: Sequence[Finding]) -> str:
     errors = sum(1 for f in findings if f.severity is Severity.ERROR)
     return f"{errors} error{'s' if errors != 1 else ''}"
+
+
+@cli.command("plan")
+@click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def plan_cmd(blueprint: Path, fmt: str) -> None:
+    """Expand a blueprint and summarise it: nodes, GPUs, racks, fabrics per tier, cables."""
+    try:
+        valid = load_valid(blueprint)
+        topo, findings = expand(valid)
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text")
+        sys.exit(EXIT_FINDINGS)
+    plan = build_plan(valid, topo, findings)
+    if fmt == "json":
+        click.echo(json.dumps(plan, indent=2, sort_keys=True))
+    else:
+        click.echo(plan_text(plan))
+        _print_findings(findings, "text")
 
 
 @cli.command("schema")

@@ -61,7 +61,7 @@ def _duplicates(names: Iterable[tuple[str, DataPath]], what: str) -> Iterator[Fi
 
 
 def reference_findings(bp: Blueprint, catalog: Catalog) -> list[Finding]:
-    checks = (_floor, _node_groups, _hosts, _fabrics, _slurm, _workloads, _nccl)
+    checks = (_floor, _node_groups, _hosts, _fabrics, _pools, _slurm, _workloads, _nccl)
     return [finding for check in checks for finding in check(bp, catalog)]
 
 
@@ -138,6 +138,15 @@ def _fabrics(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
                 yield _unknown("CF-REF-003", "fabric", fabric.uplink_to, bp.fabrics, (*base, "uplink_to"))
             continue
         yield from _tier_models(fabric, catalog, base)
+
+
+def _pools(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
+    named = list(bp.fabrics.items())
+    for i, (name, fabric) in enumerate(named):
+        for other, other_fabric in named[:i]:
+            if fabric.ipv4_pool.overlaps(other_fabric.ipv4_pool):
+                yield _error("CF-ADDR-002", f"ipv4_pool {fabric.ipv4_pool} of '{name}' overlaps "
+                             f"{other_fabric.ipv4_pool} of '{other}'", ("fabrics", name, "ipv4_pool"))
 
 
 def _tier_models(fabric: LeafSpineFabric, catalog: Catalog, base: DataPath) -> Iterator[Finding]:

@@ -258,8 +258,27 @@ class RackType(Sourced):
     fixed_devices: list[FixedDevice] = Field(default_factory=list)
 
 
-CatalogEntry = Annotated[GPU | NIC | Server | Switch | Equipment | RackType, Field(discriminator="kind")]
+class CableMedia(Sourced):
+    """A kind of cable or optical link, with how far it reaches at each speed and the lengths it is sold in."""
+
+    kind: Literal["media"] = "media"
+    label: str
+    """Short name used in cabling plans: DAC, ACC, AOC, MMF, SMF, Cat6a."""
+    preference: int = Field(ge=0, le=100)
+    """Lower is preferred (cheaper, lower power) when several media reach."""
+    cages: list[Cage]
+    """Port cages the media plugs into."""
+    reach_m: dict[int, PositiveFloat]
+    """Longest supported run in metres, by link speed in Gb/s."""
+    length_classes_m: list[PositiveFloat]
+    """Lengths the cable is ordered in, ascending; fibre runs use patch cords of these lengths."""
+    transceiver: bool = False
+    """True when each end needs a transceiver (optics plus fibre)."""
+
+
+CatalogEntry = Annotated[GPU | NIC | Server | Switch | Equipment | RackType | CableMedia,
+                         Field(discriminator="kind")]
 ENTRY_TYPES: dict[str, type[Sourced]] = {
     "gpus": GPU, "nics": NIC, "servers": Server, "switches": Switch, "equipment": Equipment,
-    "racks": RackType,
+    "racks": RackType, "cables": CableMedia,
 }

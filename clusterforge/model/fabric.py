@@ -66,6 +66,8 @@ class FabricBase(Strict):
 
 
 class LeafSpineFabric(FabricBase):
+    kind: Literal["compute", "storage", "inband"]
+    """What the network carries."""
     technology: Technology
     """InfiniBand, or Ethernet (RoCE v2 where RDMA is used)."""
     leaf: CatalogKey

@@ -1,0 +1,43 @@
+"""The expand stage: a valid blueprint -> a `Topology`, by an ordered list of expanders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import BlueprintError, Finding, Severity
+from ..validate import ValidBlueprint
+from .addressing import assign_addresses
+from .cabling import cable_links
+from .context import ExpandContext
+from .fabric import build_fabrics
+from .nvlink import build_domains
+from .oob import build_oob
+from .placement import place_nodes, place_racks
+from .topology import Topology
+
+Expander = Callable[[ExpandContext], None]
+
+# Order matters: nodes need racks; NVLink domains and fabrics need placed nodes; each fabric places its
+# switches into racks after the nodes, so nodes get the lower U first.
+EXPANDERS: tuple[Expander, ...] = (
+    place_racks,
+    place_nodes,
+    build_domains,
+    build_fabrics,
+    build_oob,  # after every switch is placed: their management ports are wired too
+    cable_links,  # after all links exist and every device has its rack and U
+    assign_addresses,
+)
+
+
+def expand(valid: ValidBlueprint) -> tuple[Topology, list[Finding]]:
+    """Build the topology; raise BlueprintError when an expander reports an error."""
+    ctx = ExpandContext(valid, Topology(valid.blueprint.name))
+    for expander in EXPANDERS:
+        expander(ctx)
+        if ctx.failed:
+            raise BlueprintError(ctx.findings)
+    return ctx.topo, [f for f in ctx.findings if f.severity is not Severity.ERROR]
+
+
+__all__ = ["EXPANDERS", "Topology", "expand"]

@@ -1,0 +1,49 @@
+"""State shared by the expanders while one topology is built."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..catalog import Catalog, Server, Switch
+from ..errors import DataPath, Finding, Severity
+from ..model import Blueprint
+from ..validate import ValidBlueprint
+from .ports import PortAllocator
+from .topology import Topology
+
+
+@dataclass
+class ExpandContext:
+    valid: ValidBlueprint
+    topo: Topology
+    findings: list[Finding] = field(default_factory=list)
+    allocators: dict[tuple[str, str], PortAllocator] = field(default_factory=dict)
+    """(device, port group name) -> allocator, for switches whose ports are being handed out."""
+
+    @property
+    def bp(self) -> Blueprint:
+        return self.valid.blueprint
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.valid.catalog
+
+    def server(self, model: str) -> Server:
+        return self.catalog.require(model, Server)
+
+    def switch(self, model: str) -> Switch:
+        return self.catalog.require(model, Switch)
+
+    def report(self, code: str, severity: Severity, message: str, path: DataPath,
+               hint: str | None = None) -> None:
+        self.findings.append(Finding(code, severity, message, path, self.valid.sources.locate(path), hint))
+
+    def error(self, code: str, message: str, path: DataPath, hint: str | None = None) -> None:
+        self.report(code, Severity.ERROR, message, path, hint)
+
+    def warning(self, code: str, message: str, path: DataPath, hint: str | None = None) -> None:
+        self.report(code, Severity.WARNING, message, path, hint)
+
+    @property
+    def failed(self) -> bool:
+        return any(f.severity is Severity.ERROR for f in self.findings)

@@ -1,0 +1,131 @@
+"""Out-of-band management: a 1G switch per rack (or per row) for every BMC and switch management port,
+each with one uplink to the leaves of the network named in `uplink_to`."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..catalog import PortGroup, Server, Switch
+from ..model import OobFabric
+from .context import ExpandContext
+from .placement import free_slot, occupy
+from .ports import PortAllocator, downlink_group, uplink_group
+from .topology import Device, Link
+
+
+def _oob_ports(ctx: ExpandContext, device: Device) -> list[PortGroup]:
+    entry = ctx.catalog.entries.get(device.model)
+    if isinstance(entry, Server | Switch):
+        return entry.port_groups("oob")
+    return []
+
+
+def build_oob(ctx: ExpandContext) -> None:
+    for name, fabric in ctx.bp.fabrics.items():
+        if isinstance(fabric, OobFabric):
+            OobBuilder(ctx, name, fabric).build()
+
+
+class OobBuilder:
+    def __init__(self, ctx: ExpandContext, name: str, fabric: OobFabric):
+        self.ctx, self.name, self.fabric = ctx, name, fabric
+        self.switch_model = ctx.switch(fabric.switch)
+        self.count = 0
+        self.uplink_cursor = 0
+
+    def _members(self) -> dict[str, list[tuple[Device, str, float]]]:
+        """Devices with management ports, by rack or row: (device, port, speed)."""
+        groups = set(self.fabric.node_groups) if self.fabric.node_groups is not None else None
+        by_area: dict[str, list[tuple[Device, str, float]]] = defaultdict(list)
+        for device in self.ctx.topo.devices.values():
+            if device.rack is None or (device.kind == "node" and groups is not None and device.group not in groups):
+                continue
+            rack = self.ctx.topo.racks[device.rack]
+            area = rack.name if self.fabric.per == "rack" else rack.row
+            for group in _oob_ports(self.ctx, device):
+                by_area[area] += [(device, f"{group.name}{i}" if group.count > 1 else group.name, group.speed_gbps)
+                                  for i in range(1, group.count + 1)]
+        return by_area
+
+    def build(self) -> None:
+        topo = self.ctx.topo
+        down = downlink_group(self.switch_model, 1)
+        if down is None:
+            self.ctx.error("CF-FABRIC-002", f"{self.fabric.switch} has no data ports", ("fabrics", self.name, "switch"))
+            return
+        per_switch = down.count
+        area_racks: dict[str, list[str]] = defaultdict(list)
+        for rack in topo.racks.values():
+            area_racks[rack.name if self.fabric.per == "rack" else rack.row].append(rack.name)
+        for area, members in self._members().items():
+            switch: Device | None = None
+            alloc: PortAllocator | None = None
+            for i, (device, port, speed) in enumerate(members):
+                if i % per_switch == 0:
+                    switch = self._new_switch(area_racks[area])
+                    if switch is None:
+                        return
+                    alloc = self.ctx.allocators[(switch.name, down.name)]
+                assert switch is not None and alloc is not None
+                switch_port = alloc.take_low(min(speed, down.speed_gbps))
+                assert switch_port is not None
+                topo.add_link(Link(self.name, "oob", device.name, port, switch.name, switch_port,
+                                   min(speed, down.speed_gbps)))
+
+    def _adopt_fixed(self, racks: list[str]) -> Device | None:
+        """A management switch built into a rack-scale system (NVL72) serves its rack's BMCs."""
+        for device in self.ctx.topo.devices.values():
+            if device.kind == "equipment" and device.model == self.fabric.switch and device.rack in racks:
+                device.kind, device.role, device.group = "switch", "oob", self.name
+                return device
+        return None
+
+    def _register(self, device: Device) -> Device:
+        for group in self.switch_model.ports:
+            if group.role != "oob":
+                self.ctx.allocators[(device.name, group.name)] = PortAllocator(group)
+        self._uplink(device)
+        return device
+
+    def _new_switch(self, racks: list[str]) -> Device | None:
+        topo = self.ctx.topo
+        fixed = self._adopt_fixed(racks)
+        if fixed is not None:
+            return self._register(fixed)
+        self.count += 1
+        device = Device(f"{self.name}-sw{self.count:03d}", "switch", self.fabric.switch, "oob",
+                        self.switch_model.u_height, self.name, self.count)
+        for rack_name in racks:
+            u = free_slot(topo.racks[rack_name], device.u_height, top_down=True)
+            if u is not None:
+                occupy(topo.racks[rack_name], device, u)
+                break
+        else:
+            self.ctx.error("CF-SPACE-001", f"no free {device.u_height}U for out-of-band switch in "
+                           f"{', '.join(racks)}", ("fabrics", self.name, "per"))
+            return None
+        topo.add_device(device)
+        return self._register(device)
+
+    def _uplink(self, device: Device) -> None:
+        target = self.fabric.uplink_to
+        up = uplink_group(self.switch_model)
+        if target is None or up is None:
+            return
+        leaves = self.ctx.topo.switches(target, "leaf")
+        for attempt in range(len(leaves)):
+            leaf = leaves[(self.uplink_cursor + attempt) % len(leaves)]
+            leaf_group = downlink_group(self.ctx.switch(leaf.model), up.speed_gbps)
+            if leaf_group is None:
+                continue
+            speed = min(up.speed_gbps, leaf_group.speed_gbps)
+            leaf_port = self.ctx.allocators[(leaf.name, leaf_group.name)].take_low(speed)
+            if leaf_port is None:
+                continue
+            own = self.ctx.allocators[(device.name, up.name)].take_high()
+            assert own is not None
+            self.ctx.topo.add_link(Link(self.name, "oob-uplink", device.name, own, leaf.name, leaf_port, speed))
+            self.uplink_cursor += attempt + 1
+            return
+        self.ctx.error("CF-FABRIC-006", f"no free port on the leaves of '{target}' for the uplink of {device.name}",
+                       ("fabrics", self.name, "uplink_to"), f"reserve capacity on '{target}' leaves")

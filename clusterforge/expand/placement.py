@@ -1,0 +1,137 @@
+"""Racks on the floor, then node groups into racks by U (bottom up), respecting reserved U,
+fixed equipment, and, when placement is automatic, the rack's power and cooling."""
+
+from __future__ import annotations
+
+from ..catalog import Equipment, RackType, Server, Switch
+from ..catalog.models import Device as CatalogDevice
+from ..model import NodeGroup
+from .context import ExpandContext
+from .topology import Device, Rack
+
+DERATE = 0.8  # continuous load on a feed: at most 80% of its rating (NEC 210.19/210.20)
+
+
+def usable_feed_kw(rack_type: RackType) -> float:
+    """Power the rack may draw with its redundancy honoured: 2N -> one side, N+1 -> all but one feed."""
+    feeds = {"2N": rack_type.feeds // 2 or 1, "N+1": max(rack_type.feeds - 1, 1), "none": rack_type.feeds}
+    return feeds[rack_type.feed_redundancy] * rack_type.feed.capacity_kw * DERATE
+
+
+def load_factor(ctx: ExpandContext, device_class: str) -> float:
+    return ctx.bp.power.load_factor.get(device_class, 1.0)  # type: ignore[call-overload]
+
+
+def planned_kw(ctx: ExpandContext, entry: CatalogDevice, device_class: str) -> float:
+    return entry.max_power_w * load_factor(ctx, device_class) / 1000.0
+
+
+def place_racks(ctx: ExpandContext) -> None:
+    for row_index, row in enumerate(ctx.bp.floor.rows):
+        rack_type = ctx.catalog.require(row.rack_type, RackType)
+        for position in range(row.racks):
+            rack = Rack(row.rack_name(position + 1), row.name, row_index, position, row.rack_type, rack_type,
+                        [None] * rack_type.u_height)
+            for reserved in rack_type.reserved:
+                for u in range(reserved.u, min(reserved.u + reserved.height, rack_type.u_height + 1)):
+                    rack.used[u - 1] = f"reserved: {reserved.purpose}"
+            ctx.topo.add_rack(rack)
+            for fixed in rack_type.fixed_devices:
+                entry = ctx.catalog.entries[fixed.model]
+                assert isinstance(entry, Equipment | Switch)
+                role = entry.role if isinstance(entry, Equipment) else "oob"
+                device = Device(f"{rack.name}-{fixed.name}", "equipment", fixed.model, role, entry.u_height)
+                occupy(rack, device, fixed.u)
+                ctx.topo.add_device(device)
+
+
+def free_slot(rack: Rack, height: int, top_down: bool = False) -> int | None:
+    """Lowest (or highest) U where `height` free U stand together."""
+    starts = range(len(rack.used) - height, -1, -1) if top_down else range(len(rack.used) - height + 1)
+    for start in starts:
+        if all(slot is None for slot in rack.used[start:start + height]):
+            return start + 1
+    return None
+
+
+def occupy(rack: Rack, device: Device, u: int) -> None:
+    for i in range(u - 1, u - 1 + device.u_height):
+        rack.used[i] = device.name
+    device.rack, device.u = rack.name, u
+
+
+def _target_racks(ctx: ExpandContext, group: NodeGroup) -> list[Rack]:
+    racks = ctx.topo.racks
+    if group.placement.racks is not None:
+        return [racks[name] for name in group.placement.racks]
+    if group.placement.rows is not None:
+        wanted = set(group.placement.rows)
+        return [rack for rack in racks.values() if rack.row in wanted]
+    return list(racks.values())
+
+
+class RackLoad:
+    """Planned power and heat already placed in each rack, for automatic placement."""
+
+    def __init__(self) -> None:
+        self.kw: dict[str, float] = {}
+        self.air_kw: dict[str, float] = {}
+        self.liquid_kw: dict[str, float] = {}
+
+    def fits(self, rack: Rack, kw: float, liquid_share: float) -> bool:
+        cooling = rack.rack_type.cooling
+        return (self.kw.get(rack.name, 0) + kw <= usable_feed_kw(rack.rack_type) + 1e-9
+                and self.air_kw.get(rack.name, 0) + kw * (1 - liquid_share) <= cooling.air_kw + 1e-9
+                and self.liquid_kw.get(rack.name, 0) + kw * liquid_share <= cooling.liquid_kw + 1e-9)
+
+    def add(self, rack: Rack, kw: float, liquid_share: float) -> None:
+        self.kw[rack.name] = self.kw.get(rack.name, 0) + kw
+        self.air_kw[rack.name] = self.air_kw.get(rack.name, 0) + kw * (1 - liquid_share)
+        self.liquid_kw[rack.name] = self.liquid_kw.get(rack.name, 0) + kw * liquid_share
+
+
+def place_nodes(ctx: ExpandContext) -> None:
+    load = RackLoad()
+    for gi, group in enumerate(ctx.bp.node_groups):
+        server = ctx.server(group.model)
+        racks = _target_racks(ctx, group)
+        if server.rack_type is not None:
+            wrong = [r.name for r in racks if r.type_key != server.rack_type]
+            if wrong and group.placement.rows is None and group.placement.racks is None:
+                racks = [r for r in racks if r.type_key == server.rack_type]
+            elif wrong:
+                ctx.error("CF-SPACE-003", f"node group '{group.name}': {group.model} must sit in "
+                          f"{server.rack_type} racks, but {', '.join(wrong[:4])} are not",
+                          ("node_groups", gi, "placement"))
+                continue
+        placed = _fill(ctx, group, server, racks, load)
+        if placed < group.count:
+            where = ", ".join(sorted({r.row for r in racks})) or "no racks"
+            ctx.error("CF-SPACE-002", f"node group '{group.name}': room for {placed} of {group.count} nodes "
+                      f"in rows {where}", ("node_groups", gi, "count"),
+                      "add racks, allow more rows or racks in placement, or raise per_rack"
+                      if group.placement.per_rack else "add racks or allow more rows or racks in placement")
+
+
+def _fill(ctx: ExpandContext, group: NodeGroup, server: Server, racks: list[Rack], load: RackLoad) -> int:
+    names = group.hostnames()
+    per_rack = group.placement.per_rack
+    automatic = per_rack is None
+    kw = planned_kw(ctx, server, group.role)
+    liquid = server.cooling.liquid_fraction
+    index = 0
+    for rack in racks:
+        here = 0
+        while index < group.count and (per_rack is None or here < per_rack):
+            u = free_slot(rack, server.u_height)
+            if u is None or (automatic and not load.fits(rack, kw, liquid)):
+                break
+            device = Device(names[index], "node", group.model, group.role, server.u_height, group.name, index + 1)
+            occupy(rack, device, u)
+            ctx.topo.add_device(device)
+            load.add(rack, kw, liquid)
+            index += 1
+            here += 1
+        if index >= group.count:
+            break
+    return index

@@ -1,0 +1,206 @@
+"""The expanded cluster: racks, devices, links, NVLink domains and addresses, over one networkx graph.
+
+This is the only module that imports networkx. Graph nodes are device names; an edge joins two devices
+that have at least one link, and carries the indexes of those links in `Topology.links`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from ipaddress import IPv4Address
+from typing import Literal
+
+import networkx as nx
+
+from ..catalog import RackType
+
+DeviceKind = Literal["node", "switch", "equipment"]
+Tier = Literal["leaf", "spine", "core", "oob"]
+LinkTier = Literal["node-leaf", "leaf-spine", "spine-core", "oob", "oob-uplink", "mgmt"]
+TIERS: tuple[Tier, ...] = ("leaf", "spine", "core")
+LINK_TIERS: tuple[LinkTier, ...] = ("node-leaf", "leaf-spine", "spine-core")
+
+
+@dataclass(slots=True)
+class Rack:
+    name: str
+    row: str
+    row_index: int
+    """0-based position of the row on the floor."""
+    position: int
+    """0-based position of the rack in its row."""
+    type_key: str
+    rack_type: RackType
+    used: list[str | None] = field(default_factory=list)
+    """What occupies each U (index 0 is U1): a device name, 'reserved: <purpose>', or None."""
+
+    def free_runs(self) -> int:
+        return sum(1 for slot in self.used if slot is None)
+
+
+@dataclass(slots=True)
+class Device:
+    name: str
+    kind: DeviceKind
+    model: str
+    role: str
+    """Node role (compute, login, ...), switch tier (leaf, spine, core, oob) or equipment role."""
+    u_height: int
+    group: str | None = None
+    """Node group for nodes, fabric name for fabric switches."""
+    index: int = 0
+    """1-based position within its group or fabric tier."""
+    rack: str | None = None
+    u: int | None = None
+    """Lowest U occupied."""
+    rail: int | None = None
+    su: int | None = None
+    """Scalable unit (1-based) of a node or leaf."""
+    pod: int | None = None
+    plane: int | None = None
+    """Spine/core plane: the rail (1-based) in rail-grouped tiers, else 1."""
+    nvlink_domain: int | None = None
+
+
+@dataclass(slots=True)
+class Link:
+    fabric: str
+    tier: LinkTier
+    a: str
+    a_port: str
+    b: str
+    b_port: str
+    speed_gbps: float
+    rail: int | None = None
+    length_m: float = 0.0
+    media: str = ""
+    """Cable media class, e.g. 'DAC', 'AOC', 'MMF', 'SMF', 'Cat6a'."""
+    length_class_m: float = 0.0
+    """Length the cable is ordered in (the next length class up)."""
+
+
+@dataclass(slots=True)
+class NvlinkDomain:
+    index: int
+    group: str
+    nodes: list[str]
+    gpus: int
+    rack: str | None
+
+
+@dataclass
+class TierStats:
+    switches: int = 0
+    down_gbps: float = 0.0
+    up_gbps: float = 0.0
+    ports_used: int = 0
+    ports_total: int = 0
+
+
+@dataclass
+class FabricSummary:
+    """What the expander decided for a network: tiers, models and the resulting ratios."""
+
+    name: str
+    kind: str
+    technology: str
+    topology: str
+    tiers: int
+    models: dict[str, str] = field(default_factory=dict)
+    oversubscription_target: float = 1.0
+    nodes: int = 0
+    endpoints: int = 0
+    scalable_unit: int | None = None
+    rails: int = 0
+
+
+class Topology:
+    """The expanded cluster. Build it with the `add_*` verbs; query it with the others."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.racks: dict[str, Rack] = {}
+        self.devices: dict[str, Device] = {}
+        self.links: list[Link] = []
+        self.domains: list[NvlinkDomain] = []
+        self.fabrics: dict[str, FabricSummary] = {}
+        self.addresses: dict[str, dict[str, IPv4Address]] = defaultdict(dict)
+        """network -> interface key ('host' or 'host:port') -> address."""
+        self._graph = nx.Graph()
+        self._ports_used: Counter[str] = Counter()
+
+    # --- building -------------------------------------------------------------------------------
+    def add_rack(self, rack: Rack) -> None:
+        self.racks[rack.name] = rack
+
+    def add_device(self, device: Device) -> None:
+        if device.name in self.devices:
+            raise ValueError(f"duplicate device name {device.name}")
+        self.devices[device.name] = device
+        self._graph.add_node(device.name)
+
+    def add_link(self, link: Link) -> None:
+        index = len(self.links)
+        self.links.append(link)
+        edge = self._graph.get_edge_data(link.a, link.b)
+        if edge is None:
+            self._graph.add_edge(link.a, link.b, links=[index])
+        else:
+            edge["links"].append(index)
+        self._ports_used[link.a] += 1
+        self._ports_used[link.b] += 1
+
+    def add_domain(self, domain: NvlinkDomain) -> None:
+        self.domains.append(domain)
+
+    def assign_address(self, network: str, interface: str, address: IPv4Address) -> None:
+        self.addresses[network][interface] = address
+
+    # --- queries ----------------------------------------------------------------------------------
+    def devices_of(self, kind: DeviceKind | None = None, role: str | None = None,
+                   group: str | None = None) -> Iterator[Device]:
+        for device in self.devices.values():
+            if (kind is None or device.kind == kind) and (role is None or device.role == role) and (
+                    group is None or device.group == group):
+                yield device
+
+    def nodes(self) -> Iterator[Device]:
+        return self.devices_of("node")
+
+    def switches(self, fabric: str, tier: Tier | None = None) -> list[Device]:
+        return [d for d in self.devices.values() if d.kind == "switch" and d.group == fabric
+                and (tier is None or d.role == tier)]
+
+    def nodes_in_rack(self, rack: str) -> list[Device]:
+        return sorted((d for d in self.devices.values() if d.rack == rack), key=lambda d: d.u or 0)
+
+    def links_of(self, device: str) -> list[Link]:
+        return [self.links[i] for _, _, data in self._graph.edges(device, data=True) for i in data["links"]]
+
+    def links_between(self, a: str, b: str) -> list[Link]:
+        data = self._graph.get_edge_data(a, b)
+        return [self.links[i] for i in data["links"]] if data else []
+
+    def neighbours(self, device: str) -> list[str]:
+        return sorted(self._graph.neighbors(device))
+
+    def ports_used(self, device: str) -> int:
+        return self._ports_used[device]
+
+    def leaf_of(self, node: str, fabric: str, rail: int | None = None) -> list[str]:
+        """Leaf switches a node's ports on `fabric` go to (only `rail`'s, when given)."""
+        return sorted({link.b for link in self.links_of(node)
+                       if link.fabric == fabric and link.tier == "node-leaf" and link.a == node
+                       and (rail is None or link.rail == rail)})
+
+    def fabric_links(self, fabric: str, tier: LinkTier | None = None) -> Iterable[Link]:
+        return (link for link in self.links if link.fabric == fabric and (tier is None or link.tier == tier))
+
+    def is_connected(self, fabric: str) -> bool:
+        """True when every device on `fabric` reaches every other through the fabric's own links."""
+        sub = nx.Graph()
+        for link in self.fabric_links(fabric):
+            sub.add_edge(link.a, link.b)
+        return sub.number_of_nodes() == 0 or nx.is_connected(sub)
