@@ -8,7 +8,8 @@ Fat-tree: the nodes' ports fill the leaves in order.
 Two tiers: every leaf of a spine group meets every spine of it with k links (k divides u, k*leaves <= spine
 ports); one group when all leaves fit, else one group per rail. Three tiers: per plane (a rail, or all
 leaves), pods of leaves share spines as in two tiers with half of each spine's ports down; spine j of
-every pod meets core group j the same way. Upper tiers are non-blocking; the target applies at the leaf.
+every pod meets core group j the same way; one plane when its pods fit the core ports, else one per
+rail. Upper tiers are non-blocking; the target applies at the leaf.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 from ..catalog import PortGroup, Switch
 from ..errors import DataPath
-from ..model.fabric import LeafSpineFabric
+from ..model.fabric import LeafSpineFabric, OobFabric
 from .context import ExpandContext
 from .placement import free_slot, occupy
 from .ports import PortAllocator, downlink_group, per_native, uplink_group
@@ -317,8 +318,9 @@ class LeafSpineBuilder:
         spine_down = self._tier_ports("spine", fabric.spine) // 2
         core_ports = self._tier_ports("core", fabric.core)
         uplinks = self._uplinks_per_leaf(leaves)
+        one_plane = math.ceil(len(leaves) / min(len(leaves), spine_down)) <= core_ports
         planes = ([[leaf for leaf in leaves if leaf.rail == rail] for rail in range(1, self.rails + 1)]
-                  if self._rail_optimized() else [leaves])
+                  if self._rail_optimized() and not one_plane else [leaves])
         pod_number = 0
         for plane_index, plane in enumerate(planes, 1):
             pod_size = min(len(plane), spine_down)
@@ -369,20 +371,29 @@ def build_fabrics(ctx: ExpandContext) -> None:
             place_switches(ctx, name, fabric.switch_racks)
 
 
+def _oob_headroom(ctx: ExpandContext) -> int:
+    """U to leave free in every rack for its own out-of-band switch."""
+    return max((ctx.switch(f.switch).u_height for f in ctx.bp.fabrics.values()
+                if isinstance(f, OobFabric) and f.per == "rack"), default=0)
+
+
 def place_switches(ctx: ExpandContext, fabric: str, rack_names: list[str] | None) -> None:
-    """Fabric switches go top-down into the fabric's switch racks, leaves first, then spines and cores."""
+    """Fabric switches go top-down into the fabric's switch racks, leaves first, then spines and cores,
+    leaving room in each rack for its out-of-band switch."""
     topo = ctx.topo
     if rack_names is None:
         node_racks = {link.a: topo.devices[link.a].rack for link in topo.fabric_links(fabric, "node-leaf")}
         rack_names = sorted({r for r in node_racks.values() if r}, key=lambda r: list(topo.racks).index(r))
     racks = [topo.racks[r] for r in rack_names]
     switches = [d for tier in TIERS for d in topo.switches(fabric, tier)]
+    headroom = _oob_headroom(ctx)
     rack_index = 0
     for device in switches:
         while rack_index < len(racks):
-            u = free_slot(racks[rack_index], device.u_height, top_down=True)
-            if u is not None:
-                occupy(racks[rack_index], device, u)
+            rack = racks[rack_index]
+            u = free_slot(rack, device.u_height, top_down=True)
+            if u is not None and rack.free_units() - device.u_height >= headroom:
+                occupy(rack, device, u)
                 break
             rack_index += 1
         else:

@@ -36,7 +36,7 @@ class Rack:
     used: list[str | None] = field(default_factory=list)
     """What occupies each U (index 0 is U1): a device name, 'reserved: <purpose>', or None."""
 
-    def free_runs(self) -> int:
+    def free_units(self) -> int:
         return sum(1 for slot in self.used if slot is None)
 
 
@@ -149,8 +149,9 @@ class Topology:
             self._graph.add_edge(link.a, link.b, links=[index])
         else:
             edge["links"].append(index)
-        self._ports_used[link.a] += 1
-        self._ports_used[link.b] += 1
+        if link.tier != "oob":  # management ports are not counted against the data ports
+            self._ports_used[link.a] += 1
+            self._ports_used[link.b] += 1
 
     def add_domain(self, domain: NvlinkDomain) -> None:
         self.domains.append(domain)
@@ -187,6 +188,7 @@ class Topology:
         return sorted(self._graph.neighbors(device))
 
     def ports_used(self, device: str) -> int:
+        """Data ports in use on `device` (management/BMC links not counted)."""
         return self._ports_used[device]
 
     def leaf_of(self, node: str, fabric: str, rail: int | None = None) -> list[str]:
