@@ -14,6 +14,7 @@ import click
 from . import __version__
 from .errors import ClusterforgeError, Finding, Severity, sorted_findings
 from .expand import expand
+from .export import dot_to_svg, fabric_dot, node_link_json
 from .loader import display_name
 from .pipeline import load_valid
 from .plan import build_plan, plan_text
@@ -87,6 +88,35 @@ def plan_cmd(blueprint: Path, fmt: str) -> None:
     else:
         click.echo(plan_text(plan))
         _print_findings(findings, "text")
+
+
+@cli.command("export")
+@click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["json", "dot", "svg"]), default="json", show_default=True,
+              help="json: node-link topology; dot/svg: fabric diagram (svg needs Graphviz)")
+@click.option("--fabric", "fabrics", multiple=True, help="fabric(s) to draw (default: all but out-of-band)")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="file to write (default: stdout)")
+def export_cmd(blueprint: Path, fmt: str, fabrics: tuple[str, ...], output: Path | None) -> None:
+    """Export the expanded topology as JSON, or its fabrics as a Graphviz diagram."""
+    try:
+        topo, _ = expand(load_valid(blueprint))
+        if fmt == "json":
+            text = node_link_json(topo)
+        else:
+            unknown = [f for f in fabrics if f not in topo.fabrics]
+            if unknown:
+                raise click.BadParameter(f"unknown fabric {unknown[0]!r}; known: {', '.join(topo.fabrics)}",
+                                         param_hint="--fabric")
+            text = fabric_dot(topo, list(fabrics) or None)
+            if fmt == "svg":
+                text = dot_to_svg(text)
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text")
+        sys.exit(EXIT_FINDINGS)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
 
 
 @cli.command("schema")

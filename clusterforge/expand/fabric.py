@@ -68,6 +68,8 @@ class LeafSpineBuilder:
         self.path: DataPath = ("fabrics", name)
         self.topo = ctx.topo
         self.counts: dict[Tier, int] = {"leaf": 0, "spine": 0, "core": 0}
+        self._up: dict[str, PortAllocator] = {}
+        self._down: dict[str, PortAllocator] = {}
 
     # --- devices and links ----------------------------------------------------------------------
     def _switch(self, tier: Tier, model: str, group: PortGroup, reserved: int, **where: int | None) -> Device:
@@ -81,14 +83,16 @@ class LeafSpineBuilder:
             if data.role != "oob":
                 self.ctx.allocators[(device.name, data.name)] = PortAllocator(
                     data, reserved if data.name == group.name else 0)
+        up = uplink_group(switch)
+        down = downlink_group(switch, self.down_speed) if tier == "leaf" else up
+        assert up is not None and down is not None
+        self._up[device.name] = self.ctx.allocators[(device.name, up.name)]
+        self._down[device.name] = self.ctx.allocators[(device.name, down.name)]
         return device
 
     def _alloc(self, device: Device, up: bool) -> PortAllocator:
         """Allocator of the group that carries `device`'s uplinks (up) or its downlinks."""
-        model = self.ctx.switch(device.model)
-        group = downlink_group(model, self.down_speed) if device.role == "leaf" and not up else uplink_group(model)
-        assert group is not None
-        return self.ctx.allocators[(device.name, group.name)]
+        return self._up[device.name] if up else self._down[device.name]
 
     def _connect(self, tier: LinkTier, low: Device, high: Device, speed: float, rail: int | None = None) -> bool:
         """Uplink from `low` (top ports) to `high` (bottom ports)."""

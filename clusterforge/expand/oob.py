@@ -32,6 +32,11 @@ class OobBuilder:
         self.switch_model = ctx.switch(fabric.switch)
         self.count = 0
         self.uplink_cursor = 0
+        self.fixed: dict[str, list[Device]] = defaultdict(list)
+        """Management switches built into racks (NVL72), by rack: adopted before any is added."""
+        for device in ctx.topo.devices.values():
+            if device.kind == "equipment" and device.model == fabric.switch and device.rack:
+                self.fixed[device.rack].append(device)
 
     def _members(self) -> dict[str, list[tuple[Device, str, float]]]:
         """Devices with management ports, by rack or row: (device, port, speed)."""
@@ -74,8 +79,9 @@ class OobBuilder:
 
     def _adopt_fixed(self, racks: list[str]) -> Device | None:
         """A management switch built into a rack-scale system (NVL72) serves its rack's BMCs."""
-        for device in self.ctx.topo.devices.values():
-            if device.kind == "equipment" and device.model == self.fabric.switch and device.rack in racks:
+        for rack in racks:
+            if self.fixed[rack]:
+                device = self.fixed[rack].pop(0)
                 device.kind, device.role, device.group = "switch", "oob", self.name
                 return device
         return None

@@ -9,6 +9,7 @@ def data_groups(switch: Switch) -> list[PortGroup]:
     return [g for g in switch.ports if g.role != "oob"]
 
 
+
 def downlink_group(switch: Switch, speed: float) -> PortGroup | None:
     """The data port group that serves endpoints at `speed`: the slowest group that can run at it."""
     groups = data_groups(switch)
@@ -19,6 +20,7 @@ def downlink_group(switch: Switch, speed: float) -> PortGroup | None:
 
 
 def uplink_group(switch: Switch) -> PortGroup | None:
+    """The fastest data port group: the one uplinks (and spine/core downlinks) use."""
     groups = data_groups(switch)
     return max(groups, key=lambda g: (g.speed_gbps, g.count)) if groups else None
 

@@ -129,6 +129,8 @@ class Topology:
         self.addresses: dict[str, dict[str, IPv4Address]] = defaultdict(dict)
         """network -> interface key ('host' or 'host:port') -> address."""
         self._graph = nx.Graph()
+        self._edge_links: dict[tuple[str, str], list[int]] = {}
+        """The graph's edge attribute lists, by sorted device pair (networkx's lookup is slow in bulk)."""
         self._ports_used: Counter[str] = Counter()
 
     # --- building -------------------------------------------------------------------------------
@@ -144,11 +146,12 @@ class Topology:
     def add_link(self, link: Link) -> None:
         index = len(self.links)
         self.links.append(link)
-        edge = self._graph.get_edge_data(link.a, link.b)
-        if edge is None:
-            self._graph.add_edge(link.a, link.b, links=[index])
-        else:
-            edge["links"].append(index)
+        pair = (link.a, link.b) if link.a < link.b else (link.b, link.a)
+        indexes = self._edge_links.get(pair)
+        if indexes is None:
+            self._edge_links[pair] = indexes = []
+            self._graph.add_edge(link.a, link.b, links=indexes)
+        indexes.append(index)
         if link.tier != "oob":  # management ports are not counted against the data ports
             self._ports_used[link.a] += 1
             self._ports_used[link.b] += 1

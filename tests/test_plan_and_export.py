@@ -1,0 +1,97 @@
+"""`clusterforge plan` and `export` on the example blueprints, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import networkx as nx
+import pytest
+from helpers import BLUEPRINTS, run_cli
+
+EXAMPLES = [p.name for p in BLUEPRINTS]
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def plan_of(name: str) -> dict:  # type: ignore[type-arg]
+    result = run_cli("plan", f"blueprints/{name}", "--format", "json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_plan_json_has_the_documented_keys(name: str) -> None:
+    plan = plan_of(name)
+    assert {"nodes", "gpus", "racks", "fabrics", "cables"} <= set(plan)
+    for fabric in plan["fabrics"].values():
+        assert set(fabric["switches"]) <= {"leaf", "spine", "core", "oob"}
+        assert set(fabric["links"]) <= {"node-leaf", "leaf-spine", "spine-core", "oob", "oob-uplink"}
+    cabled = sum(n for by_length in plan["cables"].values() for n in by_length.values())
+    links = sum(n for fabric in plan["fabrics"].values() for n in fabric["links"].values())
+    assert cabled == links == plan["cables_total"]
+
+
+def test_plan_of_the_h200_pod() -> None:
+    plan = plan_of("h200-training-pod.yaml")
+    assert (plan["nodes"], plan["gpus"], plan["racks"]) == (43, 256, 14)
+    compute = plan["fabrics"]["compute"]
+    # 32 nodes x 8 rails = one SU of 8 leaves (32 down, 32 up); 2 UFM ports on reserved spine ports;
+    # spines keep 2 ports reserved, so k = 4 links per leaf-spine pair and 32 / 4 = 8 spines
+    assert compute["switches"] == {"leaf": 8, "spine": 8}
+    assert compute["links"] == {"node-leaf": 258, "leaf-spine": 256}
+    assert compute["oversubscription"] == {"leaf": 1.0}
+    assert plan["nvlink_domains"] == {"8": 32}
+
+
+def test_plan_of_the_nvl72_system() -> None:
+    plan = plan_of("gb200-nvl72.yaml")
+    assert (plan["nodes"], plan["gpus"]) == (77, 288)
+    assert plan["nvlink_domains"] == {"72": 4}
+    assert plan["fabrics"]["storage"]["oversubscription"]["leaf"] == 2.0
+
+
+def test_plan_text_reads_well() -> None:
+    result = run_cli("plan", "blueprints/l40s-inference.yaml")
+    assert result.returncode == 0
+    assert result.stdout.startswith("l40s-inference: 10 nodes, 64 GPUs, 3 racks\n")
+    assert "compute (compute, ethernet, fat-tree, 1 tier): 8 nodes, 32 ports" in result.stdout
+
+
+def test_plan_of_a_broken_blueprint_fails_cleanly(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    text = (BLUEPRINTS[0].parent / "l40s-inference.yaml").read_text().replace("count: 8\n", "count: 9\n")
+    (tmp_path / "b.yaml").write_text(text)
+    result = run_cli("plan", str(tmp_path / "b.yaml"))
+    assert result.returncode == 1
+    assert "error CF-SPACE-002" in result.stdout and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_node_link_json_round_trips_through_networkx(name: str) -> None:
+    result = run_cli("export", f"blueprints/{name}", "--format", "json")
+    assert result.returncode == 0
+    graph = nx.node_link_graph(json.loads(result.stdout), edges="links")
+    plan = plan_of(name)
+    assert graph.number_of_edges() == plan["cables_total"]
+    roles = {data["role"] for _, data in graph.nodes(data=True) if data["kind"] == "node"}
+    assert roles <= {"compute", "login", "storage", "management", "fabric-manager"}
+
+
+@pytest.mark.parametrize(("name", "grouped"), [("l40s-inference.yaml", False), ("gb200-nvl72.yaml", True)])
+def test_fabric_svg_from_graphviz(name: str, grouped: bool, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "fabric.svg"
+    result = run_cli("export", f"blueprints/{name}", "--format", "svg", "--fabric", "compute", "-o", str(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    svg = ET.parse(out).getroot()
+    titles = [g.findtext(f"{SVG}title") for g in svg.iter(f"{SVG}g") if g.get("class") == "node"]
+    if grouped:
+        # 72 trays in SUs of 32 -> 3 SU boxes, the UFM, 4 rail leaf groups and one spine plane
+        assert sorted(titles) == sorted(["gb SU1", "gb SU2", "gb SU3", "ufm", "compute spine plane 1",
+                                         *(f"compute leaf rail {r}" for r in range(1, 5))])
+    else:
+        assert sorted(titles) == sorted(["compute-leaf001", *(f"inf00{i}" for i in range(1, 9))])
+
+
+def test_unknown_fabric_is_a_usage_error() -> None:
+    result = run_cli("export", "blueprints/l40s-inference.yaml", "--format", "dot", "--fabric", "storage")
+    assert result.returncode == 2
+    assert "unknown fabric 'storage'" in result.stderr
