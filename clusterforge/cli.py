@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import click
 
 from . import __version__
 from .errors import ClusterforgeError, Finding, Severity, sorted_findings
+from .checks import run_checks
 from .expand import expand
 from .export import dot_to_svg, fabric_dot, node_link_json
 from .loader import display_name
@@ -66,9 +68,12 @@ def validate_cmd(blueprints: tuple[Path, ...], fmt: str) -> None:
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
 def _count(findings: Sequence[Finding]) -> str:
-    errors = sum(1 for f in findings if f.severity is Severity.ERROR)
-    return f"{errors} error{'s' if errors != 1 else ''}"
+    return _plural(sum(1 for f in findings if f.severity is Severity.ERROR), "error")
 
 
 @cli.command("plan")
@@ -78,7 +83,8 @@ def plan_cmd(blueprint: Path, fmt: str) -> None:
     """Expand a blueprint and summarise it: nodes, GPUs, racks, fabrics per tier, cables."""
     try:
         valid = load_valid(blueprint)
-        topo, findings = expand(valid)
+        topo, expand_findings = expand(valid)
+        findings = run_checks(valid, topo, expand_findings)
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
@@ -88,6 +94,43 @@ def plan_cmd(blueprint: Path, fmt: str) -> None:
     else:
         click.echo(plan_text(plan))
         _print_findings(findings, "text")
+
+
+@cli.command("check")
+@click.argument("blueprints", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
+              help="lowest severity of an unsuppressed finding that makes the exit status 1")
+def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str) -> None:
+    """Expand blueprints and run every check: ports, oversubscription, space, weight, power, cooling."""
+    failing = {Severity.ERROR} if fail_on == "error" else {Severity.ERROR, Severity.WARNING}
+    failed = False
+    report: list[dict[str, Any]] = []
+    for path in blueprints:
+        try:
+            valid = load_valid(path)
+            topo, expand_findings = expand(valid)
+            findings = run_checks(valid, topo, expand_findings)
+        except ClusterforgeError as exc:
+            findings = exc.findings
+        active = [f for f in findings if not f.suppressed_by]
+        failed |= any(f.severity in failing for f in active)
+        report.append({"blueprint": display_name(path), "findings": [f.as_dict() for f in findings]})
+        if fmt == "json":
+            continue
+        _print_findings(active, fmt)
+        suppressed = [f for f in findings if f.suppressed_by]
+        counts = Counter(f.severity.value for f in active)
+        summary = (f"{display_name(path)}: {_plural(counts['error'], 'error')}, "
+                   f"{_plural(counts['warning'], 'warning')}, {_plural(counts['info'], 'note')}"
+                   + (f", {len(suppressed)} suppressed" if suppressed else ""))
+        if suppressed and fmt == "text":
+            click.echo("suppressed (accepted in the blueprint):")
+            _print_findings(suppressed, fmt)
+        click.echo(summary, err=fmt == "github")
+    if fmt == "json":
+        click.echo(json.dumps({"blueprints": report}, indent=2, sort_keys=True))
+    sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
 
 
 @cli.command("export")

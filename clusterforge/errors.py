@@ -48,7 +48,10 @@ class Finding:
     path: DataPath = ()
     location: SourceLocation | None = None
     hint: str | None = None
+    subject: str | None = None
+    """The rack, device or fabric the finding is about (what a suppression's `target` names)."""
     suppressed_by: str | None = field(default=None, compare=False)
+    """The written reason of the suppression that silenced this finding."""
 
     @property
     def path_text(self) -> str:
@@ -64,6 +67,8 @@ class Finding:
         text = f"{where}{self.severity.value} {self.code}: {self.message}"
         if self.hint:
             text += f"\n    hint: {self.hint}"
+        if self.suppressed_by:
+            text += f"\n    suppressed: {self.suppressed_by}"
         return text
 
     def as_github(self) -> str:
@@ -86,6 +91,8 @@ class Finding:
             "line": loc.line if loc else None,
             "column": loc.column if loc else None,
             "hint": self.hint,
+            "subject": self.subject,
+            "suppressed": self.suppressed_by,
         }
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from .catalog import Server
 from .errors import Finding
 from .expand.topology import LINK_TIERS, TIERS, Topology
+from .physical import W_TO_BTU_H, rack_figures
 from .validate import ValidBlueprint
 
 
@@ -67,6 +68,33 @@ def cables(topo: Topology) -> dict[str, dict[str, int]]:
             for media, by_length in sorted(counts.items())}
 
 
+def power_plan(valid: ValidBlueprint, topo: Topology) -> dict[str, Any]:
+    """Power, heat and weight per rack, per row and in total (kW, BTU/h, kg)."""
+    figures = rack_figures(valid.blueprint, valid.catalog, topo)
+    racks = {name: {"row": f.rack.row, "power_kw": round(f.power_kw, 2), "heat_kw": round(f.heat_kw, 2),
+                    "heat_btu_h": round(f.heat_btu_h), "air_kw": round(f.air_kw, 2),
+                    "liquid_kw": round(f.liquid_kw, 2), "weight_kg": round(f.weight_kg, 1),
+                    "usable_power_kw": round(f.usable_power_kw, 2), "u_used": f.u_used,
+                    "u_total": f.rack.rack_type.u_height} for name, f in figures.items()}
+    rows: dict[str, dict[str, float]] = {}
+    for f in figures.values():
+        row = rows.setdefault(f.rack.row, {"power_kw": 0.0, "heat_kw": 0.0, "liquid_kw": 0.0, "weight_kg": 0.0})
+        row["power_kw"] += f.power_kw
+        row["heat_kw"] += f.heat_kw
+        row["liquid_kw"] += f.liquid_kw
+        row["weight_kg"] += f.weight_kg + f.rack.rack_type.weight_kg
+    total = sum(f.power_kw for f in figures.values())
+    pue = valid.blueprint.site.pue
+    return {
+        "racks": racks,
+        "rows": {name: {k: round(v, 2) for k, v in row.items()} for name, row in rows.items()},
+        "power_kw": round(total, 2),
+        "heat_kw": round(total, 2),
+        "heat_btu_h": round(total * 1000 * W_TO_BTU_H),
+        "facility_kw": round(total * pue, 2) if pue else None,
+    }
+
+
 def build_plan(valid: ValidBlueprint, topo: Topology, findings: list[Finding]) -> dict[str, Any]:
     nodes = list(topo.nodes())
     gpus = 0
@@ -77,6 +105,7 @@ def build_plan(valid: ValidBlueprint, topo: Topology, findings: list[Finding]) -
     for name in valid.blueprint.fabrics:
         fabrics[name] = fabric_plan(topo, name) if name in topo.fabrics else oob_plan(topo, name)
     domain_sizes = Counter(d.gpus for d in topo.domains)
+    power = power_plan(valid, topo)
     return {
         "name": valid.blueprint.name,
         "nodes": len(nodes),
@@ -87,6 +116,9 @@ def build_plan(valid: ValidBlueprint, topo: Topology, findings: list[Finding]) -
         "fabrics": fabrics,
         "cables": cables(topo),
         "cables_total": sum(1 for link in topo.links if link.media),
+        "power_kw": power["power_kw"],
+        "heat_kw": power["heat_kw"],
+        "power": power,
         "findings": [f.as_dict() for f in findings],
     }
 
@@ -115,6 +147,15 @@ def plan_text(plan: dict[str, Any]) -> str:
                   f"    links: {links}",
                   f"    oversubscription: {ratios} (target {fabric['oversubscription_target']:g}:1); "
                   f"bisection {fabric['bisection_tbps']:g} Tb/s"]
+    power = plan["power"]
+    facility = f", facility {power['facility_kw']:g} kW at the site's PUE" if power["facility_kw"] else ""
+    lines.append(f"  power: {power['power_kw']:g} kW IT, heat {power['heat_kw']:g} kW "
+                 f"({power['heat_btu_h']:,} BTU/h){facility}")
+    for name, rack in power["racks"].items():
+        if rack["power_kw"]:
+            liquid = f" ({rack['liquid_kw']:g} kW to liquid)" if rack["liquid_kw"] else ""
+            lines.append(f"    {name}: {rack['power_kw']:g} of {rack['usable_power_kw']:g} kW{liquid}, "
+                         f"{rack['weight_kg']:g} kg, {rack['u_used']}/{rack['u_total']} U")
     lines.append(f"  cables: {plan['cables_total']}")
     for media, by_length in plan["cables"].items():
         lengths = ", ".join(f"{n} x {length} m" for length, n in by_length.items())

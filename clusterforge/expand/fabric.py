@@ -21,7 +21,7 @@ from ..catalog import PortGroup, Switch
 from ..errors import DataPath
 from ..model.fabric import LeafSpineFabric, OobFabric
 from .context import ExpandContext
-from .placement import free_slot, occupy
+from .placement import RackLoad, free_slot, occupy, planned_kw
 from .ports import PortAllocator, downlink_group, per_native, uplink_group
 from .topology import TIERS, Device, FabricSummary, Link, LinkTier, Tier
 
@@ -391,18 +391,22 @@ def place_switches(ctx: ExpandContext, fabric: str, rack_names: list[str] | None
     racks = [topo.racks[r] for r in rack_names]
     switches = [d for tier in TIERS for d in topo.switches(fabric, tier)]
     headroom = _oob_headroom(ctx)
+    load = RackLoad.of(ctx)
     rack_index = 0
     for device in switches:
+        entry = ctx.switch(device.model)
+        kw, liquid = planned_kw(ctx, entry, "switch"), entry.cooling.liquid_fraction
         while rack_index < len(racks):
             rack = racks[rack_index]
             u = free_slot(rack, device.u_height, top_down=True)
-            if u is not None and rack.free_units() - device.u_height >= headroom:
+            if u is not None and rack.free_units() - device.u_height >= headroom and load.fits(rack, kw, liquid):
                 occupy(rack, device, u)
+                load.add(rack, kw, liquid)
                 break
             rack_index += 1
         else:
             need = sum(d.u_height for d in switches if d.rack is None)
             ctx.error("CF-SPACE-001", f"fabric '{fabric}': {need} U of switches do not fit in racks "
-                      f"{', '.join(rack_names) or '(none)'}", ("fabrics", fabric, "switch_racks"),
-                      "add racks to switch_racks")
+                      f"{', '.join(rack_names) or '(none)'} (space, or 90% of power and cooling)",
+                      ("fabrics", fabric, "switch_racks"), "add racks to switch_racks")
             return

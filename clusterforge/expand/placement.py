@@ -10,6 +10,7 @@ from .context import ExpandContext
 from .topology import Device, Rack
 
 DERATE = 0.8  # continuous load on a feed: at most 80% of its rating (NEC 210.19/210.20)
+FILL = 0.9    # automatic placement keeps 10% of a rack's usable power and cooling as headroom
 
 
 def usable_feed_kw(rack_type: RackType) -> float:
@@ -80,9 +81,21 @@ class RackLoad:
 
     def fits(self, rack: Rack, kw: float, liquid_share: float) -> bool:
         cooling = rack.rack_type.cooling
-        return (self.kw.get(rack.name, 0) + kw <= usable_feed_kw(rack.rack_type) + 1e-9
-                and self.air_kw.get(rack.name, 0) + kw * (1 - liquid_share) <= cooling.air_kw + 1e-9
-                and self.liquid_kw.get(rack.name, 0) + kw * liquid_share <= cooling.liquid_kw + 1e-9)
+        return (self.kw.get(rack.name, 0) + kw <= FILL * usable_feed_kw(rack.rack_type) + 1e-9
+                and self.air_kw.get(rack.name, 0) + kw * (1 - liquid_share) <= FILL * cooling.air_kw + 1e-9
+                and self.liquid_kw.get(rack.name, 0) + kw * liquid_share <= FILL * cooling.liquid_kw + 1e-9)
+
+    @classmethod
+    def of(cls, ctx: ExpandContext) -> RackLoad:
+        """The load of everything placed so far."""
+        load = cls()
+        for device in ctx.topo.devices.values():
+            if device.rack is not None:
+                entry = ctx.catalog.entries[device.model]
+                assert isinstance(entry, CatalogDevice)
+                load.add(ctx.topo.racks[device.rack], planned_kw(ctx, entry, device.device_class),
+                         entry.cooling.liquid_fraction)
+        return load
 
     def add(self, rack: Rack, kw: float, liquid_share: float) -> None:
         self.kw[rack.name] = self.kw.get(rack.name, 0) + kw

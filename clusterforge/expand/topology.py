@@ -63,6 +63,11 @@ class Device:
     """Spine/core plane: the rail (1-based) in rail-grouped tiers, else 1."""
     nvlink_domain: int | None = None
 
+    @property
+    def device_class(self) -> str:
+        """What power planning factors are keyed by: the node role, or 'switch' / 'equipment'."""
+        return self.role if self.kind == "node" else self.kind
+
 
 @dataclass(slots=True)
 class Link:

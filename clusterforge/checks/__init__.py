@@ -1,0 +1,63 @@
+"""The check stage: an ordered registry of checks over the topology, then the blueprint's suppressions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+
+from ..errors import Finding, Severity, sorted_findings
+from ..expand.topology import Topology
+from ..validate import ValidBlueprint
+from .context import CheckContext
+from .cooling import check_rack_cooling, check_row_and_hall_cooling
+from .ports import check_oversubscription, check_switch_radix, check_unconnected_ports
+from .power import check_psu_redundancy, check_rack_power
+from .space import check_space
+from .weight import check_weight
+
+Check = Callable[[CheckContext], Iterable[Finding]]
+
+# Physical checks first (space, weight, power, cooling), then the fabric; order only sets report order.
+CHECKS: tuple[Check, ...] = (
+    check_space,
+    check_weight,
+    check_rack_power,
+    check_psu_redundancy,
+    check_rack_cooling,
+    check_row_and_hall_cooling,
+    check_switch_radix,
+    check_oversubscription,
+    check_unconnected_ports,
+)
+
+
+def run_checks(valid: ValidBlueprint, topo: Topology, earlier: Iterable[Finding] = ()) -> list[Finding]:
+    """Every check's findings plus `earlier` ones (from expansion), with suppressions applied."""
+    ctx = CheckContext(valid, topo)
+    findings = list(earlier)
+    for check in CHECKS:
+        findings.extend(check(ctx))
+    return apply_suppressions(valid, findings)
+
+
+def apply_suppressions(valid: ValidBlueprint, findings: list[Finding]) -> list[Finding]:
+    out: list[Finding] = []
+    used: set[int] = set()
+    rules = valid.blueprint.suppress
+    for finding in findings:
+        for i, rule in enumerate(rules):
+            if rule.code == finding.code and rule.target in (None, finding.subject, finding.path_text):
+                finding = replace(finding, suppressed_by=rule.reason)
+                used.add(i)
+                break
+        out.append(finding)
+    for i, rule in enumerate(rules):
+        if i not in used:
+            path = ("suppress", i)
+            out.append(Finding("CF-SUPPRESS-001", Severity.WARNING, f"suppression of {rule.code}"
+                               + (f" for '{rule.target}'" if rule.target else "") + " matches no finding",
+                               path, valid.sources.locate(path), "remove it, or fix its code or target"))
+    return sorted_findings(out)
+
+
+__all__ = ["CHECKS", "CheckContext", "apply_suppressions", "run_checks"]

@@ -1,0 +1,80 @@
+"""Ports: no switch over its radix, and node ports left unconnected."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+
+from ..catalog import Server, Switch
+from ..errors import Finding, Severity
+from ..expand.ports import data_groups, per_native
+from ..model import OobFabric
+from .context import CheckContext
+
+_FABRIC_OF_ROLE = {"compute": "compute", "storage": "storage", "inband": "inband", "oob": "oob"}
+
+
+def check_switch_radix(ctx: CheckContext) -> Iterator[Finding]:
+    """Native ports consumed per port group, from the links themselves (independent of the allocator)."""
+    catalog = ctx.valid.catalog
+    used: dict[tuple[str, str], float] = defaultdict(float)
+    for link in ctx.topo.links:
+        for device_name, port in ((link.a, link.a_port), (link.b, link.b_port)):
+            device = ctx.topo.devices[device_name]
+            switch = catalog.get(device.model, Switch)
+            if switch is None or link.tier == "oob" and device_name == link.a:
+                continue
+            group = max((g for g in data_groups(switch) if port.startswith(g.name)), key=lambda g: len(g.name),
+                        default=None)
+            if group is not None:
+                used[(device_name, group.name)] += 1 / per_native(group, link.speed_gbps)
+    for (device_name, group_name), natives in sorted(used.items()):
+        switch = catalog.require(ctx.topo.devices[device_name].model, Switch)
+        group = next(g for g in switch.ports if g.name == group_name)
+        if natives > group.count + 1e-9:
+            fabric = ctx.topo.devices[device_name].group or ""
+            yield ctx.finding("CF-PORT-001", Severity.ERROR, f"{device_name} uses {natives:g} of its {group.count} "
+                              f"'{group_name}' ports", ("fabrics", fabric), device_name)
+
+
+def check_unconnected_ports(ctx: CheckContext) -> Iterator[Finding]:
+    bp, catalog = ctx.valid.blueprint, ctx.valid.catalog
+    kinds = {"oob" if isinstance(f, OobFabric) else f.kind for f in bp.fabrics.values()}
+    connected: Counter[tuple[str, str]] = Counter()
+    for link in ctx.topo.links:
+        connected[(link.a, link.a_port.rstrip("0123456789"))] += 1
+    idle: dict[tuple[str, str], int] = defaultdict(int)
+    for node in ctx.topo.nodes():
+        server = catalog.require(node.model, Server)
+        for group in server.ports:
+            if group.role in _FABRIC_OF_ROLE:
+                left = group.count - connected[(node.name, group.name)]
+                if left > 0:
+                    idle[(node.group or "", group.role)] += left
+    for (group_name, role), ports in sorted(idle.items()):
+        has_fabric = _FABRIC_OF_ROLE[role] in kinds
+        severity = Severity.WARNING if has_fabric and role in ("compute", "oob") else Severity.INFO
+        why = (f"the group is not attached to the {role} network" if has_fabric
+               else f"the blueprint has no {role} network")
+        yield ctx.finding("CF-PORT-002", severity, f"node group '{group_name}' leaves {ports} {role} port"
+                          f"{'s' if ports != 1 else ''} unconnected: {why}", ctx.group_path(group_name), group_name)
+
+
+def check_oversubscription(ctx: CheckContext) -> Iterator[Finding]:
+    """Down:up capacity of every switch against the target (leaves) or 1:1 (upper tiers)."""
+    down: dict[str, float] = defaultdict(float)
+    up: dict[str, float] = defaultdict(float)
+    for link in ctx.topo.links:
+        if link.tier in ("node-leaf", "leaf-spine", "spine-core"):
+            down[link.b] += link.speed_gbps
+            up[link.a] += link.speed_gbps
+    for name, summary in ctx.topo.fabrics.items():
+        for tier in ("leaf", "spine"):
+            target = summary.oversubscription_target if tier == "leaf" else 1.0
+            over = [(down[s.name] / up[s.name], s.name) for s in ctx.topo.switches(name, tier)  # type: ignore[arg-type]
+                    if up[s.name] and down[s.name] / up[s.name] > target + 1e-6]
+            if over:
+                worst, switch = max(over)
+                yield ctx.finding("CF-OVERSUB-001", Severity.WARNING, f"fabric '{name}': {len(over)} {tier} switches "
+                                  f"above the {target:g}:1 target, worst {switch} at {worst:.2f}:1",
+                                  ("fabrics", name, "oversubscription"), name)
