@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from . import __version__
-from .errors import ClusterforgeError, Finding, Severity, sorted_findings
 from .checks import run_checks
+from .errors import ClusterforgeError, Finding, Severity, sorted_findings
 from .expand import expand
 from .export import dot_to_svg, fabric_dot, node_link_json
 from .loader import display_name

@@ -22,7 +22,7 @@ def check_switch_radix(ctx: CheckContext) -> Iterator[Finding]:
         for device_name, port in ((link.a, link.a_port), (link.b, link.b_port)):
             device = ctx.topo.devices[device_name]
             switch = catalog.get(device.model, Switch)
-            if switch is None or link.tier == "oob" and device_name == link.a:
+            if switch is None or (link.tier == "oob" and device_name == link.a):
                 continue
             group = max((g for g in data_groups(switch) if port.startswith(g.name)), key=lambda g: len(g.name),
                         default=None)
@@ -71,7 +71,7 @@ def check_oversubscription(ctx: CheckContext) -> Iterator[Finding]:
     for name, summary in ctx.topo.fabrics.items():
         for tier in ("leaf", "spine"):
             target = summary.oversubscription_target if tier == "leaf" else 1.0
-            over = [(down[s.name] / up[s.name], s.name) for s in ctx.topo.switches(name, tier)  # type: ignore[arg-type]
+            over = [(down[s.name] / up[s.name], s.name) for s in ctx.topo.switches(name, tier)
                     if up[s.name] and down[s.name] / up[s.name] > target + 1e-6]
             if over:
                 worst, switch = max(over)

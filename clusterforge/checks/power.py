@@ -50,14 +50,14 @@ def check_psu_redundancy(ctx: CheckContext) -> Iterator[Finding]:
         if entry.psus is None or device.rack is None:
             continue
         draw = planned_w(bp, catalog, device)
-        owner = (device.group or device.kind, device.model)
+        key = (device.group or device.kind, device.model)
         if entry.psus.required * entry.psus.rating_w < draw:
-            short[owner].append(device.name)
+            short[key].append(device.name)
         rack_type = ctx.topo.racks[device.rack].rack_type
         if rack_type.feeds >= 2 and rack_type.feed_redundancy != "none":
             left = surviving_psus(entry.psus.count, rack_type.feeds)
             if left * entry.psus.rating_w < draw:
-                feed_loss[owner].append((device.name, left, draw))
+                feed_loss[key].append((device.name, left, draw))
     for (owner, model), names in sorted(short.items()):
         psus = catalog_device(catalog, ctx.topo.devices[names[0]]).psus
         assert psus is not None
