@@ -53,7 +53,8 @@ CASES: dict[str, tuple[str, Mutation, bool]] = {
     "CF-FABRIC-001": ("listed group without ports of the role", _no_storage_ports, True),
     "CF-FABRIC-003": ("400G NICs on 100G leaves", _slow_leaf, False),
     "CF-FABRIC-004": ("fabric manager without reserved ports", _manager_without_reserved_ports, True),
-    "CF-FABRIC-005": ("one tier asked, too many ports", lambda d: d["fabrics"]["compute"].__setitem__("tiers", 1), True),
+    "CF-FABRIC-005": ("one tier asked, too many ports",
+                      lambda d: d["fabrics"]["compute"].__setitem__("tiers", 1), True),
     "CF-ADDR-001": ("pool too small", lambda d: d["fabrics"]["compute"].__setitem__("ipv4_pool", "10.0.0.0/26"), True),
     "CF-CABLE-001": ("rows 600 m apart", lambda d: d["floor"].__setitem__("row_pitch_mm", 600_000), True),
 }
