@@ -2,6 +2,7 @@
 
     python tests/regen.py errors      # tests/errors/*.expected from `clusterforge validate`
     python tests/regen.py schema      # docs/blueprint.schema.json and docs/reference.md
+    python tests/regen.py readme      # command output shown in README.md
 """
 
 from __future__ import annotations
@@ -28,7 +29,33 @@ def regen_schema() -> None:
         print(f"wrote docs/{name}")
 
 
+def readme_blocks() -> dict[str, str]:
+    """Commands whose output the README shows, with that output (the README test compares them)."""
+    commands = {
+        "clusterforge plan blueprints/h200-training-pod.yaml": ("plan", "blueprints/h200-training-pod.yaml"),
+        "clusterforge check blueprints/*.yaml": ("check", *sorted(str(p.relative_to(REPO)) for p in
+                                                                 (REPO / "blueprints").glob("*.yaml"))),
+    }
+    return {shown: run_cli(*args, cwd=REPO).stdout for shown, args in commands.items()}
+
+
+def replace_block(text: str, command: str, output: str) -> str:
+    """Replace the output under `$ command` in a fenced block of `text`."""
+    start = text.index(f"$ {command}\n") + len(f"$ {command}\n")
+    end = text.index("```", start)
+    return text[:start] + output + text[end:]
+
+
+def regen_readme() -> None:
+    path = REPO / "README.md"
+    text = path.read_text(encoding="utf-8")
+    for command, output in readme_blocks().items():
+        text = replace_block(text, command, output)
+    path.write_text(text, encoding="utf-8")
+    print("wrote README.md")
+
+
 if __name__ == "__main__":
-    jobs = {"errors": regen_errors, "schema": regen_schema}
+    jobs = {"errors": regen_errors, "schema": regen_schema, "readme": regen_readme}
     for name in sys.argv[1:] or list(jobs):
         jobs[name]()

@@ -58,3 +58,12 @@ def test_committed_schema_and_reference_are_fresh() -> None:
     committed = json.loads((REPO / "docs" / "blueprint.schema.json").read_text(encoding="utf-8"))
     assert committed == blueprint_schema()
     assert (REPO / "docs" / "reference.md").read_text(encoding="utf-8") == reference_markdown()
+
+
+def test_readme_shows_current_command_output() -> None:
+    """README blocks under `$ command` hold that command's real output (`python tests/regen.py readme`)."""
+    from regen import readme_blocks, replace_block
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    for command, output in readme_blocks().items():
+        assert replace_block(text, command, output) == text, f"README output of '{command}' is stale"
