@@ -18,9 +18,10 @@ from .errors import ClusterforgeError, Finding, Severity, sorted_findings
 from .expand import expand
 from .export import dot_to_svg, fabric_dot, node_link_json
 from .loader import display_name
-from .pipeline import load_valid
+from .pipeline import load_valid, render_files
 from .plan import build_plan, plan_text
 from .schema_doc import blueprint_schema, reference_markdown
+from .writer import compare_tree, write_tree
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 FORMATS = click.Choice(["text", "json", "github"])
@@ -131,6 +132,36 @@ def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str) -> None:
     if fmt == "json":
         click.echo(json.dumps({"blueprints": report}, indent=2, sort_keys=True))
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
+
+
+@cli.command("render")
+@click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("-o", "--output", type=click.Path(path_type=Path, file_okay=False),
+              help="output folder (default: inventories/<blueprint name>)")
+@click.option("--templates", type=click.Path(path_type=Path, file_okay=False, exists=True),
+              help="site template folder; its templates replace the shipped ones of the same path")
+@click.option("--check", "check_only", is_flag=True,
+              help="write nothing; exit 1 and list stale, missing and extra files if the folder is not fresh")
+def render_cmd(blueprint: Path, output: Path | None, templates: Path | None, check_only: bool) -> None:
+    """Render the deployment files: Ansible, Slurm, NCCL (and the handoff pack)."""
+    try:
+        valid = load_valid(blueprint)
+        files = render_files(valid, templates)
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text")
+        click.echo(f"{display_name(blueprint)}: nothing written", err=True)
+        sys.exit(EXIT_FINDINGS)
+    target = output or Path("inventories") / valid.blueprint.name
+    if check_only:
+        diff = compare_tree(files, target)
+        for label, paths in (("stale", diff.stale), ("missing", diff.missing), ("extra", diff.extra)):
+            for rel in paths:
+                click.echo(f"{label}: {display_name(target / rel)}")
+        click.echo(f"{display_name(target)}: {'fresh' if diff.fresh else 'out of date'} "
+                   f"({len(files)} files)")
+        sys.exit(EXIT_OK if diff.fresh else EXIT_FINDINGS)
+    write_tree(files, target)
+    click.echo(f"{display_name(target)}: wrote {len(files)} files")
 
 
 @cli.command("export")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -24,6 +25,19 @@ class ValidBlueprint:
     catalog: Catalog
     sources: SourceMap
     path: Path
+    files: tuple[Path, ...] = ()
+    """Every file the blueprint was read from: itself, its includes, its catalog files."""
+
+    def source_sha256(self) -> str:
+        """One hash over every input file's name (relative to the blueprint) and content."""
+        digest = hashlib.sha256()
+        for path in self.files:
+            try:
+                name = str(path.resolve().relative_to(self.path.resolve().parent))
+            except ValueError:
+                name = path.name
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+        return digest.hexdigest()
 
 
 def validate(loaded: LoadedBlueprint) -> ValidBlueprint:
@@ -39,4 +53,5 @@ def validate(loaded: LoadedBlueprint) -> ValidBlueprint:
                 for f in reference_findings(blueprint, catalog)]
     if any(f.severity is Severity.ERROR for f in findings):
         raise BlueprintError(findings)
-    return ValidBlueprint(blueprint, catalog, loaded.sources, loaded.path)
+    catalog_files = tuple(loaded.path.parent / c.path for c in blueprint.catalog_files())
+    return ValidBlueprint(blueprint, catalog, loaded.sources, loaded.path, (*loaded.files, *catalog_files))

@@ -1,0 +1,46 @@
+"""The render stage: one renderer per output family, each returning {relative path: text}."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import ClusterforgeError, Finding, Severity
+from ..expand.topology import Topology
+from ..validate import ValidBlueprint
+from .ansible import render_ansible
+from .context import RenderContext
+from .nccl import render_nccl
+from .slurm import render_slurm
+
+Renderer = Callable[[RenderContext], dict[str, str]]
+
+# One renderer per output family. Renderers do not depend on each other; the consistency check
+# (clusterforge/render/consistency.py) runs over their combined output.
+RENDERERS: dict[str, Renderer] = {
+    "ansible": render_ansible,
+    "slurm": render_slurm,
+    "nccl": render_nccl,
+}
+
+
+def render(valid: ValidBlueprint, topo: Topology, findings: list[Finding], templates: Path | None = None,
+           ) -> dict[str, str]:
+    ctx = RenderContext(valid, topo, findings, templates)
+    out: dict[str, str] = {}
+    for family, renderer in RENDERERS.items():
+        try:
+            files = renderer(ctx)
+        except ClusterforgeError:
+            raise
+        except Exception as exc:  # a template error in a site's override is the user's to fix
+            raise ClusterforgeError([Finding("CF-RENDER-001", Severity.ERROR,
+                                             f"rendering {family} failed: {type(exc).__name__}: {exc}")]) from exc
+        for path, text in files.items():
+            if path in out:
+                raise ValueError(f"two renderers write {path}")
+            out[path] = text
+    return dict(sorted(out.items()))
+
+
+__all__ = ["RENDERERS", "RenderContext", "render"]

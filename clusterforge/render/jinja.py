@@ -1,0 +1,49 @@
+"""The one Jinja2 environment: shipped templates, an optional site override folder, strict undefined."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+
+
+def shipped_templates() -> Path:
+    """Templates inside the installed wheel, or the repository's `templates/` in a source checkout."""
+    packaged = Path(str(files("clusterforge"))) / "templates"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "templates"
+
+
+def _to_yaml(value: Any) -> str:
+    return yaml.safe_dump(value, sort_keys=False, default_flow_style=False, width=120, allow_unicode=True).rstrip("\n")
+
+
+def _to_json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True)
+
+
+FILTERS = {"to_yaml": _to_yaml, "to_json": _to_json}
+
+
+@cache
+def environment(override: Path | None = None) -> jinja2.Environment:
+    """Templates from `override` first (a site's own), then the shipped ones."""
+    loaders: list[jinja2.BaseLoader] = []
+    if override is not None:
+        loaders.append(jinja2.FileSystemLoader(str(override)))
+    loaders.append(jinja2.FileSystemLoader(str(shipped_templates())))
+    env = jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+                             autoescape=False)
+    env.filters.update(FILTERS)
+    return env
+
+
+def render_template(name: str, model: dict[str, Any], override: Path | None = None) -> str:
+    return environment(override).get_template(name).render(**model)

@@ -1,0 +1,27 @@
+"""Where rendered files live in the output folder and where the playbook installs them on hosts.
+
+Renderers and the Ansible roles both use these, so that the playbook installs exactly what was rendered.
+"""
+
+from __future__ import annotations
+
+SLURM_CONF = "slurm/slurm.conf"
+"""The cluster part of slurm.conf; the site's own slurm.conf includes it."""
+SLURM_GRES = "slurm/gres.conf"
+SLURM_TOPOLOGY = "slurm/topology.conf"
+SLURM_INSTALL_DIR = "/etc/slurm"
+SLURM_CONF_INSTALLED = "/etc/slurm/clusterforge.conf"
+"""Installed name of SLURM_CONF; the site's slurm.conf has `Include /etc/slurm/clusterforge.conf`."""
+
+NCCL_CONF_INSTALLED = "/etc/nccl.conf"
+NCCL_TOPOLOGY_INSTALLED = "/etc/nccl/topology.xml"
+
+
+def nccl_conf(group: str) -> str:
+    """Rendered nccl.conf of a GPU node group."""
+    return f"nccl/{group}.conf"
+
+
+def nccl_topology(model: str) -> str:
+    """Rendered NCCL topology XML of a server model (catalog key 'nvidia/dgx-h100' -> nvidia_dgx-h100.xml)."""
+    return f"nccl/topology/{model.replace('/', '_')}.xml"

@@ -1,0 +1,9 @@
+"""slurm output family (being written)."""
+
+from __future__ import annotations
+
+from .context import RenderContext
+
+
+def render_slurm(ctx: RenderContext) -> dict[str, str]:
+    return {}
