@@ -1,0 +1,138 @@
+"""Rendered Slurm files, proven by Debian's real slurmctld (22.05) started on loopback."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from pathlib import Path
+
+import hostlist
+import pytest
+from helpers import BLUEPRINTS
+from slurm_harness import Slurmctld
+
+from clusterforge.catalog import Server
+from clusterforge.pipeline import load_valid, render_files
+from clusterforge.validate import ValidBlueprint
+from clusterforge.writer import write_tree
+
+EXAMPLES = [p.name for p in BLUEPRINTS]
+
+
+def with_tree(valid: ValidBlueprint) -> ValidBlueprint:
+    """The same blueprint with topology/tree: Debian's Slurm 22.05 has no topology/block."""
+    bp = valid.blueprint
+    assert bp.slurm is not None
+    tree = bp.model_copy(update={"slurm": bp.slurm.model_copy(update={"topology": "tree"})})
+    return dataclasses.replace(valid, blueprint=tree)
+
+
+def rendered(valid: ValidBlueprint, out: Path) -> Path:
+    write_tree(render_files(valid), out)
+    return out
+
+
+def parse_records(text: str) -> list[dict[str, str]]:
+    """`scontrol -o` lines -> dicts of KEY=value."""
+    return [dict(re.findall(r"(\w+)=(\S*)", line)) for line in text.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_slurmctld_accepts_the_rendered_files(name: str, tmp_path: Path) -> None:
+    valid = with_tree(load_valid(Path("blueprints") / name))
+    bp = valid.blueprint
+    assert bp.slurm is not None
+    out = rendered(valid, tmp_path / "out")
+    with Slurmctld(out, tmp_path / "slurm") as ctld:
+        sinfo = ctld.run("sinfo", "-h", "-o", "%P %D %N")
+        nodes = parse_records(ctld.run("scontrol", "-o", "show", "node"))
+        topology = parse_records(ctld.run("scontrol", "-o", "show", "topology"))
+        complaints = ctld.complaints()
+    assert complaints == []
+    # partitions: names, the default, and the nodes of their groups
+    counts = {g.name: g.count for g in bp.node_groups}
+    expected = {(p.name + ("*" if p.default else "")): sum(counts[g] for g in p.node_groups)
+                for p in bp.slurm.partitions}
+    got = {line.split()[0]: int(line.split()[1]) for line in sinfo.splitlines()}
+    assert got == expected
+    # every node with the catalog's CPUs, memory and GPUs
+    models = {g.name: valid.catalog.require(g.model, Server) for g in bp.node_groups}
+    in_partitions = {g for p in bp.slurm.partitions for g in p.node_groups}
+    assert len(nodes) == sum(counts[g] for g in in_partitions)
+    for record in nodes:
+        group = record["AvailableFeatures"].split(",")[0]
+        server = models[group]
+        cpu = server.cpu
+        assert int(record["CPUTot"]) == cpu.sockets * cpu.cores_per_socket * cpu.threads_per_core
+        assert (int(record["Sockets"]), int(record["CoresPerSocket"])) == (cpu.sockets, cpu.cores_per_socket)
+        assert int(record["RealMemory"]) == int(server.memory_gb * 1024 * 0.95)
+        if server.gpus:
+            assert record["Gres"].startswith("gpu:") and record["Gres"].split(":")[2].startswith(str(server.gpus.count))
+    # the tree: every partition node under exactly one leaf-level switch, and one root
+    leaves = [s for s in topology if "Nodes" in s and s.get("Level") == "0"]
+    listed = [n for s in leaves for n in hostlist.expand_hostlist(s["Nodes"])]
+    assert sorted(listed) == sorted(r["NodeName"] for r in nodes)
+    tops = [s for s in topology if s["SwitchName"] not in
+            {c for t in topology if t.get("Switches") for c in hostlist.expand_hostlist(t["Switches"])}]
+    assert len(tops) == 1
+
+
+def test_tree_of_the_nvl72_system_follows_scalable_units(tmp_path: Path) -> None:
+    # 72 trays, SUs of 32: gb001-032, gb033-064, gb065-072 under three SU switches, one spine above
+    out = rendered(with_tree(load_valid(Path("blueprints/gb200-nvl72.yaml"))), tmp_path / "out")
+    with Slurmctld(out, tmp_path / "slurm") as ctld:
+        topology = parse_records(ctld.run("scontrol", "-o", "show", "topology"))
+        assert ctld.complaints() == []
+    by_name = {s["SwitchName"]: s for s in topology}
+    assert by_name["compute-su001"]["Nodes"] == "gb[001-032]"
+    assert by_name["compute-su003"]["Nodes"] == "gb[065-072]"
+    assert by_name["compute-spine"]["Switches"] == "compute-su[001-003]"
+    assert by_name["compute-spine"]["Level"] == "1"
+
+
+BLOCK_LINE = re.compile(r"^BlockName=(?P<name>[A-Za-z0-9_-]+) Nodes=(?P<nodes>\S+)$")
+SIZES_LINE = re.compile(r"^BlockSizes=(?P<sizes>\d+(,\d+)*)$")
+
+
+def test_block_topology_follows_the_documented_grammar(tmp_path: Path) -> None:
+    """topology.conf(5), topology/block (Slurm 23.11+, BlockSizes 24.05+): `BlockName=<name> Nodes=<hostlist>`
+    lines and one `BlockSizes=<base>[,<size>...]` line, each size a power-of-two multiple of the one before."""
+    files = render_files(load_valid(Path("blueprints/gb200-nvl72.yaml")))
+    conf = files["slurm/slurm.conf"]
+    assert "TopologyPlugin=topology/block" in conf
+    blocks: dict[str, list[str]] = {}
+    sizes: list[int] = []
+    for line in files["slurm/topology.conf"].splitlines():
+        if not line or line.startswith("#"):
+            continue
+        if match := BLOCK_LINE.match(line):
+            assert match["name"] not in blocks
+            blocks[match["name"]] = hostlist.expand_hostlist(match["nodes"])
+        elif match := SIZES_LINE.match(line):
+            sizes = [int(s) for s in match["sizes"].split(",")]
+        else:
+            pytest.fail(f"line outside the grammar: {line}")
+    # one block per 72-GPU NVLink domain: 18 trays each, in rack order, every node exactly once
+    assert [len(v) for v in blocks.values()] == [18, 18, 18, 18]
+    assert sorted(n for v in blocks.values() for n in v) == [f"gb{i:03d}" for i in range(1, 73)]
+    assert sizes == [18, 36, 72]
+    assert all(b % a == 0 and (b // a) & (b // a - 1) == 0 for a, b in itertools.pairwise(sizes))
+
+
+def test_slurmctld_complains_about_a_broken_topology(tmp_path: Path) -> None:
+    """The harness can fail: a node in topology.conf that slurm.conf lacks is only logged by slurmctld."""
+    out = rendered(load_valid(Path("blueprints/h200-training-pod.yaml")), tmp_path / "out")
+    topology = out / "slurm/topology.conf"
+    topology.write_text(topology.read_text().replace("gpu[001-032]", "gpu[001-033]"))
+    with Slurmctld(out, tmp_path / "slurm") as ctld:
+        assert any("gpu033" in line for line in ctld.complaints())
+
+
+def test_gres_core_affinity_follows_the_pcie_layout() -> None:
+    files = render_files(load_valid(Path("blueprints/h200-training-pod.yaml")))
+    lines = [line for line in files["slurm/gres.conf"].splitlines() if line.startswith("NodeName=")]
+    # 8 GPUs; GPUs 0-3 behind socket 0 (cores 0-55), 4-7 behind socket 1 (cores 56-111)
+    assert len(lines) == 8
+    assert lines[0] == "NodeName=gpu[001-032] Name=gpu Type=h200 File=/dev/nvidia0 Cores=0-55"
+    assert lines[7] == "NodeName=gpu[001-032] Name=gpu Type=h200 File=/dev/nvidia7 Cores=56-111"
