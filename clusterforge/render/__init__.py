@@ -9,8 +9,12 @@ from ..errors import ClusterforgeError, Finding, Severity
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from .ansible import render_ansible
+from .bom import render_bom
+from .cabling import render_cabling
 from .context import RenderContext
+from .elevation import render_elevation
 from .nccl import render_nccl
+from .report import render_report
 from .slurm import render_slurm
 
 Renderer = Callable[[RenderContext], dict[str, str]]
@@ -21,6 +25,11 @@ RENDERERS: dict[str, Renderer] = {
     "ansible": render_ansible,
     "slurm": render_slurm,
     "nccl": render_nccl,
+    # the handoff pack for the people who rack, cable and install
+    "elevation": render_elevation,
+    "cabling": render_cabling,
+    "bom": render_bom,
+    "report": render_report,
 }
 
 

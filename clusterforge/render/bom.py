@@ -1,0 +1,9 @@
+"""bom output family (being written)."""
+
+from __future__ import annotations
+
+from .context import RenderContext
+
+
+def render_bom(ctx: RenderContext) -> dict[str, str]:
+    return {}

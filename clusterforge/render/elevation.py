@@ -1,0 +1,9 @@
+"""elevation output family (being written)."""
+
+from __future__ import annotations
+
+from .context import RenderContext
+
+
+def render_elevation(ctx: RenderContext) -> dict[str, str]:
+    return {}
