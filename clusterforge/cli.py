@@ -14,6 +14,7 @@ import click
 
 from . import __version__
 from .checks import run_checks
+from .diff import diff_markdown, diff_specs
 from .errors import ClusterforgeError, Finding, Severity, sorted_findings
 from .expand import expand
 from .export import dot_to_svg, fabric_dot, node_link_json
@@ -21,7 +22,7 @@ from .loader import display_name
 from .pipeline import load_valid, render_files
 from .plan import build_plan, plan_text
 from .schema_doc import blueprint_schema, reference_markdown
-from .writer import compare_tree, write_tree
+from .writer import TreeDiff, compare_tree, write_tree
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 FORMATS = click.Choice(["text", "json", "github"])
@@ -154,14 +155,55 @@ def render_cmd(blueprint: Path, output: Path | None, templates: Path | None, che
     target = output or Path("inventories") / valid.blueprint.name
     if check_only:
         diff = compare_tree(files, target)
-        for label, paths in (("stale", diff.stale), ("missing", diff.missing), ("extra", diff.extra)):
-            for rel in paths:
-                click.echo(f"{label}: {display_name(target / rel)}")
-        click.echo(f"{display_name(target)}: {'fresh' if diff.fresh else 'out of date'} "
-                   f"({len(files)} files)")
+        _print_tree_diff(diff, target, len(files))
         sys.exit(EXIT_OK if diff.fresh else EXIT_FINDINGS)
     write_tree(files, target)
     click.echo(f"{display_name(target)}: wrote {len(files)} files")
+
+
+@cli.command("render-check")
+@click.option("--blueprints", "folder", type=click.Path(path_type=Path, file_okay=False), default=Path("blueprints"),
+              show_default=True, help="folder of blueprints (*.yaml at its top level)")
+@click.option("--output-root", type=click.Path(path_type=Path, file_okay=False), default=Path("inventories"),
+              show_default=True, help="folder holding one rendered folder per blueprint name")
+def render_check_cmd(folder: Path, output_root: Path) -> None:
+    """`render --check` for every blueprint in a folder (for CI and pre-commit)."""
+    stale = False
+    for blueprint in sorted(folder.glob("*.yaml")):
+        try:
+            valid = load_valid(blueprint)
+            files = render_files(valid)
+        except ClusterforgeError as exc:
+            _print_findings(exc.findings, "text")
+            stale = True
+            continue
+        target = output_root / valid.blueprint.name
+        diff = compare_tree(files, target)
+        _print_tree_diff(diff, target, len(files))
+        stale |= not diff.fresh
+    sys.exit(EXIT_FINDINGS if stale else EXIT_OK)
+
+
+def _print_tree_diff(diff: TreeDiff, target: Path, count: int) -> None:
+    for label, paths in (("stale", diff.stale), ("missing", diff.missing), ("extra", diff.extra)):
+        for rel in paths:
+            click.echo(f"{label}: {display_name(target / rel)}")
+    click.echo(f"{display_name(target)}: {'fresh' if diff.fresh else 'out of date'} ({count} files)")
+
+
+@cli.command("diff")
+@click.argument("old")
+@click.argument("new")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+def diff_cmd(old: str, new: str, fmt: str) -> None:
+    """What a blueprint change does to the cluster. OLD and NEW are paths or Git revisions of one
+    (`origin/main:blueprints/x.yaml`). Exit 0 whether or not they differ: it is a report."""
+    try:
+        diff = diff_specs(old, new)
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text")
+        sys.exit(EXIT_FINDINGS)
+    click.echo(json.dumps(diff, indent=2, sort_keys=True) if fmt == "json" else diff_markdown(diff), nl=fmt == "json")
 
 
 @cli.command("export")

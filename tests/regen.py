@@ -2,6 +2,7 @@
 
     python tests/regen.py errors      # tests/errors/*.expected from `clusterforge validate`
     python tests/regen.py schema      # docs/blueprint.schema.json and docs/reference.md
+    python tests/regen.py inventories # inventories/<name>/ from blueprints/*.yaml
     python tests/regen.py readme      # command output shown in README.md
 """
 
@@ -55,7 +56,14 @@ def regen_readme() -> None:
     print("wrote README.md")
 
 
+def regen_inventories() -> None:
+    for blueprint in sorted((REPO / "blueprints").glob("*.yaml")):
+        out = run_cli("render", str(blueprint.relative_to(REPO)), cwd=REPO)
+        print(out.stdout.strip() or out.stderr.strip())
+
+
 if __name__ == "__main__":
-    jobs = {"errors": regen_errors, "schema": regen_schema, "readme": regen_readme}
+    jobs = {"errors": regen_errors, "schema": regen_schema, "inventories": regen_inventories,
+            "readme": regen_readme}
     for name in sys.argv[1:] or list(jobs):
         jobs[name]()

@@ -1,0 +1,219 @@
+"""Semantic diff of two blueprint versions: what a change does to the cluster, for a pull request."""
+
+from __future__ import annotations
+
+import difflib
+import io
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .checks import run_checks
+from .errors import BlueprintError, ClusterforgeError, Finding, Severity
+from .expand import expand
+from .pipeline import load_valid, render_files
+from .plan import build_plan
+
+
+MAX_LISTED = 25  # findings listed per section in Markdown
+
+
+@dataclass
+class Snapshot:
+    label: str
+    plan: dict[str, Any]
+    findings: list[Finding]
+    files: dict[str, str] | None
+    """Rendered files, or None when a check error stops the render."""
+    partitions: dict[str, int]
+    expands: bool = True
+
+
+EMPTY_PLAN: dict[str, Any] = {"nodes": 0, "gpus": 0, "racks": 0, "power_kw": 0.0, "heat_kw": 0.0,
+                              "cables_total": 0, "fabrics": {}, "cables": {}, "power": {"racks": {}}}
+
+
+def snapshot(path: Path, label: str) -> Snapshot:
+    """The plan, findings and files of one version; a version that does not expand keeps its errors."""
+    valid = load_valid(path)
+    try:
+        topo, early = expand(valid)
+    except BlueprintError as exc:
+        return Snapshot(label, EMPTY_PLAN, exc.findings, None, {}, expands=False)
+    findings = run_checks(valid, topo, early)
+    try:
+        files: dict[str, str] | None = render_files(valid)
+    except BlueprintError:
+        files = None
+    slurm = valid.blueprint.slurm
+    counts = {g.name: g.count for g in valid.blueprint.node_groups}
+    partitions = {p.name: sum(counts[g] for g in p.node_groups) for p in slurm.partitions} if slurm else {}
+    return Snapshot(label, build_plan(valid, topo, findings), findings, files, partitions)
+
+
+def materialize(spec: str, workdir: Path) -> Path:
+    """A blueprint path, or `REV:path` from Git (the revision's tree is unpacked so includes resolve)."""
+    if ":" in spec and not Path(spec).exists():
+        rev, rel = spec.split(":", 1)
+        try:
+            top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True,
+                                 check=True).stdout.strip()
+            prefix = subprocess.run(["git", "rev-parse", "--show-prefix"], capture_output=True, text=True,
+                                    check=True).stdout.strip()
+            archive = subprocess.run(["git", "-C", top, "archive", "--format=tar", rev], capture_output=True,
+                                     check=True).stdout
+        except (subprocess.CalledProcessError, FileNotFoundError) as exc:
+            stderr = getattr(exc, "stderr", b"") or b""
+            text = stderr.decode(errors="replace").strip() if isinstance(stderr, bytes) else str(stderr)
+            raise ClusterforgeError([Finding("CF-DIFF-001", Severity.ERROR,
+                                             f"cannot read Git revision '{rev}': {text or exc}")]) from None
+        target = workdir / rev.replace("/", "_")
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(target, filter="data")
+        return target / prefix / rel
+    return Path(spec)
+
+
+def _flat_fabrics(plan: dict[str, Any]) -> dict[str, Any]:
+    rows: dict[str, Any] = {}
+    for name, fabric in plan["fabrics"].items():
+        for tier, n in fabric["switches"].items():
+            rows[f"{name} {tier} switches"] = n
+        for tier, n in fabric["links"].items():
+            rows[f"{name} {tier} links"] = n
+        for tier, ratio in fabric.get("oversubscription", {}).items():
+            rows[f"{name} {tier} oversubscription"] = f"{ratio:g}:1"
+        if "bisection_tbps" in fabric:
+            rows[f"{name} bisection Tb/s"] = fabric["bisection_tbps"]
+    return rows
+
+
+def _changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"item": key, "old": old.get(key), "new": new.get(key)} for key in sorted(set(old) | set(new))
+            if old.get(key) != new.get(key)]
+
+
+def _finding_key(f: Finding) -> tuple[str, str, str]:
+    return (f.code, f.subject or "", f.message)
+
+
+def _file_changes(old: dict[str, str] | None, new: dict[str, str] | None) -> list[dict[str, Any]]:
+    if old is None or new is None:
+        return []
+    out = []
+    for path in sorted(set(old) | set(new)):
+        if path == "manifest.json" or old.get(path) == new.get(path):
+            continue
+        a, b = old.get(path, "").splitlines(), new.get(path, "").splitlines()
+        added = removed = 0
+        for line in difflib.unified_diff(a, b, lineterm="", n=0):
+            if line.startswith("+") and not line.startswith("+++"):
+                added += 1
+            elif line.startswith("-") and not line.startswith("---"):
+                removed += 1
+        status = "added" if path not in old else "removed" if path not in new else "changed"
+        out.append({"file": path, "status": status, "added": added, "removed": removed})
+    return out
+
+
+def _topology_lines(files: dict[str, str] | None) -> set[str]:
+    text = (files or {}).get("slurm/topology.conf", "")
+    return {line for line in text.splitlines() if line and not line.startswith("#")}
+
+
+def semantic_diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
+    labels = {"nodes": "nodes", "gpus": "GPUs", "racks": "racks", "power_kw": "IT power kW", "heat_kw": "heat kW",
+              "cables_total": "cables"}
+    racks_old, racks_new = old.plan["power"]["racks"], new.plan["power"]["racks"]
+    rack_changes = []
+    for rack in sorted(set(racks_old) | set(racks_new)):
+        a, b = racks_old.get(rack, {}), racks_new.get(rack, {})
+        if a.get("power_kw") != b.get("power_kw") or a.get("heat_kw") != b.get("heat_kw"):
+            rack_changes.append({"rack": rack, "old_kw": a.get("power_kw"), "new_kw": b.get("power_kw"),
+                                 "delta_kw": round((b.get("power_kw") or 0) - (a.get("power_kw") or 0), 2)})
+    cables_old = {f"{m} {length} m": n for m, lengths in old.plan["cables"].items() for length, n in lengths.items()}
+    cables_new = {f"{m} {length} m": n for m, lengths in new.plan["cables"].items() for length, n in lengths.items()}
+    active_old = {_finding_key(f): f for f in old.findings if not f.suppressed_by}
+    active_new = {_finding_key(f): f for f in new.findings if not f.suppressed_by}
+    both = old.files is not None and new.files is not None
+    topo_old, topo_new = (_topology_lines(old.files), _topology_lines(new.files)) if both else (set(), set())
+    return {
+        "old": old.label, "new": new.label,
+        "summary": _changes({v: old.plan[k] for k, v in labels.items()}, {v: new.plan[k] for k, v in labels.items()}),
+        "fabrics": _changes(_flat_fabrics(old.plan), _flat_fabrics(new.plan)),
+        "cables": _changes(cables_old, cables_new),
+        "racks": rack_changes,
+        "findings_added": [f.as_dict() for k, f in sorted(active_new.items()) if k not in active_old],
+        "findings_resolved": [f.as_dict() for k, f in sorted(active_old.items()) if k not in active_new],
+        "partitions": _changes(old.partitions, new.partitions),
+        "slurm_topology": {"added": sorted(topo_new - topo_old), "removed": sorted(topo_old - topo_new)},
+        "files": _file_changes(old.files, new.files),
+        "render_blocked": {"old": old.files is None, "new": new.files is None},
+        "expands": {"old": old.expands, "new": new.expands},
+    }
+
+
+def _arrow(change: dict[str, Any]) -> str:
+    old, new = change["old"], change["new"]
+    delta = ""
+    if isinstance(old, int | float) and isinstance(new, int | float) and not isinstance(old, bool):
+        d = round(new - old, 2)
+        delta = f"{'+' if d > 0 else ''}{d:g}"
+    return f"| {change['item']} | {'—' if old is None else old} | {'—' if new is None else new} | {delta} |"
+
+
+def diff_markdown(diff: dict[str, Any]) -> str:
+    from .render.escape import md_cell
+
+    lines = [f"## clusterforge diff: `{md_cell(diff['old'])}` → `{md_cell(diff['new'])}`", ""]
+    nothing = not any(diff[k] for k in ("summary", "fabrics", "cables", "racks", "findings_added",
+                                        "findings_resolved", "partitions", "files"))
+    if nothing and not any(diff["slurm_topology"].values()):
+        return "\n".join([*lines, "No change to the cluster or its rendered files.", ""])
+    for key, title in (("summary", "Cluster"), ("fabrics", "Fabrics"), ("cables", "Cables by media and length"),
+                       ("partitions", "Slurm partitions (nodes)")):
+        if diff[key]:
+            lines += [f"### {title}", "", "| | before | after | change |", "|---|---|---|---|"]
+            lines += [_arrow({**c, "item": md_cell(str(c["item"]))}) for c in diff[key]]
+            lines.append("")
+    if diff["racks"]:
+        lines += ["### Power per rack (changed racks)", "", "| rack | before kW | after kW | change |",
+                  "|---|---|---|---|"]
+        for r in diff["racks"]:
+            sign = "+" if r["delta_kw"] > 0 else ""
+            lines.append(f"| {md_cell(r['rack'])} | {r['old_kw'] if r['old_kw'] is not None else '—'} | "
+                         f"{r['new_kw'] if r['new_kw'] is not None else '—'} | {sign}{r['delta_kw']:g} |")
+        lines.append("")
+    for key, title in (("findings_added", "New findings"), ("findings_resolved", "Resolved findings")):
+        if diff[key]:
+            lines += [f"### {title} ({len(diff[key])})", ""]
+            lines += [f"- **{f['severity']}** `{f['code']}`: {md_cell(f['message'])}" for f in diff[key][:MAX_LISTED]]
+            if len(diff[key]) > MAX_LISTED:
+                lines.append(f"- … and {len(diff[key]) - MAX_LISTED} more (`--format json` lists all)")
+            lines.append("")
+    topology = diff["slurm_topology"]
+    if topology["added"] or topology["removed"]:
+        lines += ["### Slurm topology", "", "```diff"]
+        lines += [f"- {line}" for line in topology["removed"]] + [f"+ {line}" for line in topology["added"]]
+        lines += ["```", ""]
+    if diff["files"]:
+        lines += ["### Rendered files", "", "| file | status | lines |", "|---|---|---|"]
+        lines += [f"| `{f['file']}` | {f['status']} | +{f['added']} −{f['removed']} |" for f in diff["files"]]
+        lines.append("")
+    for side in ("old", "new"):
+        if not diff["expands"][side]:
+            lines.append(f"_The {side} blueprint does not expand (its errors are listed above), so its figures "
+                         "count as zero._")
+        elif diff["render_blocked"][side]:
+            lines.append(f"_The {side} blueprint has check errors, so its files were not rendered._")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def diff_specs(old_spec: str, new_spec: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="clusterforge-diff-") as tmp:
+        old = snapshot(materialize(old_spec, Path(tmp)), old_spec)
+        new = snapshot(materialize(new_spec, Path(tmp)), new_spec)
+    return semantic_diff(old, new)
