@@ -17,7 +17,6 @@ from .expand import expand
 from .pipeline import load_valid, render_files
 from .plan import build_plan
 
-
 MAX_LISTED = 25  # findings listed per section in Markdown
 
 
