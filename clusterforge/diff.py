@@ -91,12 +91,18 @@ def _flat_fabrics(plan: dict[str, Any]) -> dict[str, Any]:
 
 
 def _changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"item": key, "old": old.get(key), "new": new.get(key)} for key in sorted(set(old) | set(new))
+    return [{"item": key, "old": old.get(key), "new": new.get(key)} for key in sorted(set(old) | set(new), key=_natural)
             if old.get(key) != new.get(key)]
 
 
-def _finding_key(f: Finding) -> tuple[str, str, str]:
-    return (f.code, f.subject or "", f.message)
+def _natural(text: str) -> tuple[object, ...]:
+    """'MMF 5 m' before 'MMF 10 m'."""
+    return tuple(float(part) if part.replace(".", "", 1).isdigit() else part for part in text.split())
+
+
+def _finding_key(f: Finding) -> tuple[str, str]:
+    """Findings are the same finding across versions when code and subject (or data path) agree."""
+    return (f.code, f.subject or f.path_text)
 
 
 def _file_changes(old: dict[str, str] | None, new: dict[str, str] | None) -> list[dict[str, Any]]:
@@ -147,6 +153,8 @@ def semantic_diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
         "racks": rack_changes,
         "findings_added": [f.as_dict() for k, f in sorted(active_new.items()) if k not in active_old],
         "findings_resolved": [f.as_dict() for k, f in sorted(active_old.items()) if k not in active_new],
+        "findings_changed": [active_new[k].as_dict() for k in sorted(set(active_old) & set(active_new))
+                             if active_old[k].message != active_new[k].message],
         "partitions": _changes(old.partitions, new.partitions),
         "slurm_topology": {"added": sorted(topo_new - topo_old), "removed": sorted(topo_old - topo_new)},
         "files": _file_changes(old.files, new.files),
@@ -169,7 +177,7 @@ def diff_markdown(diff: dict[str, Any]) -> str:
 
     lines = [f"## clusterforge diff: `{md_cell(diff['old'])}` → `{md_cell(diff['new'])}`", ""]
     nothing = not any(diff[k] for k in ("summary", "fabrics", "cables", "racks", "findings_added",
-                                        "findings_resolved", "partitions", "files"))
+                                        "findings_resolved", "findings_changed", "partitions", "files"))
     if nothing and not any(diff["slurm_topology"].values()):
         return "\n".join([*lines, "No change to the cluster or its rendered files.", ""])
     for key, title in (("summary", "Cluster"), ("fabrics", "Fabrics"), ("cables", "Cables by media and length"),
@@ -186,7 +194,8 @@ def diff_markdown(diff: dict[str, Any]) -> str:
             lines.append(f"| {md_cell(r['rack'])} | {r['old_kw'] if r['old_kw'] is not None else '—'} | "
                          f"{r['new_kw'] if r['new_kw'] is not None else '—'} | {sign}{r['delta_kw']:g} |")
         lines.append("")
-    for key, title in (("findings_added", "New findings"), ("findings_resolved", "Resolved findings")):
+    for key, title in (("findings_added", "New findings"), ("findings_resolved", "Resolved findings"),
+                       ("findings_changed", "Changed findings")):
         if diff[key]:
             lines += [f"### {title} ({len(diff[key])})", ""]
             lines += [f"- **{f['severity']}** `{f['code']}`: {md_cell(f['message'])}" for f in diff[key][:MAX_LISTED]]

@@ -30,12 +30,16 @@ def regen_schema() -> None:
         print(f"wrote docs/{name}")
 
 
+DIFF_EXAMPLE = "clusterforge diff blueprints/h200-training-pod.yaml docs/examples/h200-training-pod-grown.yaml"
+
+
 def readme_blocks() -> dict[str, str]:
     """Commands whose output the README shows, with that output (the README test compares them)."""
     commands = {
         "clusterforge plan blueprints/h200-training-pod.yaml": ("plan", "blueprints/h200-training-pod.yaml"),
         "clusterforge check blueprints/*.yaml": ("check", *sorted(str(p.relative_to(REPO)) for p in
                                                                  (REPO / "blueprints").glob("*.yaml"))),
+        DIFF_EXAMPLE: ("diff", "blueprints/h200-training-pod.yaml", "docs/examples/h200-training-pod-grown.yaml"),
     }
     return {shown: run_cli(*args, cwd=REPO).stdout for shown, args in commands.items()}
 
@@ -43,7 +47,8 @@ def readme_blocks() -> dict[str, str]:
 def replace_block(text: str, command: str, output: str) -> str:
     """Replace the output under `$ command` in a fenced block of `text`."""
     start = text.index(f"$ {command}\n") + len(f"$ {command}\n")
-    end = text.index("```", start)
+    fence = "````" if command == DIFF_EXAMPLE else "```"  # the diff's output holds ``` fences itself
+    end = text.index(fence, start)
     return text[:start] + output + text[end:]
 
 
