@@ -45,7 +45,7 @@ def snapshot(path: Path, label: str) -> Snapshot:
     findings = run_checks(valid, topo, early)
     try:
         files: dict[str, str] | None = render_files(valid)
-    except BlueprintError:
+    except ClusterforgeError:
         files = None
     slurm = valid.blueprint.slurm
     counts = {g.name: g.count for g in valid.blueprint.node_groups}
