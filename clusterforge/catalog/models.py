@@ -14,6 +14,8 @@ from pydantic import Field, field_validator, model_validator
 from ..model.base import CatalogKey, Count, Fraction, NonNegativeCount, PositiveFloat, Strict
 
 Technology = Literal["infiniband", "ethernet"]
+_DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_BUS_ID = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 PortRole = Literal["compute", "storage", "inband", "oob", "any"]
 Cage = Literal["osfp", "qsfp-dd", "qsfp112", "qsfp56", "qsfp28", "qsfp+", "sfp56", "sfp28", "sfp+", "sfp", "rj45"]
 CoolingMethod = Literal["air", "liquid"]
@@ -79,6 +81,22 @@ class PortGroup(Strict):
     """'vpi' ports run InfiniBand or Ethernet."""
     nic: CatalogKey | None = None
     """Catalog key of the NIC behind these ports, if any."""
+    devices: list[str] | None = None
+    """OS RDMA device name of each port, in port order (e.g. mlx5_0), where the vendor documents them."""
+
+    @field_validator("devices")
+    @classmethod
+    def _check_device_names(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or []:
+            if not _DEVICE_NAME.match(name):
+                raise ValueError(f"'{name}' is not a device name (letters, digits, '_', '-' and '.')")
+        return value
+
+    @model_validator(mode="after")
+    def _check_device_count(self) -> PortGroup:
+        if self.devices is not None and len(self.devices) != self.count:
+            raise ValueError(f"devices lists {len(self.devices)} names for {self.count} ports")
+        return self
 
     def ports_at(self, speed_gbps: float) -> int:
         """How many logical ports this group offers at the given speed (0 if it cannot run at it)."""
@@ -156,12 +174,33 @@ class PCIeSwitch(Strict):
     """GPU indexes (0-based) behind this switch."""
     nics: list[str]
     """Port names behind this switch, e.g. 'ib1'."""
+    nic_bus_ids: list[str] | None = None
+    """PCI address (domain:bus:device.function, lower-case hex) of each port in `nics`, where the vendor
+    documents it; left out, the NCCL topology file gets a placeholder to check on the real system."""
+
+    @field_validator("nic_bus_ids")
+    @classmethod
+    def _check_bus_ids(cls, value: list[str] | None) -> list[str] | None:
+        for bus_id in value or []:
+            if not _BUS_ID.match(bus_id):
+                raise ValueError(f"'{bus_id}' is not a PCI address such as '0000:18:00.0'")
+        return value
+
+    @model_validator(mode="after")
+    def _check_bus_id_count(self) -> PCIeSwitch:
+        if self.nic_bus_ids is not None and len(self.nic_bus_ids) != len(self.nics):
+            raise ValueError(f"nic_bus_ids lists {len(self.nic_bus_ids)} addresses for {len(self.nics)} NICs")
+        return self
 
 
 class PCIeLayout(Strict):
     """Which GPUs and NICs share a CPU socket and PCIe switch, for the NCCL topology file."""
 
     switches: list[PCIeSwitch]
+    link_gts: Literal[8, 16, 32, 64] = 32
+    """PCIe transfer rate of the GPU and NIC links in GT/s per lane (16 = Gen4, 32 = Gen5)."""
+    link_width: Literal[4, 8, 16] = 16
+    """PCIe lanes per GPU and NIC link."""
 
 
 class Device(Sourced):

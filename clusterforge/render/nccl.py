@@ -1,9 +1,215 @@
-"""nccl output family (being written)."""
+"""nccl output family: an /etc/nccl.conf per GPU node group, and an NCCL topology file per server model.
+
+nccl/<group>.conf, for every group whose server has GPUs and compute ports on a compute fabric, in NCCL's
+/etc/nccl.conf format (one NAME=value per line, names sorted). Derived values, then the group's `nccl:`
+settings on top:
+
+- NCCL_IB_HCA: the compute ports' RDMA devices in rail order (port order, as the fabric wires them), in
+  NCCL's exact-match form `=mlx5_0:1,mlx5_3:1,...`; without '=' NCCL matches prefixes, and mlx5_1 would also
+  select mlx5_10..mlx5_19. Names come from the catalog (`devices` of the port group) where the vendor
+  documents them, else mlx5_0..mlx5_{n-1} in port order, which the file says in a comment.
+- NCCL_SOCKET_IFNAME: the in-band interface for NCCL's bootstrap traffic, `=bond0` when the in-band
+  network has two or more ports per node (bonded, one address per node), else the single port's name.
+- NCCL_IB_GID_INDEX and NCCL_IB_TC on Ethernet (RoCE) compute fabrics, from the fabric's `roce` settings.
+- NCCL_TOPO_FILE only when the model's topology file has real PCI addresses for every GPU and NIC; with
+  placeholders it stays a comment, because NCCL places a NIC by its name in the file and would take the
+  placeholder location for the real one.
+
+nccl/topology/<model>.xml, for every such model with a `pcie` layout in the catalog: CPUs (one NUMA node per
+socket), a PCIe switch per layout entry, and under it the GPUs (class 0x030200) and compute NICs (class
+0x020700, or 0x020000 for Ethernet-only ports, with their <nic><net/></nic>). Attributes NCCL reads from the
+running system when they are missing (CPU affinity, GDR support, latency) are left out. Addresses the
+catalog lacks are placeholders in domain ffff, and the file says so.
+
+NCCL reads nccl.conf line by line and skips lines without '='; older releases do not skip '#' lines, so
+comments here never contain '='.
+"""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+from ..catalog import PortGroup, Server
+from ..model import ComputeFabric
+from ..model.fabric import InbandFabric, LeafSpineFabric, RoCE
+from ..model.nodes import NcclValue, NodeGroup
+from ..references import nccl_variables
+from . import paths
 from .context import RenderContext
+
+INBAND_BOND = "bond0"
+"""Interface name of the bonded in-band ports, which the host network configuration must use."""
+PLACEHOLDER_DOMAIN = "ffff"
+"""PCI domain of every placeholder address in a topology file (no real system uses it)."""
+_PCI_GEN = {8: "8.0 GT/s PCIe", 16: "16.0 GT/s PCIe", 32: "32.0 GT/s PCIe", 64: "64.0 GT/s PCIe"}
 
 
 def render_nccl(ctx: RenderContext) -> dict[str, str]:
+    files: dict[str, str] = {}
+    topologies: dict[str, dict[str, Any]] = {}
+    for group in ctx.valid.blueprint.node_groups:
+        server = ctx.valid.catalog.require(group.model, Server)
+        fabric = _compute_fabric(ctx, group, server)
+        if server.gpus is None or fabric is None:
+            continue
+        if server.pcie is not None and group.model not in topologies:
+            topologies[group.model] = topology_model(ctx.valid.blueprint.name, group.model, server)
+        files[paths.nccl_conf(group.name)] = ctx.render(
+            "nccl/nccl.conf.j2", conf_model(ctx, group, server, fabric, topologies.get(group.model)))
+    for model, topo in sorted(topologies.items()):
+        files[paths.nccl_topology(model)] = ctx.render("nccl/topology.xml.j2", topo)
+    return files
+
+
+# --- nccl.conf ----------------------------------------------------------------------------------------
+def _attached(group: NodeGroup, server: Server, fabric: LeafSpineFabric, role: str) -> bool:
+    """Whether `group` is on `fabric`, by the rule the expander uses (listed, or has ports of its role)."""
+    if fabric.node_groups is not None:
+        return group.name in fabric.node_groups
+    return bool(server.port_groups(role))  # type: ignore[arg-type]
+
+
+def _compute_fabric(ctx: RenderContext, group: NodeGroup, server: Server) -> ComputeFabric | None:
+    if not server.port_groups("compute"):
+        return None
+    for fabric in ctx.valid.blueprint.fabrics.values():
+        if isinstance(fabric, ComputeFabric) and _attached(group, server, fabric, "compute"):
+            return fabric
+    return None
+
+
+def _inband_fabric(ctx: RenderContext, group: NodeGroup, server: Server) -> InbandFabric | None:
+    for fabric in ctx.valid.blueprint.fabrics.values():
+        if isinstance(fabric, InbandFabric) and _attached(group, server, fabric, "inband"):
+            return fabric
+    return None
+
+
+def hca_devices(server: Server) -> tuple[list[str], bool]:
+    """RDMA device names of the compute ports in rail order, and whether they all come from the catalog."""
+    groups: list[PortGroup] = server.port_groups("compute")
+    known = all(g.devices is not None for g in groups)
+    if known:
+        return [name for g in groups for name in g.devices or []], True
+    return [f"mlx5_{i}" for i in range(sum(g.count for g in groups))], False
+
+
+def _value(value: NcclValue) -> str:
+    if isinstance(value, float):
+        return format(value, "g")
+    return str(value)
+
+
+def conf_model(ctx: RenderContext, group: NodeGroup, server: Server, fabric: ComputeFabric,
+               topology: dict[str, Any] | None) -> dict[str, Any]:
+    """Settings and header comments of one group's nccl.conf."""
+    bp = ctx.valid.blueprint
+    fabric_name = next(name for name, f in bp.fabrics.items() if f is fabric)
+    devices, known = hca_devices(server)
+    settings: dict[str, str] = {"NCCL_IB_HCA": "=" + ",".join(f"{d}:1" for d in devices)}
+    notes = [f"clusterforge: NCCL settings of node group {group.name} ({group.model}) in blueprint {bp.name}",
+             f"installed as {paths.NCCL_CONF_INSTALLED}; one NAME and value per line, names sorted",
+             f"NCCL_IB_HCA: the {len(devices)} compute ports on fabric {fabric_name} in rail order, exact names"]
+    if known:
+        notes.append(f"HCA names from the catalog entry {group.model} (see its sources)")
+    else:
+        notes.append(f"HCA names NOT KNOWN for {group.model}: mlx5_0 to mlx5_{len(devices) - 1} in port order "
+                     "assumed; check with ibdev2netdev and set the port group's devices in a catalog file")
+    inband = _inband_fabric(ctx, group, server)
+    ports = sum(g.count for g in server.port_groups("inband"))
+    if inband is not None and ports:
+        first = server.port_groups("inband")[0]
+        name = INBAND_BOND if ports > 1 else f"{first.name}1"
+        settings["NCCL_SOCKET_IFNAME"] = f"={name}"
+        notes.append(f"NCCL_SOCKET_IFNAME: the in-band network ({ports} bonded ports as {INBAND_BOND})" if ports > 1
+                     else f"NCCL_SOCKET_IFNAME: the in-band port {name}")
+    else:
+        notes.append("NCCL_SOCKET_IFNAME not set: the group is not on an in-band network")
+    if fabric.technology == "ethernet":
+        roce = fabric.roce or RoCE()
+        settings["NCCL_IB_GID_INDEX"] = str(roce.gid_index)
+        settings["NCCL_IB_TC"] = str(roce.traffic_class)
+        notes.append(f"NCCL_IB_GID_INDEX and NCCL_IB_TC: RoCE settings of fabric {fabric_name}")
+    if topology is not None and topology["verified"]:
+        settings["NCCL_TOPO_FILE"] = paths.NCCL_TOPOLOGY_INSTALLED
+    elif topology is not None:
+        notes.append(f"NCCL_TOPO_FILE not set: {paths.nccl_topology(group.model)} has placeholder PCI addresses;")
+        notes.append(f"  fill them from nvidia-smi topo -m and lspci, install it as {paths.NCCL_TOPOLOGY_INSTALLED}")
+        notes.append("  and set NCCL_TOPO_FILE in the group's nccl settings")
+    overrides = {name: _value(value) for name, value in group.nccl.items()}
+    if overrides:
+        notes.append("from the blueprint's nccl settings: " + ", ".join(sorted(overrides)))
+    settings.update(overrides)
+    unknown = sorted(set(settings) - nccl_variables())
+    if unknown:
+        raise ValueError(f"NCCL variables not in NCCL's list: {', '.join(unknown)}")
+    lines = [f"{name}={value}" for name, value in sorted(settings.items())]
+    assert all("\n" not in line for line in lines) and all("=" not in note for note in notes), "unsafe nccl.conf"
+    return {"comments": notes, "lines": lines}
+
+
+# --- topology XML -------------------------------------------------------------------------------------
+def _cpu_attributes(cpu_model: str) -> dict[str, str]:
+    """arch and vendor where the model name makes them certain; NCCL fills what is missing."""
+    if re.search(r"\b(Intel|Xeon)\b", cpu_model):
+        return {"arch": "x86_64", "vendor": "GenuineIntel"}
+    if re.search(r"\b(AMD|EPYC)\b", cpu_model):
+        return {"arch": "x86_64", "vendor": "AuthenticAMD"}
+    if re.search(r"\b(Grace|Arm|Neoverse)\b", cpu_model):
+        return {"arch": "arm64"}
     return {}
+
+
+def _attrs(values: dict[str, str]) -> str:
+    return " ".join(f"{key}={quoteattr(value)}" for key, value in values.items())
+
+
+def topology_model(blueprint: str, model: str, server: Server) -> dict[str, Any]:
+    """CPUs, PCIe switches, GPUs and NICs of one server model, as attribute strings in NCCL's order."""
+    assert server.pcie is not None
+    compute = [(f"{g.name}{i}", g) for g in server.port_groups("compute") for i in range(1, g.count + 1)]
+    devices, _ = hca_devices(server)
+    device_of = {port: devices[k] for k, (port, _) in enumerate(compute)}
+    group_of = dict(compute)
+    # NCCL numbers net devices in the order the verbs library lists them, which is by device name
+    dev_index = {name: i for i, name in enumerate(sorted(devices, key=_natural))}
+    link = {"link_speed": _PCI_GEN[server.pcie.link_gts], "link_width": str(server.pcie.link_width)}
+    placeholders = 0
+    sockets: dict[int, list[dict[str, Any]]] = {}
+    for k, switch in enumerate(server.pcie.switches, 1):
+        bridge = {"busid": f"{PLACEHOLDER_DOMAIN}:ff:{k:02x}.0", "class": "0x060400", **link,
+                  "vendor": "0x0000", "device": "0x0000", "subsystem_vendor": "0x0000", "subsystem_device": "0x0000"}
+        gpus = [_attrs({"busid": f"{PLACEHOLDER_DOMAIN}:{0x10 + g:02x}:00.0", "class": "0x030200", **link})
+                for g in switch.gpus]
+        placeholders += len(switch.gpus)
+        nics = []
+        for j, port in enumerate(switch.nics):
+            if port not in device_of:
+                continue  # a storage or in-band port behind the switch: not an NCCL device
+            bus_id = switch.nic_bus_ids[j] if switch.nic_bus_ids else None
+            if bus_id is None:
+                placeholders += 1
+                bus_id = f"{PLACEHOLDER_DOMAIN}:{0x80 + list(device_of).index(port):02x}:00.0"
+            speed = int(group_of[port].speed_gbps * 1000)  # NCCL counts in Mb/s
+            # InfiniBand controller; Ethernet-only ports (RoCE) enumerate as Ethernet controllers
+            nic_class = "0x020000" if group_of[port].technology == "ethernet" else "0x020700"
+            nics.append({"pci": _attrs({"busid": bus_id, "class": nic_class, **link}), "port": port,
+                         "net": _attrs({"name": device_of[port], "dev": str(dev_index[device_of[port]]),
+                                        "speed": str(speed), "port": "1"})})
+        sockets.setdefault(switch.socket, []).append({"pci": _attrs(bridge), "gpus": gpus, "nics": nics})
+    cpu = _cpu_attributes(server.cpu.model)
+    return {
+        "blueprint": blueprint,
+        "model": model,
+        "verified": placeholders == 0,
+        "placeholders": placeholders,
+        "cpus": [{"attrs": _attrs({"numaid": str(socket), **cpu}), "switches": switches}
+                 for socket, switches in sorted(sockets.items())],
+    }
+
+
+def _natural(name: str) -> tuple[str, int]:
+    match = re.match(r"^(.*?)(\d+)$", name)
+    return (match.group(1), int(match.group(2))) if match else (name, -1)

@@ -1,9 +1,189 @@
-"""report output family (being written)."""
+"""The handoff report: `report.md` for pull requests and `report.html` (with the elevations) for people.
+
+The figures come from `clusterforge.plan.build_plan`; this module only arranges them into titled
+tables (a plain model of strings), which `escaped` makes safe for Markdown or HTML before the
+templates print them.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from ..catalog import CableMedia, Server, Sourced
+from ..catalog.models import Device as CatalogDevice
+from ..errors import Finding
+from ..expand.topology import Topology
+from ..plan import build_plan
+from ..validate import ValidBlueprint
 from .context import RenderContext
+from .elevation import escaped, finding_where, legend_model, num, rack_svgs, rows_model, xml_text
+from .escape import md_cell
+
+REPORT_MD = "handoff/report.md"
+REPORT_HTML = "handoff/report.html"
+
+_MD_INLINE = re.compile(r"([*_\[\]~$])")
+
+
+def md_text(text: str) -> str:
+    """`text` as literal Markdown (GitHub flavour) on one line, safe in a table cell: the shared `md_cell`
+    (HTML characters as entities, pipes, backslashes and backticks escaped, one line), plus backslashes
+    before what would start emphasis, a link, strikethrough or math."""
+    return _MD_INLINE.sub(r"\\\1", md_cell(text))
+
+
+def table(title: str, columns: list[str], rows: Iterable[list[str]], numeric: Iterable[int] = (),
+          intro: str = "", classes: list[str] | None = None) -> dict[str, Any]:
+    """A titled table of strings; `numeric` are the indexes of right-aligned columns."""
+    body = [list(r) for r in rows]
+    right = set(numeric)
+    return {"title": title, "intro": intro, "columns": columns, "rows": body,
+            "cell_class": ["num" if i in right else "" for i in range(len(columns))],
+            "md_align": ["---:" if i in right else "---" for i in range(len(columns))],
+            "classes": classes or ["" for _ in body]}
+
+
+def _summary(plan: dict[str, Any]) -> dict[str, Any]:
+    power = plan["power"]
+    domains = ", ".join(f"{n} × {size} GPUs" for size, n in plan["nvlink_domains"].items()) or "none"
+    roles = ", ".join(f"{n} {role}" for role, n in plan["nodes_by_role"].items())
+    rows = [["Nodes", f"{plan['nodes']} ({roles})"], ["GPUs", str(plan["gpus"])], ["Racks", str(plan["racks"])],
+            ["NVLink domains", domains], ["Cables", str(plan["cables_total"])],
+            ["IT power", f"{num(power['power_kw'])} kW"],
+            ["Heat", f"{num(power['heat_kw'])} kW ({power['heat_btu_h']:,} BTU/h)"]]
+    if power["facility_kw"]:
+        rows.append(["Facility power at the site's PUE", f"{num(power['facility_kw'])} kW"])
+    return table("Summary", ["", "value"], rows)
+
+
+def _ratio_text(fabric: dict[str, Any], tier: str, count: int) -> str:
+    ratio = fabric.get("oversubscription", {}).get(tier)
+    if ratio is not None:
+        return f"{num(ratio)}:1"
+    if fabric["kind"] == "oob":
+        return ""
+    return "single switch" if count == 1 and fabric["tiers"] == 1 else "top tier, no uplinks"
+
+
+def _fabrics(plan: dict[str, Any], topo: Topology) -> list[dict[str, Any]]:
+    networks, tiers = [], []
+    for name, fabric in plan["fabrics"].items():
+        links = ", ".join(f"{n} {tier}" for tier, n in fabric["links"].items())
+        if fabric["kind"] == "oob":
+            networks.append([name, "oob", "", "", "", "", "", "", links])
+        else:
+            target = f"{num(fabric['oversubscription_target'])}:1"
+            networks.append([name, fabric["kind"], fabric["technology"], fabric["topology"], str(fabric["tiers"]),
+                             str(fabric["nodes"]), str(fabric["endpoints"]), num(fabric["bisection_tbps"]), links])
+        for tier, count in fabric["switches"].items():
+            wanted = target if fabric["kind"] != "oob" and tier == "leaf" else ""
+            models = ", ".join(sorted({d.model for d in topo.switches(name, tier)}))
+            tiers.append([name, tier, str(count), models, _ratio_text(fabric, tier, count), wanted])
+    return [table("Fabrics", ["network", "kind", "technology", "topology", "tiers", "nodes", "ports",
+                              "bisection Tb/s", "links"], networks, numeric=(4, 5, 6, 7)),
+            table("Switches per tier", ["network", "tier", "switches", "model", "oversubscription (down:up)",
+                                        "target"], tiers, numeric=(2,),
+                  intro="Oversubscription is the highest ratio of downlink to uplink bandwidth among the tier's "
+                        "switches.")]
+
+
+def _racks(plan: dict[str, Any], valid: ValidBlueprint, topo: Topology) -> list[dict[str, Any]]:
+    rows, classes = [], []
+    for name, r in plan["power"]["racks"].items():
+        rack_type = topo.racks[name].rack_type
+        share = r["power_kw"] / r["usable_power_kw"] if r["usable_power_kw"] else 0.0
+        rows.append([name, r["row"], num(r["power_kw"]), num(r["usable_power_kw"]), f"{share:.0%}",
+                     num(r["heat_kw"]), f"{r['heat_btu_h']:,}", f"{num(r['air_kw'])} / {num(rack_type.cooling.air_kw)}",
+                     f"{num(r['liquid_kw'])} / {num(rack_type.cooling.liquid_kw)}",
+                     f"{num(r['weight_kg'])} / {num(rack_type.max_load_kg)}", f"{r['u_used']}/{r['u_total']}"])
+        classes.append("over" if share > 1 else "high" if share >= 0.9 else "")
+    cdu = {row.name: num(row.cdu_kw) if row.cdu_kw else "" for row in valid.blueprint.floor.rows}
+    per_row = [[name, num(r["power_kw"]), num(r["heat_kw"]), num(r["liquid_kw"]), cdu.get(name, ""),
+                num(r["weight_kg"])]
+               for name, r in plan["power"]["rows"].items()]
+    return [table("Power and heat per rack", ["rack", "row", "power kW", "usable kW", "load", "heat kW",
+                                              "heat BTU/h", "air kW / capacity", "liquid kW / capacity",
+                                              "weight kg / max load", "U used"],
+                  rows, numeric=range(2, 11), classes=classes,
+                  intro="Planned draw (catalog maximum × load factor) against the feed power usable with the "
+                        "rack's redundancy, derated to 80%; heat equals power. Weight is the devices' load."),
+            table("Power and heat per row", ["row", "power kW", "heat kW", "liquid kW", "CDU kW", "weight kg"],
+                  per_row, numeric=range(1, 6), intro="Row weight includes the empty racks.")]
+
+
+def _finding_row(ctx: RenderContext, f: Finding) -> list[str]:
+    return [f.severity.value, f.code, f.subject or "", finding_where(ctx, f), f.message, f.hint or ""]
+
+
+def _findings(ctx: RenderContext, findings: list[Finding]) -> list[dict[str, Any]]:
+    active = [f for f in findings if not f.suppressed_by]
+    silenced = [f for f in findings if f.suppressed_by]
+    rules = ctx.valid.blueprint.suppress
+    matched = [sum(1 for f in silenced if f.suppressed_by == rule.reason and f.code == rule.code) for rule in rules]
+    return [
+        table("Findings", ["severity", "code", "subject", "where", "message", "hint"],
+              [_finding_row(ctx, f) for f in active], intro="" if active else "No open findings."),
+        table("Suppressed findings", ["severity", "code", "subject", "where", "message", "reason"],
+              [[*_finding_row(ctx, f)[:5], f.suppressed_by or ""] for f in silenced],
+              intro="" if silenced else "No finding is suppressed."),
+        table("Suppressions", ["code", "target", "reason", "findings matched"],
+              [[r.code, r.target or "(every finding)", r.reason, str(n)] for r, n in zip(rules, matched, strict=True)],
+              numeric=(3,), intro="" if rules else "The blueprint suppresses nothing."),
+    ]
+
+
+def used_catalog_keys(valid: ValidBlueprint, topo: Topology) -> list[str]:
+    """Catalog entries the expanded cluster uses: devices, their GPUs and NICs, rack types, cable media."""
+    catalog = valid.catalog
+    keys = {d.model for d in topo.devices.values()} | {r.type_key for r in topo.racks.values()}
+    for key in list(keys):
+        entry = catalog.entries.get(key)
+        if isinstance(entry, Server) and entry.gpus:
+            keys.add(entry.gpus.model)
+        if isinstance(entry, CatalogDevice):
+            keys |= {g.nic for g in entry.ports if g.nic}
+    media = {link.media for link in topo.links if link.media}
+    keys |= {k for k, e in catalog.entries.items() if isinstance(e, CableMedia) and e.label in media}
+    return sorted(k for k in keys if k in catalog.entries)
+
+
+def _estimates(valid: ValidBlueprint, topo: Topology) -> dict[str, Any]:
+    rows = []
+    for key in used_catalog_keys(valid, topo):
+        entry: Sourced = valid.catalog.entries[key]
+        for i, field_name in enumerate(entry.estimated_fields()):
+            first = i == 0
+            rows.append([key if first else "", f"{entry.vendor} {entry.name}" if first else "", field_name,
+                         entry.sources[field_name]])
+    return table("Estimated catalog values", ["entry", "product", "field", "source"], rows,
+                 intro="Catalog figures this blueprint relies on whose source is an estimate: confirm them with "
+                       "the vendor or the site before ordering." if rows else
+                       "Every catalog figure this blueprint uses has a source.")
+
+
+def report_model(ctx: RenderContext) -> dict[str, Any]:
+    """The report as plain data: a header and titled tables, unescaped."""
+    valid, topo = ctx.valid, ctx.topo
+    bp = valid.blueprint
+    plan = build_plan(valid, topo, ctx.findings)
+    overridden = sorted(valid.catalog.overridden)
+    site = bp.site.name + (f", {bp.site.location}" if bp.site.location else "")
+    return {
+        "title": f"{bp.name}: handoff report",
+        "name": bp.name, "description": bp.description, "site": site, "blueprint": valid.path.name,
+        "overridden": ", ".join(overridden),
+        "sections": [_summary(plan),
+                     table("Nodes by role", ["role", "nodes"],
+                           [[role, str(n)] for role, n in plan["nodes_by_role"].items()], numeric=(1,)),
+                     *_fabrics(plan, topo), *_racks(plan, valid, topo), *_findings(ctx, ctx.findings),
+                     _estimates(valid, topo)],
+    }
 
 
 def render_report(ctx: RenderContext) -> dict[str, str]:
-    return {}
+    model = report_model(ctx)
+    markdown = ctx.render("handoff/report.md.j2", escaped(model, md_text))
+    page = {**model, "rows": rows_model(ctx, rack_svgs(ctx)), "legend": legend_model()}
+    return {REPORT_MD: markdown, REPORT_HTML: ctx.render("handoff/report.html.j2", escaped(page, xml_text))}

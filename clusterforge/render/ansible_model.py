@@ -1,0 +1,275 @@
+"""The Ansible render model: inventory groups and host vars, computed from the topology.
+
+Layout of the inventory (every name passes through `ansible_name`):
+
+    nodes            children: nodegroup_<group>, whose hosts carry every node's host vars
+    switches         children: fabric_<network>, children switch_<network>_<tier> (host vars of switches)
+    role_<role>      nodes by role (compute, login, management, storage, fabric_manager)
+    row_<row>        children: rack_<rack> (nodes and switches in that rack)
+    su_<n>           nodes of scalable unit n
+    rail_<n>         leaf switches of rail n of the compute fabric (rail-optimized fabrics only)
+    gpu_nodes        children: the node groups whose model has GPUs (the NCCL role's target)
+    slurm            children: slurm_controllers, slurm_nodes (children slurm_partition_<name>)
+
+Each host's vars are written once, under its node group or switch tier; the other groups list the host
+with `{}`. Built-in rack equipment (NVLink switch trays, power shelves, NVL72 management switches that
+are not adopted as the rack's OOB switch) is left out: it is not managed with Ansible.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from ipaddress import IPv4Address
+from typing import Any
+
+from ..catalog import Server
+from ..expand.topology import Device, Topology
+from ..validate import ValidBlueprint
+from . import paths
+from .context import ansible_name
+
+HostVars = dict[str, Any]
+Group = dict[str, Any]
+
+
+@dataclass
+class GroupNames:
+    """Ansible group names in use, so two blueprint names that clean to the same name are caught."""
+
+    owners: dict[str, str] = field(default_factory=dict)
+
+    def name(self, prefix: str, *parts: str | int) -> str:
+        source = "/".join(str(p) for p in (prefix, *parts))
+        name = ansible_name("_".join(str(p) for p in (prefix, *parts)))
+        if self.owners.setdefault(name, source) != source:
+            raise ValueError(f"Ansible group name {name} stands for both {self.owners[name]} and {source}")
+        return name
+
+
+@dataclass(frozen=True)
+class InstallFile:
+    """A rendered file (`src`, relative to the output folder) and where it goes on a host (`dest`,
+    relative to `cf_root`)."""
+
+    src: str
+    dest: str
+
+    def as_var(self) -> dict[str, str]:
+        return {"src": self.src, "dest": self.dest.lstrip("/")}
+
+    @property
+    def dir(self) -> str:
+        return self.dest.lstrip("/").rsplit("/", 1)[0]
+
+
+def install_vars(prefix: str, files: list[InstallFile]) -> dict[str, list[str] | list[dict[str, str]]]:
+    """`<prefix>_files` (what to copy where) and `<prefix>_dirs` (the folders to create first, once each)."""
+    return {f"{prefix}_dirs": sorted({f.dir for f in files}), f"{prefix}_files": [f.as_var() for f in files]}
+
+
+def slurm_files(valid: ValidBlueprint, rendered: set[str]) -> list[InstallFile]:
+    """The Slurm files every controller and partition node gets, where the Slurm family rendered them."""
+    wanted = [InstallFile(paths.SLURM_CONF, paths.SLURM_CONF_INSTALLED),
+              InstallFile(paths.SLURM_GRES, f"{paths.SLURM_INSTALL_DIR}/gres.conf"),
+              InstallFile(paths.SLURM_TOPOLOGY, f"{paths.SLURM_INSTALL_DIR}/topology.conf")]
+    return [f for f in wanted if f.src in rendered]
+
+
+def nccl_files(group: str, model: str, rendered: set[str]) -> list[InstallFile]:
+    """A GPU node group's NCCL files, where the NCCL family rendered them."""
+    wanted = [InstallFile(paths.nccl_conf(group), paths.NCCL_CONF_INSTALLED),
+              InstallFile(paths.nccl_topology(model), paths.NCCL_TOPOLOGY_INSTALLED)]
+    return [f for f in wanted if f.src in rendered]
+
+
+def _interfaces(topo: Topology) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, dict[str, str]]]]:
+    """Per device: {network: address} for one-per-device addresses, {network: {port: address}} per port."""
+    single: dict[str, dict[str, str]] = defaultdict(dict)
+    ports: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
+    for network in sorted(topo.addresses):
+        for key, address in topo.addresses[network].items():
+            device, _, port = key.partition(":")
+            if port:
+                ports[device][network][port] = str(address)
+            else:
+                single[device][network] = str(address)
+    return single, ports
+
+
+def _network_of_kind(valid: ValidBlueprint, kind: str) -> str | None:
+    return next((name for name, fabric in valid.blueprint.fabrics.items() if fabric.kind == kind), None)
+
+
+def _rails(valid: ValidBlueprint, topo: Topology) -> dict[str, dict[int, dict[str, str]]]:
+    """node -> rail -> its NIC on that rail, the leaf and leaf port, and the NIC's address."""
+    compute = {name for name, fabric in valid.blueprint.fabrics.items() if fabric.kind == "compute"}
+    rails: dict[str, dict[int, dict[str, str]]] = defaultdict(dict)
+    for link in topo.links:
+        if link.fabric in compute and link.tier == "node-leaf" and link.rail is not None:
+            address: IPv4Address | None = topo.addresses.get(link.fabric, {}).get(f"{link.a}:{link.a_port}")
+            entry = {"fabric": link.fabric, "port": link.a_port, "leaf": link.b, "leaf_port": link.b_port}
+            if address is not None:
+                entry["address"] = str(address)
+            rails[link.a][link.rail] = entry
+    return rails
+
+
+def _placement(topo: Topology, device: Device) -> HostVars:
+    out: HostVars = {}
+    if device.rack is not None:
+        out["cf_rack"] = device.rack
+        out["cf_row"] = topo.racks[device.rack].row
+    if device.u is not None:
+        out["cf_u"] = device.u
+        out["cf_u_height"] = device.u_height
+    return out
+
+
+def _addresses(device: Device, single: dict[str, dict[str, str]], ports: dict[str, dict[str, dict[str, str]]],
+               inband: str | None, oob: str | None) -> HostVars:
+    """ansible_host (in-band, else out-of-band), the in-band and BMC/management addresses, and every
+    address by network: `cf_addresses` (one per device) and `cf_port_addresses` (one per port)."""
+    own = single.get(device.name, {})
+    out: HostVars = {}
+    host = (own.get(inband) if inband else None) or (own.get(oob) if oob else None)
+    if host:
+        out["ansible_host"] = host
+    if inband and inband in own:
+        out["cf_inband_address"] = own[inband]
+    if oob and oob in own:
+        out["cf_bmc_address" if device.kind == "node" else "cf_oob_address"] = own[oob]
+    if own:
+        out["cf_addresses"] = dict(sorted(own.items()))
+    if device.name in ports:
+        out["cf_port_addresses"] = {net: dict(sorted(p.items())) for net, p in sorted(ports[device.name].items())}
+    return out
+
+
+def _node_vars(valid: ValidBlueprint, topo: Topology, node: Device, rails: dict[int, dict[str, str]]) -> HostVars:
+    server = valid.catalog.require(node.model, Server)
+    out: HostVars = {"cf_kind": "node", "cf_role": node.role, "cf_node_group": node.group, "cf_model": node.model,
+                     **_placement(topo, node)}
+    if node.su is not None:
+        out["cf_su"] = node.su
+    if node.nvlink_domain is not None:
+        out["cf_nvlink_domain"] = node.nvlink_domain
+    out["cf_gpu_model"] = server.gpus.model if server.gpus else None
+    out["cf_gpu_count"] = server.gpus.count if server.gpus else 0
+    out["cf_rails"] = dict(sorted(rails.items()))
+    return out
+
+
+def _switch_vars(topo: Topology, switch: Device) -> HostVars:
+    out: HostVars = {"cf_kind": "switch", "cf_model": switch.model, "cf_fabric": switch.group,
+                     "cf_tier": switch.role, **_placement(topo, switch)}
+    for key in ("rail", "su", "pod", "plane"):
+        value = getattr(switch, key)
+        if value is not None:
+            out[f"cf_{key}"] = value
+    return out
+
+
+def _members(names: list[str]) -> Group:
+    return {"hosts": {name: {} for name in sorted(names)}}
+
+
+def _children(groups: dict[str, Group]) -> Group:
+    return {"children": dict(sorted(groups.items()))}
+
+
+def build_inventory(valid: ValidBlueprint, topo: Topology, rendered: set[str]) -> dict[str, Any]:
+    """The inventory as one nested dict ({'all': {'children': ...}}), in the order it is written.
+
+    `rendered` holds the paths the other families rendered, so the roles only copy files that exist."""
+    blueprint = valid.blueprint
+    names = GroupNames()
+    single, ports = _interfaces(topo)
+    inband, oob = _network_of_kind(valid, "inband"), _network_of_kind(valid, "oob")
+    rails = _rails(valid, topo)
+    nodes = sorted(topo.nodes(), key=lambda d: d.name)
+    switches = sorted((d for d in topo.devices.values() if d.kind == "switch"), key=lambda d: d.name)
+
+    def host_vars(device: Device) -> HostVars:
+        own = (_node_vars(valid, topo, device, rails.get(device.name, {})) if device.kind == "node"
+               else _switch_vars(topo, device))
+        addresses = _addresses(device, single, ports, inband, oob)
+        return {**{k: v for k, v in addresses.items() if k == "ansible_host"}, **own,
+                **{k: v for k, v in addresses.items() if k != "ansible_host"}}
+
+    node_groups: dict[str, Group] = {}
+    gpu_groups: dict[str, Group] = {}
+    for group in sorted(blueprint.node_groups, key=lambda g: g.name):
+        members = [n for n in nodes if n.group == group.name]
+        entry: Group = {"hosts": {n.name: host_vars(n) for n in members}}
+        server = valid.catalog.require(group.model, Server)
+        name = names.name("nodegroup", group.name)
+        if server.gpus:
+            entry = {"vars": install_vars("cf_nccl", nccl_files(group.name, group.model, rendered)), **entry}
+            gpu_groups[name] = {}
+        node_groups[name] = entry
+
+    fabrics: dict[str, Group] = {}
+    for fabric in sorted({s.group for s in switches if s.group}):
+        tiers: dict[str, Group] = {}
+        for tier in sorted({s.role for s in switches if s.group == fabric}):
+            members = [s for s in switches if s.group == fabric and s.role == tier]
+            tiers[names.name("switch", fabric, tier)] = {"hosts": {s.name: host_vars(s) for s in members}}
+        fabrics[names.name("fabric", fabric)] = _children(tiers)
+
+    top: dict[str, Group] = {"nodes": _children(node_groups), "switches": _children(fabrics)}
+    names.name("nodes")
+    names.name("switches")
+    for role in sorted({n.role for n in nodes}):
+        top[names.name("role", role)] = _members([n.name for n in nodes if n.role == role])
+
+    racks: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for device in (*nodes, *switches):
+        if device.rack is not None:
+            racks[topo.racks[device.rack].row][device.rack].append(device.name)
+    for row in sorted(racks):
+        top[names.name("row", row)] = _children({names.name("rack", rack): _members(members)
+                                                 for rack, members in racks[row].items()})
+    for su in sorted({n.su for n in nodes if n.su is not None}):
+        top[names.name("su", su)] = _members([n.name for n in nodes if n.su == su])
+    compute = {name for name, fabric in blueprint.fabrics.items() if fabric.kind == "compute"}
+    rail_leaves = [s for s in switches if s.group in compute and s.role == "leaf" and s.rail is not None]
+    for rail in sorted({s.rail for s in rail_leaves if s.rail is not None}):
+        top[names.name("rail", rail)] = _members([s.name for s in rail_leaves if s.rail == rail])
+    top[names.name("gpu_nodes")] = _children(gpu_groups)
+    if blueprint.slurm is not None:
+        top.update(_slurm_groups(valid, names, rendered))
+    return {"all": {"children": top}}
+
+
+def _slurm_groups(valid: ValidBlueprint, names: GroupNames, rendered: set[str]) -> dict[str, Group]:
+    """slurm (with the files to install), its controllers, and its nodes by partition."""
+    slurm = valid.blueprint.slurm
+    assert slurm is not None
+    hostnames = {g.name: g.hostnames() for g in valid.blueprint.node_groups}
+    partitions = {names.name("slurm_partition", p.name): _members(sorted({h for g in p.node_groups
+                                                                            for h in hostnames[g]}))
+                  for p in slurm.partitions}
+    return {names.name("slurm"): {"vars": install_vars("cf_slurm", slurm_files(valid, rendered)),
+                                  "children": {names.name("slurm_controllers"): _members(slurm.controllers),
+                                               names.name("slurm_nodes"): _children(partitions)}}}
+
+
+def all_vars(valid: ValidBlueprint) -> dict[str, Any]:
+    """group_vars/all.yml: the cluster, its Slurm controllers, where files are installed, and cf_root."""
+    blueprint = valid.blueprint
+    return {
+        "cf_cluster": blueprint.name,
+        "cf_root": "/",
+        "cf_become": True,
+        "cf_slurm_cluster_name": blueprint.slurm.cluster_name if blueprint.slurm else None,
+        "cf_slurm_controllers": list(blueprint.slurm.controllers) if blueprint.slurm else [],
+        "cf_install_paths": {
+            "slurm_dir": paths.SLURM_INSTALL_DIR,
+            "slurm_conf": paths.SLURM_CONF_INSTALLED,
+            "nccl_conf": paths.NCCL_CONF_INSTALLED,
+            "nccl_topology": paths.NCCL_TOPOLOGY_INSTALLED,
+        },
+        "cf_networks": {name: {"kind": fabric.kind, "ipv4_pool": str(fabric.ipv4_pool)}
+                        for name, fabric in sorted(blueprint.fabrics.items())},
+    }

@@ -1,0 +1,71 @@
+"""Escaping for the handoff pack's tables: CSV cells that spreadsheets will not run, Markdown table cells.
+
+Both take any value and return text; both are pure and stable (other renderers rely on them).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from collections.abc import Iterable, Sequence
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n")
+"""What spreadsheets treat as the start of a formula (OWASP CSV injection), after any leading spaces."""
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def csv_cell(value: object) -> str:
+    """A value as one CSV cell, safe to open in a spreadsheet: text that starts (after spaces) with
+    = + - @ or a tab/return is prefixed with a single quote so it is shown, never evaluated.
+    Numbers (int/float) pass unchanged, so negative figures stay numbers. Quoting is the csv module's job."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return _text(value)
+    text = _text(value)
+    if text.lstrip(" ").startswith(FORMULA_PREFIXES):
+        return "'" + text
+    return text
+
+
+def _number(value: float) -> float | int:
+    """400.0 -> 400, so whole numbers print without a trailing '.0'."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A whole CSV file: header plus rows, every cell through csv_cell, non-numeric cells quoted,
+    '\\n' line endings (deterministic across platforms)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
+    writer.writerow([csv_cell(h) for h in header])
+    for row in rows:
+        writer.writerow([_number(value) if isinstance(value, int | float) and not isinstance(value, bool)
+                         else csv_cell(value) for value in row])
+    return buffer.getvalue()
+
+
+def md_cell(value: object) -> str:
+    """A value as one Markdown table cell: HTML-significant characters escaped (& < > "), pipes and
+    backslashes escaped, newlines turned into spaces, so the cell can neither break the table nor
+    inject markup."""
+    text = html.escape(_text(value), quote=True).replace("&#x27;", "'")
+    text = text.replace("\\", "\\\\").replace("|", "\\|")
+    text = " ".join(text.splitlines()) if ("\n" in text or "\r" in text) else text
+    return text.replace("`", "\\`").strip()
+
+
+def md_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A GitHub-flavoured Markdown table, every cell through md_cell."""
+    lines = ["| " + " | ".join(md_cell(h) for h in header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)

@@ -1,0 +1,265 @@
+"""The Ansible family, fed to the real tools: ansible-inventory reads the inventory into the groups the
+topology implies, ansible-playbook accepts site.yml, and a local run installs exactly the rendered files."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import BLUEPRINTS
+
+from clusterforge.catalog import Server
+from clusterforge.expand import expand
+from clusterforge.expand.topology import Device, Topology
+from clusterforge.pipeline import load_valid, render_files
+from clusterforge.render import paths
+from clusterforge.render.context import ansible_name
+from clusterforge.validate import ValidBlueprint
+from clusterforge.writer import write_tree
+
+
+@dataclass
+class Case:
+    valid: ValidBlueprint
+    topo: Topology
+    files: dict[str, str]
+    out: Path
+    work: Path
+
+    @property
+    def inventory(self) -> Path:
+        return self.out / "ansible" / "inventory.yml"
+
+    @cached_property
+    def listing(self) -> dict[str, Any]:
+        """`ansible-inventory --list` of the rendered inventory."""
+        listing: dict[str, Any] = json.loads(ansible(self.work, "ansible-inventory", "-i", str(self.inventory),
+                                                     "--list"))
+        return listing
+
+    def nodes(self) -> list[Device]:
+        return list(self.topo.nodes())
+
+    def switches(self) -> list[Device]:
+        return [d for d in self.topo.devices.values() if d.kind == "switch"]
+
+
+@pytest.fixture(scope="module", params=BLUEPRINTS, ids=[p.stem for p in BLUEPRINTS])
+def case(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Case:
+    valid = load_valid(request.param)
+    topo, _ = expand(valid)
+    files = render_files(valid)
+    work = tmp_path_factory.mktemp(request.param.stem)
+    write_tree(files, work / "out")
+    return Case(valid, topo, files, work / "out", work)
+
+
+def ansible(case_work: Path, *args: str) -> str:
+    """Run an Ansible tool with the traps of this machine closed; fail on a non-zero exit or any warning."""
+    home = case_work / "ansible-home"
+    for sub in ("local", "remote"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    config = home / "ansible.cfg"
+    config.write_text("[defaults]\n", encoding="utf-8")
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "ANSIBLE_CONFIG": str(config), "ANSIBLE_HOME": str(home),
+           "ANSIBLE_LOCAL_TEMP": str(home / "local"), "ANSIBLE_REMOTE_TEMP": str(home / "remote"),
+           "ANSIBLE_INVENTORY_UNPARSED_FAILED": "1", "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "1",
+           "ANSIBLE_INVENTORY_ENABLED": "yaml", "ANSIBLE_DUPLICATE_YAML_DICT_KEY": "error",
+           "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0"}
+    proc = subprocess.run(list(args), env=env, capture_output=True, text=True, timeout=300, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{' '.join(args)} exited {proc.returncode}:\n{output}"
+    assert "WARNING" not in output, f"{' '.join(args)} warned:\n{output}"
+    return proc.stdout
+
+
+# --- what the topology says each group holds ------------------------------------------------------
+def gpu_nodes(case: Case) -> set[str]:
+    return {n.name for n in case.nodes() if case.valid.catalog.require(n.model, Server).gpus}
+
+
+def slurm_members(case: Case) -> tuple[set[str], set[str]]:
+    slurm = case.valid.blueprint.slurm
+    if slurm is None:
+        return set(), set()
+    in_groups = {g for p in slurm.partitions for g in p.node_groups}
+    return set(slurm.controllers), {n.name for n in case.nodes() if n.group in in_groups}
+
+
+def expected_groups(case: Case) -> dict[str, set[str]]:
+    nodes, switches = case.nodes(), case.switches()
+    hosts = [*nodes, *switches]
+    groups: dict[str, set[str]] = {"nodes": {n.name for n in nodes}, "switches": {s.name for s in switches},
+                                   "gpu_nodes": gpu_nodes(case)}
+    for n in nodes:
+        groups.setdefault(ansible_name(f"role_{n.role}"), set()).add(n.name)
+        groups.setdefault(ansible_name(f"nodegroup_{n.group}"), set()).add(n.name)
+        if n.su is not None:
+            groups.setdefault(f"su_{n.su}", set()).add(n.name)
+    for d in hosts:
+        assert d.rack is not None
+        groups.setdefault(ansible_name(f"rack_{d.rack}"), set()).add(d.name)
+        groups.setdefault(ansible_name(f"row_{case.topo.racks[d.rack].row}"), set()).add(d.name)
+    compute = {name for name, f in case.valid.blueprint.fabrics.items() if f.kind == "compute"}
+    for s in switches:
+        groups.setdefault(ansible_name(f"fabric_{s.group}"), set()).add(s.name)
+        groups.setdefault(ansible_name(f"switch_{s.group}_{s.role}"), set()).add(s.name)
+        if s.group in compute and s.role == "leaf" and s.rail is not None:
+            groups.setdefault(f"rail_{s.rail}", set()).add(s.name)
+    controllers, partition_nodes = slurm_members(case)
+    if case.valid.blueprint.slurm is not None:
+        groups.update({"slurm_controllers": controllers, "slurm_nodes": partition_nodes,
+                       "slurm": controllers | partition_nodes})
+        for p in case.valid.blueprint.slurm.partitions:
+            groups[ansible_name(f"slurm_partition_{p.name}")] = {n.name for n in nodes if n.group in p.node_groups}
+    return groups
+
+
+def members(listing: dict[str, Any], group: str) -> set[str]:
+    """Every host of `group` in `ansible-inventory --list` output, through its children."""
+    entry = listing.get(group, {})
+    found = set(entry.get("hosts", []))
+    for child in entry.get("children", []):
+        found |= members(listing, child)
+    return found
+
+
+def expected_installs(case: Case, host: str) -> dict[str, str]:
+    """Installed path -> rendered path for `host`, decided from paths.py and what was rendered."""
+    controllers, partition_nodes = slurm_members(case)
+    wanted: dict[str, str] = {}
+    if host in controllers | partition_nodes:
+        wanted.update({paths.SLURM_CONF_INSTALLED: paths.SLURM_CONF,
+                       f"{paths.SLURM_INSTALL_DIR}/gres.conf": paths.SLURM_GRES,
+                       f"{paths.SLURM_INSTALL_DIR}/topology.conf": paths.SLURM_TOPOLOGY})
+    if host in gpu_nodes(case):
+        device = case.topo.devices[host]
+        assert device.group is not None
+        wanted.update({paths.NCCL_CONF_INSTALLED: paths.nccl_conf(device.group),
+                       paths.NCCL_TOPOLOGY_INSTALLED: paths.nccl_topology(device.model)})
+    return {dest: src for dest, src in wanted.items() if src in case.files}
+
+
+# --- tests ----------------------------------------------------------------------------------------
+def test_inventory_list_matches_topology(case: Case) -> None:
+    listing = case.listing
+    hostvars = listing["_meta"]["hostvars"]
+    assert set(hostvars) == {d.name for d in (*case.nodes(), *case.switches())}
+    assert members(listing, "all") == set(hostvars)
+    expected = expected_groups(case)
+    actual = {g: members(listing, g) for g in listing if g not in ("_meta", "all", "ungrouped")}
+    assert actual == expected
+    assert not members(listing, "ungrouped")
+    # per rack, the inventory holds exactly the topology's nodes and switches
+    racks = {r: len([d for d in case.topo.nodes_in_rack(r) if d.kind in ("node", "switch")]) for r in case.topo.racks}
+    assert {r: len(actual.get(ansible_name(f"rack_{r}"), ())) for r in racks} == racks
+    assert all(name.isidentifier() for name in actual), sorted(actual)
+
+
+def test_inventory_host_vars(case: Case) -> None:
+    hostvars = case.listing["_meta"]["hostvars"]
+    fabrics = case.valid.blueprint.fabrics
+    inband = next(n for n, f in fabrics.items() if f.kind == "inband")
+    oob = next(n for n, f in fabrics.items() if f.kind == "oob")
+    compute = next(n for n, f in fabrics.items() if f.kind == "compute")
+    for name, host in hostvars.items():
+        device = case.topo.devices[name]
+        assert device.rack is not None
+        assert (host["cf_rack"], host["cf_row"], host["cf_u"]) == (device.rack, case.topo.racks[device.rack].row,
+                                                                   device.u)
+        assert host["cf_root"] == "/" and host["cf_cluster"] == case.valid.blueprint.name
+        addresses = {net: {k: str(a) for k, a in by_key.items() if k.partition(":")[0] == name}
+                     for net, by_key in case.topo.addresses.items()}
+        assert host["ansible_host"] == (addresses[inband].get(name) or addresses[oob][name])
+        for net, by_key in addresses.items():
+            for key, address in by_key.items():
+                port = key.partition(":")[2]
+                assert (host["cf_port_addresses"][net][port] if port else host["cf_addresses"][net]) == address
+        if device.kind == "switch":
+            assert (host["cf_fabric"], host["cf_tier"]) == (device.group, device.role)
+            continue
+        server = case.valid.catalog.require(device.model, Server)
+        assert host["cf_gpu_count"] == (server.gpus.count if server.gpus else 0)
+        assert host["cf_gpu_model"] == (server.gpus.model if server.gpus else None)
+        rails = {str(link.rail): {"fabric": compute, "port": link.a_port, "leaf": link.b, "leaf_port": link.b_port,
+                                  "address": addresses[compute][f"{name}:{link.a_port}"]}
+                 for link in case.topo.links_of(name)
+                 if link.a == name and link.fabric == compute and link.tier == "node-leaf" and link.rail is not None}
+        assert host["cf_rails"] == rails
+        for rail, entry in rails.items():
+            assert case.topo.leaf_of(name, compute, int(rail)) == [entry["leaf"]]
+
+
+def test_inventory_graph(case: Case) -> None:
+    graph = ansible(case.work, "ansible-inventory", "-i", str(case.inventory), "--graph")
+    lines = [line.strip(" |-") for line in graph.splitlines()]
+    assert {line for line in lines if not line.startswith("@")} == {
+        d.name for d in (*case.nodes(), *case.switches())}
+    assert {line[1:].rstrip(":") for line in lines if line.startswith("@")} >= {"all", *expected_groups(case)}
+
+
+def test_playbook_syntax(case: Case) -> None:
+    ansible(case.work, "ansible-playbook", "-i", str(case.inventory), "--syntax-check",
+            str(case.out / "ansible" / "site.yml"))
+
+
+def sample_hosts(case: Case) -> list[str]:
+    """A controller, the first node of every group (GPU, login, storage, ...) and a switch."""
+    controllers, _ = slurm_members(case)
+    firsts = {n.group: n.name for n in sorted(case.nodes(), key=lambda d: d.name, reverse=True)}
+    return sorted({*sorted(controllers)[:1], *firsts.values(), min(s.name for s in case.switches())})
+
+
+IDEMPOTENCE_CASE = "h200-training-pod"
+"""The blueprint whose playbook runs twice, the second run changing nothing (once is enough: each local
+module run costs about a second on a 2-core machine)."""
+
+
+def test_playbook_installs_rendered_files(case: Case) -> None:
+    root = case.work / "root"
+    hosts = sample_hosts(case)
+    extra = {"ansible_connection": "local", "ansible_host": "127.0.0.1", "ansible_python_interpreter": sys.executable,
+             "cf_become": False, "cf_root": f"{root}/{{{{ inventory_hostname }}}}"}
+    command = ["ansible-playbook", "-i", str(case.inventory), "-c", "local", "--limit", ",".join(hosts),
+               "-e", json.dumps(extra), str(case.out / "ansible" / "site.yml")]
+    first = ansible(case.work, *command)
+    assert "UNREACHABLE" not in first
+    listing = case.listing
+    slurm_rendered = any(p.startswith("slurm/") for p in case.files)
+    controllers, partition_nodes = slurm_members(case)
+    for host in hosts:
+        expected = expected_installs(case, host)
+        installed = {f"/{p.relative_to(root / host)}": p.read_text(encoding="utf-8")
+                     for p in sorted((root / host).rglob("*")) if p.is_file()}
+        assert installed == {dest: case.files[src] for dest, src in expected.items()}, host
+        host_vars = listing["_meta"]["hostvars"][host]
+        listed = [*host_vars.get("cf_slurm_files", []), *host_vars.get("cf_nccl_files", [])]
+        assert {f"/{f['dest']}": f["src"] for f in listed} == expected, host
+        dirs = [*host_vars.get("cf_slurm_dirs", []), *host_vars.get("cf_nccl_dirs", [])]
+        assert {str(Path(dest).parent).lstrip("/") for dest in expected} == set(dirs), host
+        if slurm_rendered and host in controllers | partition_nodes:
+            assert paths.SLURM_CONF_INSTALLED in installed, host
+    if case.valid.blueprint.name != IDEMPOTENCE_CASE:
+        return
+    second = ansible(case.work, *command)
+    changed = re.findall(r"changed=(\d+)", second)
+    assert changed and set(changed) == {"0"}, second
+
+
+def test_tool_traps_are_closed(tmp_path: Path) -> None:
+    """The helper fails on an inventory ansible-inventory would otherwise accept with exit 0."""
+    broken = tmp_path / "inventory.yml"
+    broken.write_text("all:\n  hosts:\n    a: {}\n  hosts:\n    b: {}\n", encoding="utf-8")
+    with pytest.raises(AssertionError):
+        ansible(tmp_path, "ansible-inventory", "-i", str(broken), "--list")
+    broken.write_text("all:\n  hosts: [a, b\n", encoding="utf-8")
+    with pytest.raises(AssertionError):
+        ansible(tmp_path, "ansible-inventory", "-i", str(broken), "--list")

@@ -1,0 +1,272 @@
+"""The handoff pack's tables: handoff/cabling.csv, handoff/cabling.md and handoff/bom.csv.
+
+Every cable once, every port at most once, BOM totals that reconcile with the topology, hand-computed
+cable lengths, and blueprint text that cannot break (or run code in) a spreadsheet or a Markdown table.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import re
+from collections import Counter
+from functools import cache
+from pathlib import Path
+
+import pytest
+from factories import dgx_blueprint
+from helpers import BLUEPRINTS
+
+from clusterforge.catalog.models import CableMedia, Sourced
+from clusterforge.expand import expand
+from clusterforge.expand.cabling import END_ALLOWANCE_M, TRAY_RISE_M, U_METRES, run_length_m
+from clusterforge.expand.topology import Topology
+from clusterforge.pipeline import load_valid
+from clusterforge.plan import cables as plan_cables
+from clusterforge.render import cabling as cabling_module
+from clusterforge.render.bom import BOM_CSV, render_bom
+from clusterforge.render.cabling import CABLING_CSV, CABLING_MD, render_cabling
+from clusterforge.render.context import RenderContext
+from clusterforge.render.escape import csv_cell, md_cell
+from clusterforge.validate import ValidBlueprint
+
+EXAMPLES = [p.stem for p in BLUEPRINTS]
+INJECTION = "=cmd|' /C calc'!A0"
+MARKUP = "<b>|x</b> & `y`\nsecond | line"
+
+
+def render_handoff(valid: ValidBlueprint) -> tuple[Topology, dict[str, str]]:
+    """Only the two families under test, straight from the Topology (other renderers are not involved)."""
+    topo, findings = expand(valid)
+    ctx = RenderContext(valid, topo, findings)
+    return topo, {**render_cabling(ctx), **render_bom(ctx)}
+
+
+@cache
+def example(name: str) -> tuple[Topology, dict[str, str]]:
+    return render_handoff(load_valid(Path("blueprints") / f"{name}.yaml"))
+
+
+def read_csv(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def cable_table(name: str) -> list[dict[str, str]]:
+    return read_csv(example(name)[1][CABLING_CSV])
+
+
+def bom_table(name: str) -> list[dict[str, str]]:
+    return read_csv(example(name)[1][BOM_CSV])
+
+
+# --- every cable once --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_one_row_per_link_and_no_cable_twice(name: str) -> None:
+    topo, _ = example(name)
+    rows = cable_table(name)
+    assert len(rows) == len(topo.links) > 0
+    assert len({r["label"] for r in rows}) == len(rows)
+    pairs = [frozenset({(r["a_device"], r["a_port"]), (r["b_device"], r["b_port"])}) for r in rows]
+    assert len(set(pairs)) == len(pairs), "a cable appears twice (in either direction)"
+    ends = Counter(end for r in rows for end in ((r["a_device"], r["a_port"]), (r["b_device"], r["b_port"])))
+    assert ends.most_common(1)[0][1] == 1, f"a port carries two cables: {ends.most_common(1)}"
+    # and the rows are exactly the topology's links
+    expected = {frozenset({(link.a, link.a_port), (link.b, link.b_port)}) for link in topo.links}
+    assert set(pairs) == expected
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_rows_carry_the_topology_positions(name: str) -> None:
+    topo, _ = example(name)
+    for r in cable_table(name):
+        for side in ("a", "b"):
+            device = topo.devices[r[f"{side}_device"]]
+            assert r[f"{side}_rack"] == (device.rack or "")
+            assert r[f"{side}_u"] == str(device.u)
+            assert r[f"{side}_row"] == topo.racks[device.rack].row if device.rack else True
+        assert float(r["length_class_m"]) >= float(r["run_length_m"])
+        assert (r["a_transceiver"] != "") == (r["media"] in {"MMF", "SMF"})
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_order_and_labels_do_not_depend_on_link_order(name: str) -> None:
+    valid = load_valid(Path("blueprints") / f"{name}.yaml")
+    topo, findings = expand(valid)
+    first = render_cabling(RenderContext(valid, topo, findings))
+    topo.links.reverse()
+    second = render_cabling(RenderContext(valid, topo, findings))
+    assert first == second
+    labels = [r["label"] for r in read_csv(first[CABLING_CSV])]
+    fabric = labels[0].rsplit("-", 1)[0]
+    assert labels[0] == f"{fabric}-00001"
+
+
+# --- the bill of materials reconciles ---------------------------------------------------------------
+
+def _quantities(rows: list[dict[str, str]], category: str) -> Counter[str]:
+    out: Counter[str] = Counter()
+    for r in rows:
+        if r["category"] == category:
+            out[r["item"]] += int(r["quantity"])
+    return out
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_bom_cables_match_cabling_and_plan(name: str) -> None:
+    topo, _ = example(name)
+    bom, cables = bom_table(name), cable_table(name)
+    cable_lines = [r for r in bom if r["category"] == "cable"]
+    assert sum(int(r["quantity"]) for r in cable_lines) == sum(1 for r in cables if r["media"]) == sum(
+        1 for link in topo.links if link.media)
+    # by media label and ordered length, exactly as `clusterforge plan` counts them
+    catalog = load_valid(Path("blueprints") / f"{name}.yaml").catalog
+    got: Counter[tuple[str, str]] = Counter()
+    for r in cable_lines:
+        media = catalog.entries[r["item"]]
+        assert isinstance(media, CableMedia)
+        length = r["description"].rsplit(", ", 1)[1].removesuffix(" m")
+        got[(media.label, length)] += int(r["quantity"])
+    expected = Counter({(label, length): n for label, by_length in plan_cables(topo).items()
+                        for length, n in by_length.items()})
+    assert got == expected
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_bom_devices_racks_and_pdus_match_topology(name: str) -> None:
+    topo, _ = example(name)
+    bom = bom_table(name)
+    devices: Counter[str] = Counter()
+    for category in ("server", "switch", "equipment", "built-in equipment"):
+        devices += _quantities(bom, category)
+    assert devices == Counter(d.model for d in topo.devices.values())
+    assert _quantities(bom, "rack") == Counter(r.type_key for r in topo.racks.values())
+    assert sum(_quantities(bom, "pdu").values()) == sum(r.rack_type.feeds for r in topo.racks.values())
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_transceivers_two_per_optical_link(name: str) -> None:
+    bom, cables = bom_table(name), cable_table(name)
+    optical = [r for r in cables if r["media"] in {"MMF", "SMF"}]
+    lines = [r for r in bom if r["category"] == "transceiver"]
+    assert optical, "the examples all have optical links"
+    assert sum(int(r["link_ends"]) for r in lines) == 2 * len(optical)
+    # modules: one per occupied cage (ib3/1 and ib3/2 share ib3; swp1s0..s3 share swp1)
+    cages = {(r[f"{s}_device"], re.sub(r"(\d)(/\d+|s\d+)$", r"\1", r[f"{s}_port"])) for r in optical for s in "ab"}
+    assert sum(int(r["quantity"]) for r in lines) == len(cages)
+    for r in lines:
+        assert int(r["quantity"]) <= int(r["link_ends"])
+
+
+def test_synthetic_three_tier_cluster_reconciles() -> None:
+    topo, files = render_handoff(dgx_blueprint(96, tiers=3, scalable_unit=8))
+    rows = read_csv(files[CABLING_CSV])
+    bom = read_csv(files[BOM_CSV])
+    assert len(rows) == len(topo.links)
+    assert {r["tier"] for r in rows} >= {"node-leaf", "leaf-spine", "spine-core"}
+    assert sum(int(r["quantity"]) for r in bom if r["category"] == "cable") == len(topo.links)
+    optical = sum(1 for r in rows if r["media"] in {"MMF", "SMF"})
+    assert sum(int(r["link_ends"]) for r in bom if r["category"] == "transceiver") == 2 * optical
+
+
+# --- lengths, by hand -------------------------------------------------------------------------------
+
+def _row(name: str, a: str, a_port: str) -> dict[str, str]:
+    return next(r for r in cable_table(name) if (r["a_device"], r["a_port"]) == (a, a_port))
+
+
+def test_same_rack_length() -> None:
+    # l40s-inference: inf001 (4U) at U1 of R01, centre 2 U up; oob-sw001 (1U) at U41, centre 40.5 U up.
+    # Vertical 38.5 U x 0.04445 = 1.711 m, + 0.5 m in-rack at each end + 1.0 m slack = 3.71 m.
+    # 1G BMC on RJ45: Cat6a, ordered at the next class up from 3.71 m: 5 m (classes ..., 3, 5, ...).
+    row = _row("l40s-inference", "inf001", "bmc")
+    assert (row["b_device"], row["a_rack"], row["b_rack"]) == ("oob-sw001", "R01", "R01")
+    assert float(row["run_length_m"]) == pytest.approx(3.71)
+    assert (row["media"], row["length_class_m"]) == ("Cat6a", "5")
+    assert round(38.5 * U_METRES + 2 * END_ALLOWANCE_M + 1.0, 2) == 3.71
+
+
+def test_same_row_length() -> None:
+    # l40s-inference: inf001 (4U, U1, centre 2 U) in R01 to compute-leaf001 (2U, U40, centre 40 U) in R03,
+    # 42U racks two positions apart at 0.6 m pitch: up (42-2) U = 1.778 m, down (42-40) U = 0.089 m,
+    # 2 x 0.3 m tray rise, 2 x 0.6 m along the row, 2 x 0.5 m ends, 1.0 m slack = 5.67 m.
+    # 200G QSFP112 to OSFP: DAC reaches 3 m, ACC 3 m, AOC has no OSFP, so MMF; 5.67 m orders 7 m.
+    row = _row("l40s-inference", "inf001", "ens1")
+    assert (row["b_device"], row["b_rack"]) == ("compute-leaf001", "R03")
+    assert float(row["run_length_m"]) == pytest.approx(5.67)
+    assert (row["media"], row["length_class_m"]) == ("MMF", "7")
+    assert row["a_transceiver"] == "200G QSFP112 SR2"
+    assert row["label"] == "compute-00001"
+
+
+def test_across_rows_length() -> None:
+    # h200-training-pod: gpu001 (8U, U1, centre 4 U) in A01 (row A, index 0) to compute-leaf001 (1U, U41,
+    # centre 40.5 U) in N01 (row N, index 2), both first in their row: up 38 U, down 1.5 U (39.5 U = 1.756 m),
+    # 0.6 m tray rise, 2 rows x 2.4 m pitch = 4.8 m, 1.0 m ends, 1.0 m slack = 9.16 m.
+    # 400G OSFP both ends: DAC 2 m, ACC 3 m too short, AOC has no OSFP: MMF, ordered at 10 m.
+    topo, _ = example("h200-training-pod")
+    row = _row("h200-training-pod", "gpu001", "ib1")
+    assert (row["a_rack"], row["b_rack"], row["b_row"]) == ("A01", "N01", "N")
+    assert float(row["run_length_m"]) == pytest.approx(9.16)
+    assert (row["media"], row["length_class_m"]) == ("MMF", "10")
+    gpu, leaf = topo.devices["gpu001"], topo.devices["compute-leaf001"]
+    by_hand = 39.5 * U_METRES + 2 * TRAY_RISE_M + 2 * 2.4 + 2 * END_ALLOWANCE_M + 1.0
+    assert run_length_m(gpu, leaf, topo.racks["A01"], topo.racks["N01"], 0.6, 2.4, 1.0) == round(by_hand, 2)
+    assert row["b_transceiver"] == "800G OSFP 2x400G SR4 (twin-port)"
+
+
+# --- hostile text -----------------------------------------------------------------------------------
+
+def test_escape_helpers() -> None:
+    for dangerous in (INJECTION, "+1+1", "-2+3", "@SUM(A1)", " =1", "\t=1"):
+        assert csv_cell(dangerous).startswith("'")
+    assert csv_cell("gpu001") == "gpu001"
+    assert csv_cell(-1.5) == "-1.5"
+    cell = md_cell(MARKUP)
+    assert "<" not in cell and "\n" not in cell
+    assert re.search(r"(?<!\\)\|", cell) is None
+
+
+def _hostile() -> ValidBlueprint:
+    valid = load_valid(Path("blueprints/l40s-inference.yaml"))
+    bp = valid.blueprint
+    site = bp.site.model_copy(update={"name": INJECTION, "location": MARKUP})
+    hostile = bp.model_copy(update={"site": site, "description": MARKUP})
+    entries = dict(valid.catalog.entries)
+    server = entries["generic/l40s-4u-8gpu"]
+    assert isinstance(server, Sourced)
+    entries["generic/l40s-4u-8gpu"] = server.model_copy(update={"name": INJECTION, "vendor": "@evil|<i>"})
+    catalog = dataclasses.replace(valid.catalog, entries=entries)
+    return dataclasses.replace(valid, blueprint=hostile, catalog=catalog)
+
+
+def test_hostile_text_cannot_break_csv_or_markdown() -> None:
+    _, files = render_handoff(_hostile())
+    bom = read_csv(files[BOM_CSV])
+    assert all(len(r) == 6 and None not in r for r in bom)
+    server = next(r for r in bom if r["item"] == "generic/l40s-4u-8gpu")
+    assert server["description"] == "'@evil|<i> " + INJECTION
+    assert server["quantity"] == "8"
+    for text in (files[BOM_CSV], files[CABLING_CSV]):
+        for row in csv.reader(io.StringIO(text)):
+            assert not any(cell.lstrip(" ").startswith(("=", "+", "-", "@")) for cell in row), row
+    md = files[CABLING_MD]
+    assert "<b>" not in md and "<i>" not in md
+    assert "&lt;b&gt;\\|x&lt;/b&gt;" in md
+    for line in md.splitlines():
+        if line.startswith("|"):
+            cells = re.split(r"(?<!\\)\|", line)[1:-1]
+            header_cells = len(cells)
+            assert header_cells in {3, 4, len(cabling_module.MD_HEADER)}, line
+    assert INJECTION.replace("|", "\\|") in md  # printed, escaped, not dropped
+
+
+def test_markdown_keeps_summaries_only_for_huge_clusters(monkeypatch: pytest.MonkeyPatch) -> None:
+    _, files = example("l40s-inference")
+    assert "compute-00001" in files[CABLING_MD]
+    monkeypatch.setattr(cabling_module, "MD_CABLE_LIMIT", 10)
+    _, small = render_handoff(load_valid(Path("blueprints/l40s-inference.yaml")))
+    assert "compute-00001" not in small[CABLING_MD]
+    assert "more than 10: this view keeps the summaries only" in small[CABLING_MD]
+    assert small[CABLING_CSV] == files[CABLING_CSV]  # the CSV stays complete
