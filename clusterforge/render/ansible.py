@@ -6,10 +6,11 @@ The roles only copy: every host's list of files (source in the output folder, de
 
 from __future__ import annotations
 
+from ..validate import ValidBlueprint
 from .ansible_model import all_vars, build_inventory
 from .context import RenderContext
-from .nccl import render_nccl
-from .slurm import render_slurm
+from .nccl import nccl_groups
+from .slurm import slurm_paths
 
 # Files of the family that are the same for every blueprint: template -> output path.
 STATIC = {
@@ -19,15 +20,12 @@ STATIC = {
 }
 
 
-def installable_paths(ctx: RenderContext) -> set[str]:
-    """What the Slurm and NCCL families render for this blueprint, so no role copies a file that does
-    not exist. A failure here is left for that family's own turn in `render()` to report."""
-    rendered: set[str] = set()
-    for renderer in (render_slurm, render_nccl):
-        try:
-            rendered.update(renderer(ctx))
-        except Exception:  # reported, under the right family name, when that family runs
-            continue
+def installable_paths(valid: ValidBlueprint) -> set[str]:
+    """What the Slurm and NCCL families render for this blueprint, from their own plans, so no role copies
+    a file that does not exist (the consistency check proves it on the combined output)."""
+    rendered = set(slurm_paths(valid))
+    for entry in nccl_groups(valid):
+        rendered.update(p for p in (entry.conf, entry.topology) if p is not None)
     return rendered
 
 
@@ -35,7 +33,7 @@ def render_ansible(ctx: RenderContext) -> dict[str, str]:
     model = {"cluster": ctx.valid.blueprint.name}
     files = {
         "ansible/inventory.yml": ctx.render("ansible/inventory.yml.j2", {
-            **model, "inventory": build_inventory(ctx.valid, ctx.topo, installable_paths(ctx))}),
+            **model, "inventory": build_inventory(ctx.valid, ctx.topo, installable_paths(ctx.valid))}),
         "ansible/group_vars/all.yml": ctx.render("ansible/group_vars/all.yml.j2", {
             **model, "vars": all_vars(ctx.valid)}),
     }

@@ -1,11 +1,224 @@
-"""Cross-checks of the rendered files: host names, counts and addresses agree across families."""
+"""Cross-checks of the rendered files: host names, counts and addresses agree across families.
+
+Runs on every render over the text the renderers wrote (so a site's template override that drops a host or
+changes an address is caught too), and compares each family with the topology it was rendered from:
+
+- ansible/inventory.yml: every node of the topology is a host under `nodes`, every host is a device of the
+  topology, and each host's addresses are the topology's; every file a role copies was rendered.
+- slurm/slurm.conf: the nodes are those of the partitions' node groups, partitions name only known nodes,
+  and each controller's address is its in-band address; the inventory's slurm groups list the same hosts.
+- slurm/gres.conf: exactly the GPU nodes, each with its model's GPU count.
+- slurm/topology.conf: every Slurm node sits under exactly one leaf switch (tree) or at most one block.
+- nccl/: each GPU node group on a compute fabric has its nccl.conf, NCCL_IB_HCA lists one device per
+  compute port (the rails in the inventory), and the model's topology file holds the same GPUs and NICs.
+"""
 
 from __future__ import annotations
 
-from ..errors import Finding
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import hostlist
+import yaml
+
+from ..catalog import Server
+from ..errors import Finding, Severity
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
+from . import paths
+from .nccl import nccl_groups
+
+INVENTORY = "ansible/inventory.yml"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_KEY = re.compile(r"(\w+)=(\S+)")
 
 
 def consistency_findings(valid: ValidBlueprint, topo: Topology, files: dict[str, str]) -> list[Finding]:
-    return []
+    top = _inventory(files)
+    problems = [*_inventory_problems(topo, files, top), *_slurm_problems(valid, topo, files, top),
+                *_nccl_problems(valid, topo, files, top)]
+    return [Finding("CF-RENDER-002", Severity.ERROR, f"rendered files disagree: {p}",
+                    hint="a template override or a renderer dropped or changed something; "
+                         "render without --templates to compare") for p in problems]
+
+
+def _names(text: str) -> list[str]:
+    return list(hostlist.expand_hostlist(text))
+
+
+def _sample(names: set[str]) -> str:
+    shown = sorted(names)[:5]
+    return ", ".join(shown) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def _differ(what: str, expected: set[str], found: set[str]) -> Iterator[str]:
+    if missing := expected - found:
+        yield f"{what} lacks {len(missing)} expected: {_sample(missing)}"
+    if extra := found - expected:
+        yield f"{what} has {len(extra)} unexpected: {_sample(extra)}"
+
+
+# --- Ansible ---------------------------------------------------------------------------------------------
+def _hosts(group: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Every host under an inventory group, with the vars written at it (the last non-empty wins)."""
+    if not group:
+        return {}
+    found = {name: dict(values or {}) for name, values in (group.get("hosts") or {}).items()}
+    for child in (group.get("children") or {}).values():
+        for name, values in _hosts(child).items():
+            if values or name not in found:
+                found[name] = values
+    return found
+
+
+def _group_vars(group: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
+    if not group:
+        return
+    yield group.get("vars") or {}
+    for child in (group.get("children") or {}).values():
+        yield from _group_vars(child)
+
+
+def _inventory(files: dict[str, str]) -> dict[str, Any] | None:
+    text = files.get(INVENTORY)
+    return None if text is None else yaml.load(text, Loader=_LOADER)["all"]["children"]
+
+
+def _inventory_problems(topo: Topology, files: dict[str, str], top: dict[str, Any] | None) -> Iterator[str]:
+    if top is None:
+        return
+    nodes = _hosts(top.get("nodes"))
+    yield from _differ(f"{INVENTORY} group nodes", {n.name for n in topo.nodes()}, set(nodes))
+    hosts = {**nodes, **_hosts(top.get("switches"))}
+    yield from _differ(f"{INVENTORY} hosts vs topology devices", set(hosts) & set(topo.devices), set(hosts))
+    for name, host_vars in sorted(hosts.items()):
+        own = {str(a) for network in topo.addresses.values() for a in ([network[name]] if name in network else [])}
+        if "ansible_host" in host_vars and host_vars["ansible_host"] not in own:
+            yield f"{INVENTORY}: {name} has ansible_host {host_vars['ansible_host']}, not one of its addresses"
+        for network, address in sorted((host_vars.get("cf_addresses") or {}).items()):
+            real = topo.addresses.get(network, {}).get(name)
+            if real is None or str(real) != address:
+                yield f"{INVENTORY}: {name} has {network} address {address}, the topology {real}"
+    for group_vars in _group_vars({"children": top}):
+        for key, value in sorted(group_vars.items()):
+            if key.startswith("cf_") and key.endswith("_files"):
+                for entry in value:
+                    if entry["src"] not in files:
+                        yield f"{INVENTORY}: {key} copies {entry['src']}, which was not rendered"
+
+
+# --- Slurm -----------------------------------------------------------------------------------------------
+def _lines(text: str, keyword: str) -> Iterator[dict[str, str]]:
+    for line in text.splitlines():
+        if line.startswith(f"{keyword}="):
+            yield dict(_KEY.findall(line))
+
+
+def _slurm_problems(valid: ValidBlueprint, topo: Topology, files: dict[str, str], top: dict[str, Any] | None,
+                    ) -> Iterator[str]:
+    slurm = valid.blueprint.slurm
+    conf = files.get(paths.SLURM_CONF)
+    if slurm is None or conf is None:
+        return
+    groups = {g for p in slurm.partitions for g in p.node_groups}
+    expected = {n.name for n in topo.nodes() if n.group in groups}
+    node_lines = list(_lines(conf, "NodeName"))
+    defined = Counter(name for line in node_lines for name in _names(line["NodeName"]))
+    yield from _differ(f"{paths.SLURM_CONF} NodeName", expected, set(defined))
+    if twice := {n for n, count in defined.items() if count > 1}:
+        yield f"{paths.SLURM_CONF} defines {len(twice)} nodes twice: {_sample(twice)}"
+    for line in _lines(conf, "PartitionName"):
+        if unknown := set(_names(line["Nodes"])) - set(defined):
+            yield f"{paths.SLURM_CONF} partition {line['PartitionName']} names unknown nodes: {_sample(unknown)}"
+    yield from _controller_problems(valid, topo, conf)
+    if top is not None:
+        children = (top.get("slurm") or {}).get("children") or {}
+        yield from _differ(f"{INVENTORY} group slurm_nodes", set(defined), set(_hosts(children.get("slurm_nodes"))))
+        yield from _differ(f"{INVENTORY} group slurm_controllers", set(slurm.controllers),
+                           set(_hosts(children.get("slurm_controllers"))))
+    yield from _gres_problems(valid, topo, files, set(defined))
+    yield from _topology_problems(slurm.topology, files, set(defined))
+
+
+def _controller_problems(valid: ValidBlueprint, topo: Topology, conf: str) -> Iterator[str]:
+    inband = next((n for n, f in valid.blueprint.fabrics.items() if f.kind == "inband"), None)
+    for line in conf.splitlines():
+        if match := re.fullmatch(r"SlurmctldHost=([^(\s]+)(?:\(([^)]*)\))?", line):
+            name, address = match.groups()
+            real = topo.addresses.get(inband, {}).get(name) if inband else None
+            if (str(real) if real else None) != address:
+                yield f"{paths.SLURM_CONF}: controller {name} has address {address}, the topology {real}"
+
+
+def _gres_problems(valid: ValidBlueprint, topo: Topology, files: dict[str, str], slurm_nodes: set[str],
+                   ) -> Iterator[str]:
+    gpus: dict[str, int] = {}
+    for node in topo.nodes():
+        server = valid.catalog.require(node.model, Server)
+        if node.name in slurm_nodes and server.gpus is not None:
+            gpus[node.name] = server.gpus.count
+    text = files.get(paths.SLURM_GRES)
+    if text is None:
+        if gpus:
+            yield f"{paths.SLURM_GRES} is missing, though {len(gpus)} Slurm nodes have GPUs"
+        return
+    devices: Counter[str] = Counter()
+    for line in _lines(text, "NodeName"):
+        for name in _names(line["NodeName"]):
+            devices[name] += len(_names(line["File"])) if "File" in line else int(line.get("Count", "0"))
+    yield from _differ(f"{paths.SLURM_GRES} NodeName", set(gpus), set(devices))
+    if wrong := {n for n in set(gpus) & set(devices) if gpus[n] != devices[n]}:
+        yield f"{paths.SLURM_GRES} gives nodes other GPU counts than their model: {_sample(wrong)}"
+
+
+def _topology_problems(mode: str, files: dict[str, str], slurm_nodes: set[str]) -> Iterator[str]:
+    text = files.get(paths.SLURM_TOPOLOGY)
+    if mode == "none" or text is None:
+        if mode != "none":
+            yield f"{paths.SLURM_TOPOLOGY} is missing, though the blueprint asks for topology {mode}"
+        return
+    keyword = "SwitchName" if mode == "tree" else "BlockName"
+    placed = Counter(name for line in _lines(text, keyword) if "Nodes" in line for name in _names(line["Nodes"]))
+    if mode == "tree":
+        yield from _differ(f"{paths.SLURM_TOPOLOGY} leaf switches", slurm_nodes, set(placed))
+    elif unknown := set(placed) - slurm_nodes:
+        yield f"{paths.SLURM_TOPOLOGY} blocks name unknown nodes: {_sample(unknown)}"
+    if twice := {n for n, count in placed.items() if count > 1}:
+        yield f"{paths.SLURM_TOPOLOGY} places {len(twice)} nodes twice: {_sample(twice)}"
+
+
+# --- NCCL ------------------------------------------------------------------------------------------------
+def _nccl_problems(valid: ValidBlueprint, topo: Topology, files: dict[str, str], top: dict[str, Any] | None,
+                   ) -> Iterator[str]:
+    node_vars = _hosts(top.get("nodes")) if top is not None else {}
+    for entry in nccl_groups(valid):
+        text = files.get(entry.conf)
+        if text is None:
+            yield f"{entry.conf} is missing for GPU node group {entry.group.name}"
+            continue
+        settings = dict(line.split("=", 1) for line in text.splitlines() if line and not line.startswith("#"))
+        ports = sum(g.count for g in entry.server.port_groups("compute"))
+        hcas = [item.split(":")[0] for item in settings.get("NCCL_IB_HCA", "").lstrip("=").split(",") if item]
+        if "NCCL_IB_HCA" in entry.group.nccl:  # the architect chose the devices; nothing to derive it from
+            continue
+        if len(hcas) != ports:
+            yield f"{entry.conf}: NCCL_IB_HCA lists {len(hcas)} devices, {entry.group.model} has {ports} compute ports"
+        members = [n.name for n in topo.nodes() if n.group == entry.group.name]
+        if wrong := {n for n in members if n in node_vars and len(node_vars[n].get("cf_rails") or {}) != len(hcas)}:
+            yield f"{INVENTORY}: rails of {_sample(wrong)} do not match the {len(hcas)} HCAs of {entry.conf}"
+        if entry.topology is not None and entry.topology in files:
+            yield from _topology_xml_problems(entry.topology, files[entry.topology], entry.server, hcas)
+
+
+def _topology_xml_problems(path: str, text: str, server: Server, hcas: list[str]) -> Iterator[str]:
+    root = ET.fromstring(text)
+    gpus = [p for p in root.iter("pci") if p.get("class") == "0x030200"]
+    nets = sorted(net.get("name", "") for net in root.iter("net"))
+    expected = server.gpus.count if server.gpus else 0
+    if len(gpus) != expected:
+        yield f"{path} holds {len(gpus)} GPUs, the model has {expected}"
+    if nets != sorted(hcas):
+        yield f"{path} names NICs {', '.join(nets)}, NCCL_IB_HCA {', '.join(hcas)}"

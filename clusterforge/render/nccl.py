@@ -28,6 +28,7 @@ comments here never contain '='.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
@@ -36,6 +37,7 @@ from ..model import ComputeFabric
 from ..model.fabric import InbandFabric, LeafSpineFabric, RoCE
 from ..model.nodes import NcclValue, NodeGroup
 from ..references import nccl_variables
+from ..validate import ValidBlueprint
 from . import paths
 from .context import RenderContext
 
@@ -46,18 +48,42 @@ PLACEHOLDER_DOMAIN = "ffff"
 _PCI_GEN = {8: "8.0 GT/s PCIe", 16: "16.0 GT/s PCIe", 32: "32.0 GT/s PCIe", 64: "64.0 GT/s PCIe"}
 
 
+@dataclass(frozen=True)
+class NcclGroup:
+    """A GPU node group on a compute fabric, which gets an nccl.conf (and its model's topology file, if any)."""
+    group: NodeGroup
+    server: Server
+    fabric: ComputeFabric
+
+    @property
+    def conf(self) -> str:
+        return paths.nccl_conf(self.group.name)
+
+    @property
+    def topology(self) -> str | None:
+        return paths.nccl_topology(self.group.model) if self.server.pcie is not None else None
+
+
+def nccl_groups(valid: ValidBlueprint) -> list[NcclGroup]:
+    """The node groups this family renders for, decided from the blueprint alone (the Ansible roles use it)."""
+    found = []
+    for group in valid.blueprint.node_groups:
+        server = valid.catalog.require(group.model, Server)
+        fabric = _compute_fabric(valid, group, server)
+        if server.gpus is not None and fabric is not None:
+            found.append(NcclGroup(group, server, fabric))
+    return found
+
+
 def render_nccl(ctx: RenderContext) -> dict[str, str]:
     files: dict[str, str] = {}
     topologies: dict[str, dict[str, Any]] = {}
-    for group in ctx.valid.blueprint.node_groups:
-        server = ctx.valid.catalog.require(group.model, Server)
-        fabric = _compute_fabric(ctx, group, server)
-        if server.gpus is None or fabric is None:
-            continue
-        if server.pcie is not None and group.model not in topologies:
-            topologies[group.model] = topology_model(ctx.valid.blueprint.name, group.model, server)
-        files[paths.nccl_conf(group.name)] = ctx.render(
-            "nccl/nccl.conf.j2", conf_model(ctx, group, server, fabric, topologies.get(group.model)))
+    for entry in nccl_groups(ctx.valid):
+        model = entry.group.model
+        if entry.topology is not None and model not in topologies:
+            topologies[model] = topology_model(ctx.valid.blueprint.name, model, entry.server)
+        files[entry.conf] = ctx.render(
+            "nccl/nccl.conf.j2", conf_model(ctx, entry.group, entry.server, entry.fabric, topologies.get(model)))
     for model, topo in sorted(topologies.items()):
         files[paths.nccl_topology(model)] = ctx.render("nccl/topology.xml.j2", topo)
     return files
@@ -71,10 +97,10 @@ def _attached(group: NodeGroup, server: Server, fabric: LeafSpineFabric, role: s
     return bool(server.port_groups(role))  # type: ignore[arg-type]
 
 
-def _compute_fabric(ctx: RenderContext, group: NodeGroup, server: Server) -> ComputeFabric | None:
+def _compute_fabric(valid: ValidBlueprint, group: NodeGroup, server: Server) -> ComputeFabric | None:
     if not server.port_groups("compute"):
         return None
-    for fabric in ctx.valid.blueprint.fabrics.values():
+    for fabric in valid.blueprint.fabrics.values():
         if isinstance(fabric, ComputeFabric) and _attached(group, server, fabric, "compute"):
             return fabric
     return None

@@ -4,20 +4,33 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from ..catalog import Server
+from ..validate import ValidBlueprint
 from . import paths
 from .context import RenderContext
 from .slurm_model import MEMORY_SHARE, slurm_model
 
+TEMPLATES = {paths.SLURM_CONF: "slurm/slurm.conf.j2", paths.SLURM_GRES: "slurm/gres.conf.j2",
+             paths.SLURM_TOPOLOGY: "slurm/topology.conf.j2"}
+
+
+def slurm_paths(valid: ValidBlueprint) -> list[str]:
+    """The files this family renders for `valid`: what the Ansible roles install, decided from the blueprint alone."""
+    slurm = valid.blueprint.slurm
+    if slurm is None:
+        return []
+    groups = {g.name: g for g in valid.blueprint.node_groups}
+    in_partitions = {name for p in slurm.partitions for name in p.node_groups}
+    has_gpus = any(valid.catalog.require(groups[name].model, Server).gpus is not None for name in in_partitions)
+    return ([paths.SLURM_CONF] + ([paths.SLURM_GRES] if has_gpus else [])
+            + ([paths.SLURM_TOPOLOGY] if slurm.topology != "none" else []))
+
 
 def render_slurm(ctx: RenderContext) -> dict[str, str]:
-    bp = ctx.valid.blueprint
-    if bp.slurm is None:
+    wanted = slurm_paths(ctx.valid)
+    if not wanted:
         return {}
-    model = {**asdict(slurm_model(bp, ctx.valid.catalog, ctx.topo)), "blueprint": ctx.valid.path.name,
-             "installed_as": paths.SLURM_CONF_INSTALLED, "memory_share": f"{MEMORY_SHARE:.0%}"}
-    files = {paths.SLURM_CONF: ctx.render("slurm/slurm.conf.j2", model)}
-    if model["gres"]:
-        files[paths.SLURM_GRES] = ctx.render("slurm/gres.conf.j2", model)
-    if model["topology_plugin"]:
-        files[paths.SLURM_TOPOLOGY] = ctx.render("slurm/topology.conf.j2", model)
-    return files
+    model = {**asdict(slurm_model(ctx.valid.blueprint, ctx.valid.catalog, ctx.topo)),
+             "blueprint": ctx.valid.path.name, "installed_as": paths.SLURM_CONF_INSTALLED,
+             "memory_share": f"{MEMORY_SHARE:.0%}"}
+    return {path: ctx.render(TEMPLATES[path], model) for path in wanted}

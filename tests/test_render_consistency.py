@@ -1,0 +1,124 @@
+"""The cross-family consistency check: silent on every example, loud on each kind of disagreement."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+from helpers import BLUEPRINTS, REPO, run_cli
+
+from clusterforge.expand import expand
+from clusterforge.expand.topology import Topology
+from clusterforge.pipeline import load_valid
+from clusterforge.render import render
+from clusterforge.render.consistency import consistency_findings
+from clusterforge.validate import ValidBlueprint
+
+H200 = REPO / "blueprints/h200-training-pod.yaml"
+GB200 = REPO / "blueprints/gb200-nvl72.yaml"
+
+
+@cache
+def _rendered(path: Path) -> tuple[ValidBlueprint, Topology, dict[str, str]]:
+    valid = load_valid(path)
+    topo, findings = expand(valid)
+    return valid, topo, render(valid, topo, findings)
+
+
+def _problems(path: Path, change: Callable[[dict[str, str]], None]) -> list[str]:
+    valid, topo, files = _rendered(path)
+    changed = dict(files)
+    change(changed)
+    findings = consistency_findings(valid, topo, changed)
+    assert all(f.code == "CF-RENDER-002" for f in findings)
+    return [f.message for f in findings]
+
+
+def _edit(path: str, old: str, new: str, count: int = 1) -> Callable[[dict[str, str]], None]:
+    def change(files: dict[str, str]) -> None:
+        assert old in files[path], f"{old!r} not in {path}"
+        files[path] = files[path].replace(old, new, count)
+    return change
+
+
+@pytest.mark.parametrize("blueprint", BLUEPRINTS, ids=lambda p: p.stem)
+def test_examples_are_consistent(blueprint: Path) -> None:
+    valid, topo, files = _rendered(blueprint)
+    assert consistency_findings(valid, topo, files) == []
+
+
+def test_a_node_missing_from_slurm_conf() -> None:
+    problems = _problems(H200, _edit("slurm/slurm.conf", "NodeName=gpu[001-032]", "NodeName=gpu[001-031]"))
+    assert "rendered files disagree: slurm/slurm.conf NodeName lacks 1 expected: gpu032" in problems
+    assert any("partition gpu names unknown nodes: gpu032" in p for p in problems)
+    assert any("group slurm_nodes has 1 unexpected: gpu032" in p for p in problems)
+
+
+def test_an_inventory_address_that_differs_from_the_topology() -> None:
+    problems = _problems(H200, _edit("ansible/inventory.yml", 'inband: "10.120.0.2"', 'inband: "10.120.9.9"'))
+    assert problems == ["rendered files disagree: ansible/inventory.yml: gpu001 has inband address 10.120.9.9, "
+                        "the topology 10.120.0.2"]
+
+
+def test_a_host_missing_from_the_inventory() -> None:
+    def drop_gpu001(files: dict[str, str]) -> None:
+        lines = files["ansible/inventory.yml"].splitlines(keepends=True)
+        start = lines.index("            gpu001:\n")
+        end = lines.index("            gpu002:\n")
+        files["ansible/inventory.yml"] = "".join(lines[:start] + lines[end:])
+    problems = _problems(H200, drop_gpu001)
+    assert "rendered files disagree: ansible/inventory.yml group nodes lacks 1 expected: gpu001" in problems
+
+
+def test_a_controller_address_that_differs() -> None:
+    problems = _problems(H200, _edit("slurm/slurm.conf", "mgmt001(10.120.0.34)", "mgmt001(10.120.0.99)"))
+    assert problems == ["rendered files disagree: slurm/slurm.conf: controller mgmt001 has address 10.120.0.99, "
+                        "the topology 10.120.0.34"]
+
+
+def test_a_node_left_out_of_the_tree() -> None:
+    problems = _problems(H200, _edit("slurm/topology.conf", "Nodes=gpu[001-032]", "Nodes=gpu[001-016]"))
+    assert problems == ["rendered files disagree: slurm/topology.conf leaf switches lacks 16 expected: "
+                        "gpu017, gpu018, gpu019, gpu020, gpu021 and 11 more"]
+
+
+def test_a_node_in_two_blocks() -> None:
+    problems = _problems(GB200, _edit("slurm/topology.conf", "Nodes=gb[019-036]", "Nodes=gb[018-036]"))
+    assert problems == ["rendered files disagree: slurm/topology.conf places 1 nodes twice: gb018"]
+
+
+def test_a_gres_count_that_differs_from_the_model() -> None:
+    problems = _problems(GB200, _edit("slurm/gres.conf", "File=/dev/nvidia[0-3]", "File=/dev/nvidia[0-2]"))
+    assert len(problems) == 1 and "gres.conf gives nodes other GPU counts than their model: gb001" in problems[0]
+
+
+def test_an_hca_list_shorter_than_the_compute_ports() -> None:
+    problems = _problems(H200, _edit("nccl/gpu.conf", "mlx5_6:1,mlx5_7:1", "mlx5_6:1"))
+    assert "rendered files disagree: nccl/gpu.conf: NCCL_IB_HCA lists 7 devices, " \
+           "supermicro/sys-821ge-tnhr-h200 has 8 compute ports" in problems
+    assert any("do not match the 7 HCAs of nccl/gpu.conf" in p for p in problems)
+    assert any("topology/supermicro_sys-821ge-tnhr-h200.xml names NICs" in p for p in problems)
+
+
+def test_a_role_copying_a_file_that_was_not_rendered() -> None:
+    problems = _problems(H200, lambda files: files.pop("slurm/gres.conf"))
+    assert "rendered files disagree: ansible/inventory.yml: cf_slurm_files copies slurm/gres.conf, " \
+           "which was not rendered" in problems
+    assert any("slurm/gres.conf is missing, though 32 Slurm nodes have GPUs" in p for p in problems)
+
+
+def test_a_template_override_that_drops_hosts_fails_the_render(tmp_path: Path) -> None:
+    """The check runs on every render: an override that loses nodes stops it, and nothing is written."""
+    override = tmp_path / "templates" / "slurm"
+    override.mkdir(parents=True)
+    shipped = (REPO / "templates/slurm/slurm.conf.j2").read_text()
+    (override / "slurm.conf.j2").write_text(shipped.replace("NodeName=", "#NodeName="))
+    out = tmp_path / "out"
+    result = run_cli("render", str(H200), "-o", str(out), "--templates", str(tmp_path / "templates"))
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "CF-RENDER-002" in output and "slurm/slurm.conf NodeName lacks 32 expected" in output
+    assert "Traceback" not in output
+    assert not out.exists()
