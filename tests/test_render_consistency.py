@@ -122,3 +122,9 @@ def test_a_template_override_that_drops_hosts_fails_the_render(tmp_path: Path) -
     assert "CF-RENDER-002" in output and "slurm/slurm.conf NodeName lacks 32 expected" in output
     assert "Traceback" not in output
     assert not out.exists()
+
+
+def test_an_inventory_that_is_not_yaml_is_reported() -> None:
+    problems = _problems(H200, _edit("ansible/inventory.yml", "all:\n", "all: [\n"))
+    assert len(problems) == 1 and problems[0].startswith(
+        "rendered files disagree: ansible/inventory.yml is not an inventory this check can read:")
