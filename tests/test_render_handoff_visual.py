@@ -391,6 +391,23 @@ def test_report_html_renders_in_chromium(tmp_path: Path) -> None:
     assert colours(index.png).get(COMPUTE_BLUE, 0) > 10_000
 
 
+@pytest.mark.parametrize("name", [p.name for p in BLUEPRINTS])
+def test_every_example_report_renders_in_chromium(name: str, tmp_path: Path) -> None:
+    """Each example's report and elevations page: no console errors, one drawing per rack, not blank."""
+    valid, topo, _ = expanded(name)
+    out = tmp_path / "out"
+    for rel, text in render_files(valid).items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text(text)
+    for page in ("report.html", "elevations/index.html"):
+        run = open_in_chromium(out / "handoff" / page, tmp_path)
+        assert run.console == [], page
+        dom = parse_html(run.dom)
+        assert_inert(dom)
+        assert len([t for t, _ in dom.tags if t == "svg"]) >= len(topo.racks), page
+        assert_not_blank(run.png)
+
+
 def test_hostile_text_runs_nothing_in_chromium(tmp_path: Path) -> None:
     files = render_files(load_valid(evil_blueprint(tmp_path)))
     page = tmp_path / "report.html"
