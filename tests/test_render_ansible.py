@@ -143,8 +143,10 @@ def expected_installs(case: Case, host: str) -> dict[str, str]:
     if host in gpu_nodes(case):
         device = case.topo.devices[host]
         assert device.group is not None
-        wanted.update({paths.NCCL_CONF_INSTALLED: paths.nccl_conf(device.group),
-                       paths.NCCL_TOPOLOGY_INSTALLED: paths.nccl_topology(device.model)})
+        conf = paths.nccl_conf(device.group)
+        wanted[paths.NCCL_CONF_INSTALLED] = conf
+        if f"NCCL_TOPO_FILE={paths.NCCL_TOPOLOGY_INSTALLED}" in case.files.get(conf, ""):
+            wanted[paths.NCCL_TOPOLOGY_INSTALLED] = paths.nccl_topology(device.model)
     return {dest: src for dest, src in wanted.items() if src in case.files}
 
 

@@ -196,5 +196,32 @@ def test_pcie_nic_bus_ids_are_checked() -> None:
     assert PCIeSwitch.model_validate({**base, "nic_bus_ids": ["0000:18:00.0"]}).nic_bus_ids == ["0000:18:00.0"]
     with pytest.raises(ValidationError, match="PCI address"):
         PCIeSwitch.model_validate({**base, "nic_bus_ids": ["18:00.0"]})
-    with pytest.raises(ValidationError, match="1 NICs"):
+    with pytest.raises(ValidationError, match="nic_bus_ids lists 2 addresses for 1 devices"):
         PCIeSwitch.model_validate({**base, "nic_bus_ids": ["0000:18:00.0", "0000:40:00.0"]})
+
+
+def test_real_gpu_addresses_from_a_catalog_file_turn_the_topology_file_on(tmp_path: Path) -> None:
+    """With every bus ID known (here: made-up GPU addresses in a site catalog), NCCL_TOPO_FILE points at
+    the topology file, the file has no placeholders, and the inventory installs it on the GPU nodes."""
+    import yaml
+
+    from clusterforge.catalog.loader import DATA_DIR
+
+    entry = yaml.safe_load((DATA_DIR / "servers.yaml").read_text())["servers"]["nvidia/dgx-h100"]
+    for k, switch in enumerate(entry["pcie"]["switches"]):
+        switch["gpu_bus_ids"] = [f"0000:{0x20 + 8 * k + i:02x}:00.0" for i in range(len(switch["gpus"]))]
+    catalog = tmp_path / "site-catalog.yaml"
+    catalog.write_text(yaml.safe_dump({"servers": {"nvidia/dgx-h100": entry}}))
+    data = dgx_data(8)
+    data["catalogs"] = [str(catalog)]
+    files = render_files(valid_from(data))
+    topology = files[paths.nccl_topology("nvidia/dgx-h100")]
+    assert "PLACEHOLDERS" not in topology and 'busid="0000:20:00.0"' in topology
+    assert parse_conf(files["nccl/gpu.conf"])["NCCL_TOPO_FILE"] == paths.NCCL_TOPOLOGY_INSTALLED
+    assert '"src": "nccl/topology/nvidia_dgx-h100.xml"' in files["ansible/inventory.yml"]
+
+
+def test_placeholder_topology_files_are_not_installed() -> None:
+    files = render_files(valid_from(dgx_data(8)))
+    assert paths.nccl_topology("nvidia/dgx-h100") in files
+    assert "nccl/topology/" not in files["ansible/inventory.yml"]

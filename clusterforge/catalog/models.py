@@ -177,8 +177,10 @@ class PCIeSwitch(Strict):
     nic_bus_ids: list[str] | None = None
     """PCI address (domain:bus:device.function, lower-case hex) of each port in `nics`, where the vendor
     documents it; left out, the NCCL topology file gets a placeholder to check on the real system."""
+    gpu_bus_ids: list[str] | None = None
+    """PCI address of each GPU in `gpus`, likewise (from `nvidia-smi --query-gpu=pci.bus_id`)."""
 
-    @field_validator("nic_bus_ids")
+    @field_validator("nic_bus_ids", "gpu_bus_ids")
     @classmethod
     def _check_bus_ids(cls, value: list[str] | None) -> list[str] | None:
         for bus_id in value or []:
@@ -188,8 +190,10 @@ class PCIeSwitch(Strict):
 
     @model_validator(mode="after")
     def _check_bus_id_count(self) -> PCIeSwitch:
-        if self.nic_bus_ids is not None and len(self.nic_bus_ids) != len(self.nics):
-            raise ValueError(f"nic_bus_ids lists {len(self.nic_bus_ids)} addresses for {len(self.nics)} NICs")
+        for field, ids, items in (("nic_bus_ids", self.nic_bus_ids, self.nics),
+                                  ("gpu_bus_ids", self.gpu_bus_ids, self.gpus)):
+            if ids is not None and len(ids) != len(items):
+                raise ValueError(f"{field} lists {len(ids)} addresses for {len(items)} devices")
         return self
 
 

@@ -21,11 +21,14 @@ STATIC = {
 
 
 def installable_paths(valid: ValidBlueprint) -> set[str]:
-    """What the Slurm and NCCL families render for this blueprint, from their own plans, so no role copies
-    a file that does not exist (the consistency check proves it on the combined output)."""
+    """What hosts need of the Slurm and NCCL families' files, from those families' own plans, so no role
+    copies a file that does not exist (the consistency check proves it on the combined output). An NCCL
+    topology file with placeholder addresses is not installed: nothing on the host would read it."""
     rendered = set(slurm_paths(valid))
     for entry in nccl_groups(valid):
-        rendered.update(p for p in (entry.conf, entry.topology) if p is not None)
+        rendered.add(entry.conf)
+        if entry.installs_topology and entry.topology is not None:
+            rendered.add(entry.topology)
     return rendered
 
 

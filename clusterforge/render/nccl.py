@@ -63,6 +63,16 @@ class NcclGroup:
     def topology(self) -> str | None:
         return paths.nccl_topology(self.group.model) if self.server.pcie is not None else None
 
+    @property
+    def installs_topology(self) -> bool:
+        """Whether nccl.conf points NCCL_TOPO_FILE at the rendered topology file, so hosts need it: when
+        every address in it is real, or when the blueprint's nccl settings point there themselves."""
+        if self.server.pcie is None:
+            return False
+        if "NCCL_TOPO_FILE" in self.group.nccl:
+            return self.group.nccl["NCCL_TOPO_FILE"] == paths.NCCL_TOPOLOGY_INSTALLED
+        return bool(topology_model("", self.group.model, self.server)["verified"])
+
 
 def nccl_groups(valid: ValidBlueprint) -> list[NcclGroup]:
     """The node groups this family renders for, decided from the blueprint alone (the Ansible roles use it)."""
@@ -161,9 +171,9 @@ def conf_model(ctx: RenderContext, group: NodeGroup, server: Server, fabric: Com
     if topology is not None and topology["verified"]:
         settings["NCCL_TOPO_FILE"] = paths.NCCL_TOPOLOGY_INSTALLED
     elif topology is not None:
-        notes.append(f"NCCL_TOPO_FILE not set: {paths.nccl_topology(group.model)} has placeholder PCI addresses;")
-        notes.append(f"  fill them from nvidia-smi topo -m and lspci, install it as {paths.NCCL_TOPOLOGY_INSTALLED}")
-        notes.append("  and set NCCL_TOPO_FILE in the group's nccl settings")
+        notes.append(f"NCCL_TOPO_FILE not set: {paths.nccl_topology(group.model)} has placeholder PCI addresses")
+        notes.append("  and is not installed; give the real ones (nvidia-smi topo -m, lspci) as gpu_bus_ids and")
+        notes.append(f"  nic_bus_ids of the pcie layout of {group.model} in a catalog file")
     overrides = {name: _value(value) for name, value in group.nccl.items()}
     if overrides:
         notes.append("from the blueprint's nccl settings: " + ", ".join(sorted(overrides)))
@@ -207,9 +217,9 @@ def topology_model(blueprint: str, model: str, server: Server) -> dict[str, Any]
     for k, switch in enumerate(server.pcie.switches, 1):
         bridge = {"busid": f"{PLACEHOLDER_DOMAIN}:ff:{k:02x}.0", "class": "0x060400", **link,
                   "vendor": "0x0000", "device": "0x0000", "subsystem_vendor": "0x0000", "subsystem_device": "0x0000"}
-        gpus = [_attrs({"busid": f"{PLACEHOLDER_DOMAIN}:{0x10 + g:02x}:00.0", "class": "0x030200", **link})
-                for g in switch.gpus]
-        placeholders += len(switch.gpus)
+        gpu_bus_ids = switch.gpu_bus_ids or [f"{PLACEHOLDER_DOMAIN}:{0x10 + g:02x}:00.0" for g in switch.gpus]
+        gpus = [_attrs({"busid": bus_id, "class": "0x030200", **link}) for bus_id in gpu_bus_ids]
+        placeholders += 0 if switch.gpu_bus_ids else len(switch.gpus)
         nics = []
         for j, port in enumerate(switch.nics):
             if port not in device_of:
