@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..validate import ValidBlueprint
 from .ansible_model import all_vars, build_inventory
 from .context import RenderContext
+from .inventory_yaml import inventory_yaml
 from .nccl import nccl_groups
 from .slurm import slurm_paths
 
@@ -36,7 +37,7 @@ def render_ansible(ctx: RenderContext) -> dict[str, str]:
     model = {"cluster": ctx.valid.blueprint.name}
     files = {
         "ansible/inventory.yml": ctx.render("ansible/inventory.yml.j2", {
-            **model, "inventory": build_inventory(ctx.valid, ctx.topo, installable_paths(ctx.valid))}),
+            **model, "groups": inventory_yaml(build_inventory(ctx.valid, ctx.topo, installable_paths(ctx.valid)))}),
         "ansible/group_vars/all.yml": ctx.render("ansible/group_vars/all.yml.j2", {
             **model, "vars": all_vars(ctx.valid)}),
     }
