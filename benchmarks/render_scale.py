@@ -31,7 +31,8 @@ def blueprint_data(gpus: int) -> dict[str, Any]:
     data["node_groups"].append({"name": "mgmt", "model": "generic/cpu-1u", "count": 2, "role": "management",
                                 "placement": {"racks": [data["fabrics"]["compute"]["switch_racks"][0]]}})
     data["fabrics"]["inband"] = {"kind": "inband", "technology": "ethernet", "leaf": "nvidia/sn5600",
-                                 "spine": "nvidia/sn5600", "core": "nvidia/sn5600", "oversubscription": "4:1", "ipv4_pool": "192.168.0.0/16",
+                                 "spine": "nvidia/sn5600", "core": "nvidia/sn5600", "oversubscription": "4:1",
+                                 "ipv4_pool": "192.168.0.0/16",
                                  "switch_racks": data["fabrics"]["compute"]["switch_racks"]}
     data["slurm"] = {"cluster_name": "bench", "controllers": ["mgmt001", "mgmt002"], "topology": "tree",
                      "partitions": [{"name": "gpu", "node_groups": ["gpu"], "default": True}]}
