@@ -53,7 +53,7 @@ def snapshot(path: Path, label: str) -> Snapshot:
     return Snapshot(label, build_plan(valid, topo, findings), findings, files, partitions)
 
 
-def materialize(spec: str, workdir: Path) -> Path:
+def materialize(spec: str, workdir: Path, side: str = "blueprint") -> Path:
     """A blueprint path, or `REV:path` from Git (the revision's tree is unpacked so includes resolve)."""
     if ":" in spec and not Path(spec).exists():
         rev, rel = spec.split(":", 1)
@@ -68,7 +68,9 @@ def materialize(spec: str, workdir: Path) -> Path:
             stderr = getattr(exc, "stderr", b"") or b""
             text = stderr.decode(errors="replace").strip() if isinstance(stderr, bytes) else str(stderr)
             raise ClusterforgeError([Finding("CF-DIFF-001", Severity.ERROR,
-                                             f"cannot read Git revision '{rev}': {text or exc}")]) from None
+                                             f"cannot read Git revision '{rev}' of {side} '{spec}': {text or exc}",
+                                             hint="give a revision `git rev-parse` knows (a branch, tag or commit) "
+                                                  "and a path relative to the repository")]) from None
         target = workdir / rev.replace("/", "_")
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(target, filter="data")
@@ -222,6 +224,6 @@ def diff_markdown(diff: dict[str, Any]) -> str:
 
 def diff_specs(old_spec: str, new_spec: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="clusterforge-diff-") as tmp:
-        old = snapshot(materialize(old_spec, Path(tmp)), old_spec)
-        new = snapshot(materialize(new_spec, Path(tmp)), new_spec)
+        old = snapshot(materialize(old_spec, Path(tmp), "OLD"), old_spec)
+        new = snapshot(materialize(new_spec, Path(tmp), "NEW"), new_spec)
     return semantic_diff(old, new)

@@ -98,5 +98,8 @@ def dot_to_svg(dot: str) -> str:
                                          hint="install graphviz (apt-get install graphviz) or use --format dot")])
     result = subprocess.run([binary, "-Tsvg"], input=dot, capture_output=True, text=True, timeout=600, check=False)
     if result.returncode != 0:
-        raise ClusterforgeError([Finding("CF-EXPORT-002", Severity.ERROR, f"Graphviz failed: {result.stderr.strip()}")])
+        reason = result.stderr.strip() or "no message"
+        raise ClusterforgeError([Finding("CF-EXPORT-002", Severity.ERROR,
+                                         f"Graphviz 'dot' failed with exit status {result.returncode}: {reason}",
+                                         hint="export --format dot writes the graph without Graphviz")])
     return result.stdout

@@ -48,7 +48,8 @@ def validate(loaded: LoadedBlueprint) -> ValidBlueprint:
     try:
         catalog = load_catalog(blueprint.catalog_files(), loaded.path.parent)
     except CatalogError as exc:
-        raise BlueprintError(exc.findings) from None
+        raise BlueprintError([replace(f, location=loaded.sources.locate(f.path)) if f.location is None and f.path
+                              else f for f in exc.findings]) from None
     findings = [replace(f, location=loaded.sources.locate(f.path, key=f.code == "CF-REF-008"))
                 for f in reference_findings(blueprint, catalog)]
     if any(f.severity is Severity.ERROR for f in findings):

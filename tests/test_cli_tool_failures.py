@@ -25,8 +25,8 @@ def test_diff_against_a_revision_that_does_not_exist() -> None:
     result = run_cli("diff", "nosuchrev:blueprints/h200-training-pod.yaml", "blueprints/h200-training-pod.yaml")
     assert_clean_failure(result.stdout + result.stderr, result.returncode, "CF-DIFF-001")
     (line,) = [x for x in result.stdout.splitlines() if "CF-DIFF-001" in x]
-    assert "cannot read Git revision 'nosuchrev': " in line
-    assert line.split("'nosuchrev': ", 1)[1].strip()  # git's own reason follows
+    assert "cannot read Git revision 'nosuchrev' of OLD 'nosuchrev:blueprints/h200-training-pod.yaml': " in line
+    assert line.split("h200-training-pod.yaml': ", 1)[1].strip()  # git's own reason follows
 
 
 def test_export_svg_without_graphviz(tmp_path: Path) -> None:
@@ -58,5 +58,5 @@ def test_export_svg_when_graphviz_fails(tmp_path: Path) -> None:
     result = run_cli("export", BLUEPRINT, "--format", "svg",
                      env={"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"})
     assert_clean_failure(result.stdout + result.stderr, result.returncode, "CF-EXPORT-002")
-    assert "Graphviz failed: Error: <stdin>: syntax error in line 3 near x" in result.stdout
+    assert "Graphviz 'dot' failed with exit status 2: Error: <stdin>: syntax error in line 3 near x" in result.stdout
     assert "<svg" not in result.stdout

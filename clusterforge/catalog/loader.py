@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -60,13 +60,15 @@ def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None =
     for name in BUILTIN_FILES:
         path = DATA_DIR / name
         findings += _load_native(catalog, path, f"<catalog>/{name}")
-    for spec in user_files:
+    for i, spec in enumerate(user_files):
         path = (base_dir or Path.cwd()) / spec.path
         display = display_name(path)
-        if spec.format == "netbox":
-            findings += _load_netbox(catalog, path, display, spec)
-        else:
-            findings += _load_native(catalog, path, display)
+        loaded = (_load_netbox(catalog, path, display, spec) if spec.format == "netbox"
+                  else _load_native(catalog, path, display))
+        # an unreadable file has no line of its own: the blueprint's entry naming it is the place to fix
+        findings += [replace(f, path=("catalogs", i), location=None, message=f"{f.message} (catalogs[{i}])")
+                     if f.code == "CF-CAT-001" else f
+                     for f in loaded]
     if not findings:
         findings += _cross_references(catalog)
     if findings:
@@ -78,7 +80,7 @@ def _read(path: Path, display: str) -> tuple[Any, SourceMap]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise YamlError(Finding("CF-CAT-001", Severity.ERROR, f"cannot read catalog file: {exc.strerror}",
+        raise YamlError(Finding("CF-CAT-001", Severity.ERROR, f"cannot read catalog file {display}: {exc.strerror}",
                                 (), SourceLocation(display, 1, 1))) from None
     return read_yaml(text, display)
 

@@ -22,10 +22,13 @@ from ..errors import DataPath
 from ..model.fabric import LeafSpineFabric, OobFabric
 from .context import ExpandContext
 from .placement import RackLoad, free_slot, occupy, planned_kw
-from .ports import PortAllocator, downlink_group, per_native, uplink_group
+from .ports import NO_DATA_PORTS_HINT, PortAllocator, downlink_group, per_native, uplink_group
 from .topology import TIERS, Device, FabricSummary, Link, LinkTier, Tier
 
 _PORT_ROLE = {"compute": "compute", "storage": "storage", "inband": "inband"}
+
+OUT_OF_PORTS_HINT = ("the switch model has fewer ports than its downlinks, uplinks and reserved_ports need: "
+                     "reserve fewer ports, or pick a model with more")
 
 
 @dataclass
@@ -100,7 +103,7 @@ class LeafSpineBuilder:
         b_port = self._alloc(high, up=False).take_low(speed)
         if a_port is None or b_port is None:
             self.ctx.error("CF-FABRIC-007", f"fabric '{self.name}': out of ports wiring {low.name} to {high.name}",
-                           self.path)
+                           self.path, OUT_OF_PORTS_HINT)
             return False
         self.topo.add_link(Link(self.name, tier, low.name, a_port, high.name, b_port, speed, rail))
         return True
@@ -125,7 +128,8 @@ class LeafSpineBuilder:
         node_speed = max(speed for e in endpoints for _, speed in e.ports)
         group = downlink_group(leaf, node_speed)
         if group is None:
-            ctx.error("CF-FABRIC-002", f"leaf switch {fabric.leaf} has no data ports", (*self.path, "leaf"))
+            ctx.error("CF-FABRIC-002", f"fabric '{self.name}': leaf switch {fabric.leaf} has no data ports",
+                      (*self.path, "leaf"), NO_DATA_PORTS_HINT)
             return
         self.down_speed = min(node_speed, group.speed_gbps)
         if self.down_speed < node_speed:
@@ -239,7 +243,8 @@ class LeafSpineBuilder:
     def _node_link(self, endpoint: Endpoint, port: str, speed: float, switch: Device, switch_port: str | None,
                    rail: int | None) -> None:
         if switch_port is None:
-            self.ctx.error("CF-FABRIC-007", f"fabric '{self.name}': {switch.name} is out of ports", self.path)
+            self.ctx.error("CF-FABRIC-007", f"fabric '{self.name}': {switch.name} is out of ports", self.path,
+                           OUT_OF_PORTS_HINT)
             return
         self.topo.add_link(Link(self.name, "node-leaf", endpoint.device.name, port, switch.name, switch_port,
                                 min(speed, self.down_speed), rail))

@@ -9,7 +9,7 @@ from ..catalog import PortGroup, Server, Switch
 from ..model import OobFabric
 from .context import ExpandContext
 from .placement import free_slot, occupy
-from .ports import PortAllocator, downlink_group, uplink_group
+from .ports import NO_DATA_PORTS_HINT, PortAllocator, downlink_group, uplink_group
 from .topology import Device, Link
 
 
@@ -32,6 +32,8 @@ class OobBuilder:
         self.switch_model = ctx.switch(fabric.switch)
         self.count = 0
         self.uplink_cursor = 0
+        self.no_uplink: list[str] = []
+        """OOB switches left without an uplink port, reported once when the fabric is built."""
         self.fixed: dict[str, list[Device]] = defaultdict(list)
         """Management switches built into racks (NVL72), by rack: adopted before any is added."""
         for device in ctx.topo.devices.values():
@@ -53,10 +55,21 @@ class OobBuilder:
         return by_area
 
     def build(self) -> None:
+        self._build_switches()
+        if self.no_uplink:
+            target = self.fabric.uplink_to
+            self.ctx.error("CF-FABRIC-006", f"the leaves of '{target}' have no free port for the uplinks of "
+                           f"{len(self.no_uplink)} out-of-band switches ({', '.join(self.no_uplink[:3])}"
+                           f"{', ...' if len(self.no_uplink) > 3 else ''})", ("fabrics", self.name, "uplink_to"),
+                           f"give '{target}' a leaf model with more ports, a second tier (spine) so it gets more "
+                           f"leaves, or fewer reserved ports; out-of-band uplinks cannot use reserved ports")
+
+    def _build_switches(self) -> None:
         topo = self.ctx.topo
         down = downlink_group(self.switch_model, 1)
         if down is None:
-            self.ctx.error("CF-FABRIC-002", f"{self.fabric.switch} has no data ports", ("fabrics", self.name, "switch"))
+            self.ctx.error("CF-FABRIC-002", f"fabric '{self.name}': switch {self.fabric.switch} has no data ports",
+                           ("fabrics", self.name, "switch"), NO_DATA_PORTS_HINT)
             return
         per_switch = down.count
         area_racks: dict[str, list[str]] = defaultdict(list)
@@ -133,5 +146,4 @@ class OobBuilder:
             self.ctx.topo.add_link(Link(self.name, "oob-uplink", device.name, own, leaf.name, leaf_port, speed))
             self.uplink_cursor += attempt + 1
             return
-        self.ctx.error("CF-FABRIC-006", f"no free port on the leaves of '{target}' for the uplink of {device.name}",
-                       ("fabrics", self.name, "uplink_to"), f"reserve capacity on '{target}' leaves")
+        self.no_uplink.append(device.name)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ..catalog import PortGroup, Switch
 
+NO_DATA_PORTS_HINT = "its catalog entry lists management ports only: pick a switch model with data ports"
+
 
 def data_groups(switch: Switch) -> list[PortGroup]:
     return [g for g in switch.ports if g.role != "oob"]

@@ -80,9 +80,11 @@ def test_oob_uplink_finds_no_free_leaf_port() -> None:
     uplinks = only(findings, "CF-FABRIC-006")
     assert all(f.severity is Severity.ERROR for f in uplinks)
     assert all(f.path == ("fabrics", "oob", "uplink_to") for f in uplinks)
-    assert uplinks[0].message == "no free port on the leaves of 'inband' for the uplink of oob-sw001"
-    # one finding per OOB switch, each naming its own switch
-    assert len({f.message for f in uplinks}) == len(uplinks) > 1
+    # one finding for all the switches, with a hint that does not point at reserved ports
+    (finding,) = uplinks
+    assert finding.message == ("the leaves of 'inband' have no free port for the uplinks of 9 out-of-band "
+                               "switches (oob-sw001, oob-sw002, oob-sw003, ...)")
+    assert finding.hint is not None and "cannot use reserved ports" in finding.hint
 
 
 def test_oob_uplink_fits_when_the_leaf_has_room() -> None:
@@ -103,6 +105,7 @@ def test_leaf_out_of_ports_for_its_uplinks() -> None:
     assert finding.severity is Severity.ERROR
     assert finding.path == ("fabrics", "compute")
     assert finding.message == "fabric 'compute': out of ports wiring compute-leaf001 to compute-spine001"
+    assert finding.hint is not None and "reserved_ports" in finding.hint
 
 
 def test_fabric_without_nodes_is_a_warning() -> None:
