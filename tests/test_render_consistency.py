@@ -128,3 +128,40 @@ def test_an_inventory_that_is_not_yaml_is_reported() -> None:
     problems = _problems(H200, _edit("ansible/inventory.yml", "all:\n", "all: [\n"))
     assert len(problems) == 1 and problems[0].startswith(
         "rendered files disagree: ansible/inventory.yml is not an inventory this check can read:")
+
+
+@pytest.mark.parametrize("blueprint", BLUEPRINTS, ids=lambda p: p.stem)
+def test_the_fast_inventory_reader_reads_what_yaml_reads(blueprint: Path) -> None:
+    """The shipped inventory is read by the fast reader, with the same structure and values PyYAML sees
+    (keys as strings: the check only counts rails)."""
+    import yaml
+
+    from clusterforge.render.consistency import _load_block_of_json
+
+    text = _rendered(blueprint)[2]["ansible/inventory.yml"]
+    fast = _load_block_of_json(text)
+    assert fast is not None
+
+    def keys_as_strings(value: object) -> object:
+        if isinstance(value, dict):
+            return {str(k): keys_as_strings(v) for k, v in value.items()}
+        return [keys_as_strings(v) for v in value] if isinstance(value, list) else value
+    assert fast == keys_as_strings(yaml.safe_load(text))
+
+
+def test_an_inventory_in_other_yaml_styles_is_still_checked() -> None:
+    """A site's template may write plain YAML: the check falls back to a YAML reader and still finds
+    a changed address."""
+    import yaml
+
+    from clusterforge.render.consistency import _load_block_of_json
+
+    def restyle(files: dict[str, str]) -> None:
+        data = yaml.safe_load(files["ansible/inventory.yml"])
+        data["all"]["children"]["nodes"]["children"]["nodegroup_gpu"]["hosts"]["gpu002"]["cf_addresses"][
+            "oob"] = "10.130.9.9"
+        files["ansible/inventory.yml"] = yaml.safe_dump(data, default_flow_style=False)
+        assert _load_block_of_json(files["ansible/inventory.yml"]) is None  # lists, so not the fast form
+    problems = _problems(H200, restyle)
+    assert problems == ["rendered files disagree: ansible/inventory.yml: gpu002 has oob address 10.130.9.9, "
+                        "the topology 10.130.0.3"]

