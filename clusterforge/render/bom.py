@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import chain, compress
+from operator import attrgetter, is_not
 
 from ..catalog import CableMedia
 from ..catalog.models import Sourced
 from .context import RenderContext
 from .escape import csv_text
-from .handoff_common import OPTIC_SOURCE, CableRow, cable_rows
+from .handoff_common import CableTable, cage_of, column, combined, shared_cable_table
+from .link_parts import OPTIC_SOURCE, PortModule
 
 BOM_CSV = "handoff/bom.csv"
 BOM_HEADER = ["category", "item", "description", "quantity", "link_ends", "note"]
@@ -101,46 +104,100 @@ def device_lines(ctx: RenderContext) -> list[BomLine]:
     return lines
 
 
-def transceiver_lines(rows: list[CableRow]) -> list[BomLine]:
+def _kind(module: PortModule) -> tuple[str, str]:
+    return (module.transceiver_key, module.transceiver)
+
+
+class _CageNames(dict[str, int]):
+    """Each port's cage name as a number (in order of first use), worked out once per port name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.numbers: dict[str, int] = {}
+
+    def __missing__(self, port: str) -> int:
+        number = self[port] = self.numbers.setdefault(cage_of(port), len(self.numbers))
+        return number
+
+
+def _optical_ends(table: CableTable) -> tuple[list[int], list[PortModule]]:
+    """Every optical link end in label order (A end before B end): its cage and its module. A cage is a
+    number, from its cage name's and its device's (there are hundreds of thousands of cages)."""
+    optical = column(table.parts, "optical")
+    parts = list(compress(table.parts, optical))
+    modules = [*chain.from_iterable(zip(column(parts, "a"), column(parts, "b"), strict=True))]
+    places = chain.from_iterable(zip(compress(table.a, optical), compress(table.b, optical), strict=True))
+    ports = chain.from_iterable(zip(compress(table.column("a_port"), optical),
+                                    compress(table.column("b_port"), optical), strict=True))
+    cages = combined(map(_CageNames().__getitem__, ports), map(attrgetter("number"), places), table.devices)
+    return list(cages), modules
+
+
+def _ends_by_cage_module(table: CableTable) -> tuple[Counter[PortModule], Counter[tuple[str, str]],
+                                                     dict[int, PortModule]]:
+    """Optical link ends counted by their cage's module; of those, the ends needing another optic, by
+    module kind; and the module of every occupied cage: the module of its first end in label order."""
+    cages, modules = _optical_ends(table)
+    # a dict keeps the last value written for a key: written back to front, that is the first end's
+    cage_module = dict(zip(reversed(cages), reversed(modules), strict=True))
+    in_cage = list(map(cage_module.__getitem__, cages))
+    ends = Counter(modules)
+    mixed: Counter[tuple[str, str]] = Counter()
+    for index in compress(range(len(modules)), map(is_not, in_cage, modules)):  # its cage holds another module
+        ends[modules[index]] -= 1
+        ends[in_cage[index]] += 1
+        if _kind(in_cage[index]) != _kind(modules[index]):
+            mixed[_kind(in_cage[index])] += 1
+    return ends, mixed, cage_module
+
+
+def transceiver_lines(table: CableTable) -> list[BomLine]:
     """Modules by type: one per occupied cage; link_ends counts the ports they serve (two per optical link).
 
     A cage whose ports go to ends needing different optics (a breakout split between, say, a 2-lane and a
     4-lane peer) is counted once, as the module of its first cable in label order, and flagged."""
-    cage_type: dict[tuple[str, str], tuple[str, str]] = {}
-    modules: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
+    by_module, mixed, cage_module = _ends_by_cage_module(table)
+    modules: Counter[tuple[str, str]] = Counter()
+    for module, n in Counter(cage_module.values()).items():
+        modules[_kind(module)] += n
     ends: Counter[tuple[str, str]] = Counter()
     models: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    mixed: Counter[tuple[str, str]] = Counter()
-    for row in rows:
-        if not row.optical:
-            continue
-        for end in (row.a, row.b):
-            cage = (end.device, end.cage_id)
-            kind = cage_type.setdefault(cage, (end.transceiver_key, end.transceiver))
-            if kind != (end.transceiver_key, end.transceiver):
-                mixed[kind] += 1
-            modules[kind].add(cage)
-            ends[kind] += 1
-            models[kind][end.model] += 1
+    for module, n in by_module.items():
+        if n:
+            ends[_kind(module)] += n
+            models[_kind(module)][module.model] += n
     lines = []
     for kind, n in ends.items():
         note = f"in {_mix(models[kind])} ports"
         if mixed[kind]:
             note += (f"; {mixed[kind]} of these ports need another optic than their cage's module"
                      " (breakout to unlike peers): check the optics")
-        lines.append(BomLine("transceiver", kind[0], kind[1], len(modules[kind]), n, f"{note}; {OPTIC_SOURCE}"))
+        lines.append(BomLine("transceiver", kind[0], kind[1], modules[kind], n, f"{note}; {OPTIC_SOURCE}"))
     return lines
 
 
-def cable_lines(ctx: RenderContext, rows: list[CableRow]) -> list[BomLine]:
-    counts: Counter[tuple[str, str, float]] = Counter()
-    longest: dict[tuple[str, str, float], float] = {}
-    for row in rows:
-        if not row.media:
-            continue
-        kind = (row.media_key, row.cable, row.length_class_m)
-        counts[kind] += 1
-        longest[kind] = max(longest.get(kind, 0.0), row.length_m)
+CableKind = tuple[str, str, float]
+"""Media key, cable, ordered length: one line of the BOM."""
+
+
+def _cables_by_kind(table: CableTable) -> tuple[Counter[CableKind], dict[CableKind, float]]:
+    """Cabled links counted by (media key, cable, ordered length), in order of first appearance, and the
+    longest run of each. Counted first by kind of link, ordered length and run: runs repeat (a few
+    thousand in a cluster of 100,000 GPUs), so that count is small."""
+    cabled = list(map(bool, table.column("media")))
+    runs = Counter(zip(compress(table.parts, cabled), compress(table.column("length_class_m"), cabled),
+                       compress(table.column("length_m"), cabled), strict=True))
+    counts: Counter[CableKind] = Counter()
+    longest: dict[CableKind, float] = {}
+    for (parts, length, run), n in runs.items():
+        cable = (parts.media_key, parts.cable, length)
+        counts[cable] += n
+        longest[cable] = max(longest.get(cable, 0.0), run)
+    return counts, longest
+
+
+def cable_lines(ctx: RenderContext, table: CableTable) -> list[BomLine]:
+    counts, longest = _cables_by_kind(table)
     lines = []
     for (key, cable, length), n in counts.items():
         entry = ctx.valid.catalog.entries.get(key)
@@ -153,9 +210,9 @@ def cable_lines(ctx: RenderContext, rows: list[CableRow]) -> list[BomLine]:
 
 
 def bom_lines(ctx: RenderContext) -> list[BomLine]:
-    rows = cable_rows(ctx.valid, ctx.topo)
-    lines = [*rack_lines(ctx), *pdu_lines(ctx), *device_lines(ctx), *transceiver_lines(rows),
-             *cable_lines(ctx, rows)]
+    table = shared_cable_table(ctx)
+    lines = [*rack_lines(ctx), *pdu_lines(ctx), *device_lines(ctx), *transceiver_lines(table),
+             *cable_lines(ctx, table)]
     return sorted(lines, key=BomLine.sort_key)
 
 

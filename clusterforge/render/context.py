@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import hostlist
 
@@ -12,6 +13,8 @@ from ..errors import Finding
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from .jinja import render_template
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,14 @@ class RenderContext:
     findings: list[Finding]
     templates: Path | None = None
     """A site's template folder, searched before the shipped templates."""
+    _shared: dict[Callable[..., Any], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def shared(self, compute: Callable[[RenderContext], T]) -> T:
+        """`compute(self)`, worked out on first use and then kept: what several renderers need (the cable
+        rows, the rack drawings) is built once per render."""
+        if compute not in self._shared:
+            self._shared[compute] = compute(self)
+        return cast(T, self._shared[compute])
 
     def render(self, template: str, model: dict[str, Any]) -> str:
         return render_template(template, model, self.templates)

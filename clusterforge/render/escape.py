@@ -5,10 +5,9 @@ Both take any value and return text; both are pure and stable (other renderers r
 
 from __future__ import annotations
 
-import csv
 import html
-import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n")
 """What spreadsheets treat as the start of a formula (OWASP CSV injection), after any leading spaces."""
@@ -41,16 +40,35 @@ def _number(value: float) -> float | int:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
+def csv_field(value: object) -> str:
+    """A value as it stands in a CSV line: numbers bare (whole floats without '.0'), anything else through
+    csv_cell and in double quotes, inner quotes doubled (what the csv module writes with QUOTE_NONNUMERIC)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(_number(value))
+    return '"' + csv_cell(value).replace('"', '""') + '"'
+
+
+def csv_line(row: Iterable[object]) -> str:
+    return ",".join(csv_field(value) for value in row)
+
+
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     """A whole CSV file: header plus rows, every cell through csv_cell, non-numeric cells quoted,
     '\\n' line endings (deterministic across platforms)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
-    writer.writerow([csv_cell(h) for h in header])
-    for row in rows:
-        writer.writerow([_number(value) if isinstance(value, int | float) and not isinstance(value, bool)
-                         else csv_cell(value) for value in row])
-    return buffer.getvalue()
+    return "".join(f"{line}\n" for line in (csv_line(header), *map(csv_line, rows)))
+
+
+class Escaped(dict[Hashable, str]):
+    """`escape(value)`, worked out once per distinct value: a table of 360,000 cables repeats a few thousand
+    texts. Not for bools, which a dict does not tell from 0 and 1."""
+
+    def __init__(self, escape: Callable[[Any], str]) -> None:
+        super().__init__()
+        self._escape = escape
+
+    def __missing__(self, value: Hashable) -> str:
+        text = self[value] = self._escape(value)
+        return text
 
 
 def md_cell(value: object) -> str:

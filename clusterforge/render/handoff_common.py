@@ -1,214 +1,237 @@
-"""What the cabling plan and the bill of materials share: one cable row per link, with its ends, optics and cable.
+"""What the cabling plan and the bill of materials share: the cable table, every link once in plan order,
+labelled, with where its ends stand and what it is built from.
 
-Everything here is computed from the Topology and the catalog; the renderers only lay it out.
+Everything here is computed from the Topology and the catalog; the renderers only lay it out. A cluster of
+100,000 GPUs has some 360,000 links but a few tens of thousands of devices and a few hundred kinds of link:
+a cable refers to the shared `Place` of each end's device and the shared `LinkParts` of its kind, each
+computed once, and the table is held as columns, so the work per cable is done by map, zip and sorted.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import chain, repeat
+from operator import add, attrgetter, mul
+from typing import Any, TypeVar
 
-from ..catalog import CableMedia
-from ..catalog.models import Device as CatalogDevice
-from ..catalog.models import PortGroup
-from ..expand.topology import Device, Link, Topology
+from ..expand.topology import Link, Topology
 from ..validate import ValidBlueprint
+from .context import RenderContext
+from .link_parts import LinkKinds, LinkParts
 
 TIER_ORDER = {"node-leaf": 0, "leaf-spine": 1, "spine-core": 2, "oob-uplink": 3, "oob": 4, "mgmt": 5}
-
-# Electrical lane rate of each cage generation (Gb/s): an optic's lane count, and so its name and fibre,
-# follows from the port speed over this. The catalog's MMF/SMF media say only "multimode/single-mode
-# transceivers", so the optic family is inferred here (an estimate, reported as such in the BOM).
-LANE_GBPS = {"osfp": 100, "qsfp112": 100, "qsfp-dd": 50, "qsfp56": 50, "sfp56": 50, "qsfp28": 25, "sfp28": 25,
-             "qsfp+": 10, "sfp+": 10, "sfp": 1}
-OPTIC_SOURCE = "estimate: optic family inferred from port speed and media (IEEE 802.3 / MSA names)"
+OTHER_TIER = 9
 
 _PORT = re.compile(r"^(?P<prefix>.*?)(?P<native>\d+)(?:/(?P<slot>\d+)|s(?P<sub>\d+))?$")
+_DIGITS = re.compile(r"(\d+)")
+_UNPLACED = (1 << 30, 0, "")
+"""Floor position of a device outside any rack: after every rack."""
+
+K = TypeVar("K", bound=Hashable)
 
 
 def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
     """'ib10/2' sorts after 'ib2/1': digits compare as numbers."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part)
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in _DIGITS.split(text) if part)
 
 
-def speed_text(gbps: float) -> str:
-    return f"{gbps:g}G"
+@lru_cache(maxsize=4096)
+def cage_of(port: str) -> str:
+    """The physical cage a port sits in: 'ib3' for ib3/1 and ib3/2, 'swp1' for swp1s0..swp1s3. Cached: a
+    cluster has a few hundred port names, each on thousands of devices."""
+    match = _PORT.match(port)
+    return f"{match.group('prefix')}{match.group('native')}" if match else port
 
 
-@dataclass(frozen=True, slots=True)
-class End:
-    """One end of a cable: where it plugs in, and what plugs into the port."""
+@dataclass(frozen=True, slots=True, eq=False)
+class Place:
+    """Where a device stands; every cable end on the device shares it (one object per device, so it
+    compares and hashes by identity)."""
 
     row: str
     rack: str
     u: int | None
     device: str
     model: str
-    port: str
-    cage: str
-    """Cage type of the port (osfp, qsfp112, rj45, ...)."""
-    cage_id: str
-    """The physical cage on the device ('ib3' for ib3/1 and ib3/2, 'swp1' for swp1s0..swp1s3)."""
-    ports_per_cage: int
-    """Logical ports sharing the cage at this link's speed (2 for a twin-port OSFP, 4 for a 4-way split)."""
-    transceiver: str
-    """Module in the cage, for optical media ('' otherwise)."""
-    transceiver_key: str
+    number: int
+    """The device's position in the topology: a number of its own."""
 
 
 @dataclass(frozen=True, slots=True)
 class CableRow:
+    """One cable: its label, the link it makes, where both ends stand and what it is built from."""
+
     label: str
-    fabric: str
-    tier: str
-    rail: int | None
-    a: End
-    b: End
-    speed_gbps: float
-    media: str
-    """Catalog label: DAC, ACC, AOC, MMF, SMF, Cat6a ('' for a link that was not cabled)."""
-    media_key: str
-    optical: bool
-    cable: str
-    """What to order for the run itself: the copper/AOC assembly or the fibre (without length)."""
-    length_class_m: float
-    length_m: float
+    link: Link
+    a: Place
+    b: Place
+    parts: LinkParts
 
 
-def port_group(entry: CatalogDevice, port: str) -> PortGroup | None:
-    groups = [g for g in entry.ports if port.startswith(g.name)]
-    return max(groups, key=lambda g: len(g.name)) if groups else None
+def dense_ranks(sort_keys: dict[K, Any]) -> dict[K, int]:
+    """Each item's position when sorted by its key, items with equal keys sharing one: comparing ranks
+    compares the keys, at the cost of one integer comparison."""
+    ranks: dict[K, int] = {}
+    rank, previous = -1, None
+    for item, key in sorted(sort_keys.items(), key=lambda pair: pair[1]):
+        if rank < 0 or key != previous:
+            rank, previous = rank + 1, key
+        ranks[item] = rank
+    return ranks
 
 
-def _cage_id(port: str) -> str:
-    match = _PORT.match(port)
-    return f"{match.group('prefix')}{match.group('native')}" if match else port
+def _places(topo: Topology) -> tuple[dict[str, Place], dict[str, int]]:
+    """Every device's Place, and its rank on the floor: rack (row, position, name), U, then name."""
+    places: dict[str, Place] = {}
+    floor_keys: dict[str, tuple[object, ...]] = {}
+    for number, device in enumerate(topo.devices.values()):
+        rack = topo.racks.get(device.rack) if device.rack else None
+        places[device.name] = Place(row=rack.row if rack else "", rack=device.rack or "", u=device.u,
+                                    device=device.name, model=device.model, number=number)
+        where = (rack.row_index, rack.position, rack.name) if rack else _UNPLACED
+        floor_keys[device.name] = (*where, device.u or 0, natural_key(device.name))
+    return places, dense_ranks(floor_keys)
 
 
-def _ports_per_cage(group: PortGroup | None, speed: float) -> int:
-    if group is None:
-        return 1
-    cages = group.cages or group.count
-    return max(1, group.ports_at(speed) // cages) if group.ports_at(speed) else 1
+def column(items: Iterable[Any], name: str) -> list[Any]:
+    """One attribute of every item, in order."""
+    return list(map(attrgetter(name), items))
 
 
-def lanes(cage: str, speed: float) -> int:
-    """Optical lanes of one port: 400G on OSFP is 4 x 100G, 100G on QSFP28 is 4 x 25G."""
-    return max(1, math.ceil(speed / LANE_GBPS.get(cage, speed)))
+class Columns(dict[str, list[Any]]):
+    """A list of items read attribute by attribute, each attribute once, on first use. Read in the items'
+    own order, the order they were made in and lie in memory: faster than any other order."""
+
+    def __init__(self, items: list[Any]) -> None:
+        super().__init__()
+        self.source = items
+
+    def __missing__(self, name: str) -> list[Any]:
+        values = self[name] = column(self.source, name)
+        return values
 
 
-def optic_code(media: str, n: int, speed: float) -> str:
-    """IEEE-style reach code for n lanes: SR/SR4/SR8 on multimode; LR (slow serial), DR/DR4/DR8 on single-mode."""
-    if media == "MMF":
-        return "SR" if n == 1 else f"SR{n}"
-    if n == 1:
-        return "DR" if speed >= 100 else "LR"
-    return f"DR{n}"
+def combined(high: Iterable[int], low: Iterable[int], base: int) -> Iterator[int]:
+    """high * base + low, item by item: with every low below base, the results order as (high, low) pairs."""
+    return map(add, map(mul, high, repeat(base)), low)
 
 
-def transceiver_name(media: str, cage: str, speed: float, ports: int, code: str) -> str:
-    """'400G OSFP SR4', or '800G OSFP 2x400G SR4 (twin-port)' when several ports share the cage's module."""
-    cage_text = cage.upper()
-    if ports == 1:
-        return f"{speed_text(speed)} {cage_text} {code}"
-    kind = "twin-port" if ports == 2 else f"{ports}-way breakout"
-    return f"{speed_text(speed * ports)} {cage_text} {ports}x{speed_text(speed)} {code} ({kind})"
+def _digits(ranks: dict[K, int], place_value: int, values: list[K]) -> Iterator[int]:
+    """Each value's rank times `place_value`."""
+    return map({item: rank * place_value for item, rank in ranks.items()}.__getitem__, values)
 
 
-def fibre_name(media: str, lane_count: int) -> str:
-    """The patch cord between two optics: one lane takes an LC duplex cord, up to four an MPO-12, eight an MPO-16."""
-    connector = "LC duplex" if lane_count == 1 else "MPO-12" if lane_count <= 4 else "MPO-16"
-    if media == "MMF":
-        return f"OM4 {connector} multimode fibre"
-    return f"OS2 {connector}{' APC' if lane_count > 1 else ''} single-mode fibre"
+def plan_order(valid: ValidBlueprint, links: Columns, floor: dict[str, int]) -> list[int]:
+    """The indexes of the links in plan order: fabric in blueprint order, tier, then A end and B end by
+    floor position (rack, U, device) and port.
 
-
-def _end_text(end: End) -> str:
-    shared = f" ({end.ports_per_cage} ports per cage)" if end.ports_per_cage > 1 else ""
-    return f"{end.cage.upper()}{shared}"
-
-
-def cable_name(media: CableMedia | None, label: str, speed: float, a: End, b: End) -> str:
-    if media is not None and media.transceiver:
-        return fibre_name(label, max(lanes(a.cage, speed), lanes(b.cage, speed)))
-    if label == "Cat6a":
-        return "Cat6a RJ45 patch cord"
-    ends = sorted((_end_text(a), _end_text(b)))
-    return f"{speed_text(speed)} {ends[0]} to {ends[1]} {label}"
-
-
-class CableBuilder:
-    """Turns links into CableRows, looking up cages and media in the catalog once per model and port group."""
-
-    def __init__(self, valid: ValidBlueprint, topo: Topology):
-        self.topo = topo
-        self.catalog = valid.catalog
-        self.media: dict[str, tuple[str, CableMedia]] = {}
-        for key in self.catalog.keys_of(CableMedia):
-            entry = self.catalog.entries[key]
-            if isinstance(entry, CableMedia):
-                self.media.setdefault(entry.label, (key, entry))
-
-    def _group(self, device: Device, port: str) -> PortGroup | None:
-        entry = self.catalog.entries.get(device.model)
-        return port_group(entry, port) if isinstance(entry, CatalogDevice) else None
-
-    def _end(self, device: Device, port: str, speed: float, optical_media: str, code: str) -> End:
-        group = self._group(device, port)
-        cage = group.cage if group else ""
-        per_cage = _ports_per_cage(group, speed)
-        rack = self.topo.racks.get(device.rack) if device.rack else None
-        transceiver = key = ""
-        if optical_media:
-            transceiver = transceiver_name(optical_media, cage, speed, per_cage, code)
-            key = (f"{self.media[optical_media][0]}:{cage}:{speed_text(speed * per_cage)}:"
-                   f"{per_cage}x{speed_text(speed)}:{code.lower()}")
-        return End(row=rack.row if rack else "", rack=device.rack or "", u=device.u, device=device.name,
-                   model=device.model, port=port, cage=cage, cage_id=_cage_id(port), ports_per_cage=per_cage,
-                   transceiver=transceiver, transceiver_key=key)
-
-    def row(self, link: Link, label: str) -> CableRow:
-        key, media = self.media.get(link.media, ("", None))
-        optical = bool(media and media.transceiver)
-        optic = link.media if optical else ""
-        a_dev, b_dev = self.topo.devices[link.a], self.topo.devices[link.b]
-        # both ends of an optical link run the same optic: the lane count of the end with slower lanes
-        group_a, group_b = self._group(a_dev, link.a_port), self._group(b_dev, link.b_port)
-        lane_count = max(lanes(g.cage if g else "", link.speed_gbps) for g in (group_a, group_b))
-        code = optic_code(optic, lane_count, link.speed_gbps) if optic else ""
-        a = self._end(a_dev, link.a_port, link.speed_gbps, optic, code)
-        b = self._end(b_dev, link.b_port, link.speed_gbps, optic, code)
-        cable = cable_name(media, link.media, link.speed_gbps, a, b) if link.media else ""
-        return CableRow(label=label, fabric=link.fabric, tier=link.tier, rail=link.rail, a=a, b=b,
-                        speed_gbps=link.speed_gbps, media=link.media, media_key=key, optical=optical, cable=cable,
-                        length_class_m=link.length_class_m, length_m=link.length_m)
-
-
-def _place_key(topo: Topology, device: Device, port: str) -> tuple[object, ...]:
-    rack = topo.racks.get(device.rack) if device.rack else None
-    where = (rack.row_index, rack.position, rack.name) if rack else (1 << 30, 0, "")
-    return (*where, device.u or 0, natural_key(device.name), natural_key(port))
-
-
-def cable_rows(valid: ValidBlueprint, topo: Topology) -> list[CableRow]:
-    """Every link once, in a fixed order (fabric in blueprint order, tier, then A end and B end by floor
-    position, U and port), labelled `<fabric>-<n>` counting from 1 within each fabric."""
+    Each part of the order is a rank, and a link's ranks make one integer, a number with a digit per part
+    (in a base per part wide enough for its ranks): the sort compares integers, and links alike in every
+    part keep their order. A digit is the part's rank times its place value, looked up; the key, their sum."""
     fabric_order = {name: i for i, name in enumerate(valid.blueprint.fabrics)}
+    fabrics, tiers, a_ports, b_ports = links["fabric"], links["tier"], links["a_port"], links["b_port"]
+    fabric_rank = dense_ranks({f: (fabric_order.get(f, len(fabric_order)), f) for f in set(fabrics)})
+    tier_rank = {tier: TIER_ORDER.get(tier, OTHER_TIER) for tier in set(tiers)}
+    port_rank = dense_ranks({port: natural_key(port) for port in {*a_ports, *b_ports}})
+    devices = max(floor.values(), default=0) + 1
+    # place values, from the last part (B port) to the first (fabric)
+    b_port = 1
+    b_device = b_port * len(port_rank)
+    a_port = b_device * devices
+    a_device = a_port * len(port_rank)
+    tier = a_device * devices
+    fabric = tier * (OTHER_TIER + 1)
+    keys = list(map(sum, zip(_digits(fabric_rank, fabric, fabrics), _digits(tier_rank, tier, tiers),
+                             _digits(floor, a_device, links["a"]), _digits(port_rank, a_port, a_ports),
+                             _digits(floor, b_device, links["b"]), _digits(port_rank, b_port, b_ports), strict=True)))
+    return sorted(range(len(keys)), key=keys.__getitem__)
 
-    def key(link: Link) -> tuple[object, ...]:
-        return (fabric_order.get(link.fabric, len(fabric_order)), link.fabric, TIER_ORDER.get(link.tier, 9),
-                _place_key(topo, topo.devices[link.a], link.a_port),
-                _place_key(topo, topo.devices[link.b], link.b_port))
 
-    ordered = sorted(topo.links, key=key)
-    per_fabric: dict[str, int] = {}
-    for link in ordered:
-        per_fabric[link.fabric] = per_fabric.get(link.fabric, 0) + 1
-    width = max([5, *(len(str(n)) for n in per_fabric.values())])
-    builder = CableBuilder(valid, topo)
-    rows, seen = [], dict.fromkeys(per_fabric, 0)
-    for link in ordered:
-        seen[link.fabric] += 1
-        rows.append(builder.row(link, f"{link.fabric}-{seen[link.fabric]:0{width}d}"))
-    return rows
+@dataclass(frozen=True)
+class CableTable:
+    """Every link once, in plan order, as columns: entry i of each list is the i-th cable. Columns let the
+    renderers go over 360,000 cables with map, zip and Counter instead of a Python loop per cable."""
+
+    links: Columns
+    """The topology's links, in the topology's order."""
+    order: list[int]
+    """Plan order: the index in `links` of each cable."""
+    numbers: list[str]
+    """Each cable's number in its fabric, from 1, zero-padded to the widest count (five digits at least):
+    its label is `<fabric>-<number>`."""
+    a: list[Place]
+    b: list[Place]
+    parts: list[LinkParts]
+    fabrics: dict[str, int]
+    """Cables per fabric, in plan order: a fabric's cables are consecutive."""
+    devices: int
+    """Devices in the topology: every Place's number is below it."""
+    _columns: dict[str, list[Any]] = field(default_factory=dict, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def column(self, name: str) -> list[Any]:
+        """An attribute of every cable's link, in plan order: 'fabric', 'a_port', 'length_m', ..."""
+        if name not in self._columns:
+            self._columns[name] = self.in_order(self.links[name])
+        return self._columns[name]
+
+    def in_order(self, values: list[K]) -> list[K]:
+        """Values given per link in the topology's order, put in plan order."""
+        return in_order(values, self.order)
+
+    def segments(self) -> Iterator[tuple[str, slice]]:
+        """Each fabric and the slice of the table that holds its cables."""
+        start = 0
+        for fabric, count in self.fabrics.items():
+            yield fabric, slice(start, start + count)
+            start += count
+
+    def labels(self) -> list[str]:
+        return [label for fabric, cables in self.segments()
+                for label in map(f"{fabric}-".__add__, self.numbers[cables])]
+
+    def rows(self) -> Iterator[CableRow]:
+        links: list[Link] = in_order(self.links.source, self.order)
+        return map(CableRow, self.labels(), links, self.a, self.b, self.parts)
+
+
+def in_order(values: list[K], order: list[int]) -> list[K]:
+    return list(map(values.__getitem__, order))
+
+
+def _numbers(fabrics: dict[str, int]) -> list[str]:
+    """Cable numbers, counting from 1 within each fabric, zero-padded to the widest count (five digits at least)."""
+    width = max([5, *(len(str(n)) for n in fabrics.values())])
+    numbers = list(map(str.zfill, map(str, range(1, max(fabrics.values(), default=0) + 1)), repeat(width)))
+    return list(chain.from_iterable(numbers[:count] for count in fabrics.values()))
+
+
+def cable_table(valid: ValidBlueprint, topo: Topology) -> CableTable:
+    """Every link once, in plan order (see `plan_order`), labelled, with its ends' places and its parts.
+    The work per link is done in the topology's order; the results are then put in plan order."""
+    places, floor = _places(topo)
+    links = Columns(topo.links)
+    order = plan_order(valid, links, floor)
+    a = list(map(places.__getitem__, links["a"]))
+    b = list(map(places.__getitem__, links["b"]))
+    kinds = zip(column(a, "model"), links["a_port"], column(b, "model"), links["b_port"], links["speed_gbps"],
+                links["media"], strict=True)
+    parts = list(map(LinkKinds(valid).__getitem__, kinds))
+    fabrics = Counter(in_order(links["fabric"], order))
+    return CableTable(links=links, order=order, numbers=_numbers(fabrics), a=in_order(a, order), b=in_order(b, order),
+                      parts=in_order(parts, order), fabrics=dict(fabrics), devices=len(places))
+
+
+def shared_cable_table(ctx: RenderContext) -> CableTable:
+    """The cable table of `ctx`, built once for all the renderers that list or count cables."""
+    return ctx.shared(_table_of)
+
+
+def _table_of(ctx: RenderContext) -> CableTable:
+    return cable_table(ctx.valid, ctx.topo)

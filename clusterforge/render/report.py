@@ -8,7 +8,7 @@ templates print them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..catalog import CableMedia, Server, Sourced
@@ -18,8 +18,9 @@ from ..expand.topology import Topology
 from ..plan import build_plan
 from ..validate import ValidBlueprint
 from .context import RenderContext
-from .elevation import escaped, finding_where, legend_model, num, rack_svgs, rows_model, xml_text
-from .escape import md_cell
+from .elevation import escaped, finding_where, legend_model, rack_svgs, rows_model, xml_text
+from .escape import Escaped, md_cell
+from .rack_drawing import num, xml_escape
 
 REPORT_MD = "handoff/report.md"
 REPORT_HTML = "handoff/report.html"
@@ -182,8 +183,39 @@ def report_model(ctx: RenderContext) -> dict[str, Any]:
     }
 
 
+def _escaped_section(section: dict[str, Any], escape: Callable[[str], str]) -> dict[str, Any]:
+    """A section's title, intro, columns and classes escaped; its rows left to the caller."""
+    return escaped({k: v for k, v in section.items() if k != "rows"}, escape)
+
+
+def markdown_sections(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sections for report.md, escaped, each table row one line of text: the tables can have thousands
+    of rows, and a cell text repeats often, so it is escaped once."""
+    cell = Escaped(md_text)
+    return [{**_escaped_section(section, md_text),
+             "rows": ["| " + " | ".join(map(cell.__getitem__, row)) + " |" for row in section["rows"]]}
+            for section in sections]
+
+
+def html_sections(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sections for report.html, escaped, each table row one <tr> element (see markdown_sections)."""
+    cell = Escaped(xml_escape)
+    out = []
+    for section in sections:
+        escaped_section = _escaped_section(section, xml_text)
+        classes = escaped_section["cell_class"]
+        rows = [f'<tr class="{row_class}">' + "".join(f'<td class="{classes[i]}">{cell[value]}</td>'
+                                                      for i, value in enumerate(row)) + "</tr>"
+                for row, row_class in zip(section["rows"], escaped_section["classes"], strict=True)]
+        out.append({**escaped_section, "rows": rows})
+    return out
+
+
 def render_report(ctx: RenderContext) -> dict[str, str]:
     model = report_model(ctx)
-    markdown = ctx.render("handoff/report.md.j2", escaped(model, md_text))
-    page = {**model, "rows": rows_model(ctx, rack_svgs(ctx)), "legend": legend_model()}
-    return {REPORT_MD: markdown, REPORT_HTML: ctx.render("handoff/report.html.j2", escaped(page, xml_text))}
+    header = {k: v for k, v in model.items() if k != "sections"}
+    markdown = ctx.render("handoff/report.md.j2", {**escaped(header, md_text),
+                                                   "sections": markdown_sections(model["sections"])})
+    page = {**escaped({**header, "legend": legend_model()}, xml_text), "sections": html_sections(model["sections"]),
+            "rows": rows_model(ctx, rack_svgs(ctx))}
+    return {REPORT_MD: markdown, REPORT_HTML: ctx.render("handoff/report.html.j2", page)}
