@@ -270,3 +270,25 @@ def test_markdown_keeps_summaries_only_for_huge_clusters(monkeypatch: pytest.Mon
     assert "compute-00001" not in small[CABLING_MD]
     assert "more than 10: this view keeps the summaries only" in small[CABLING_MD]
     assert small[CABLING_CSV] == files[CABLING_CSV]  # the CSV stays complete
+
+
+def test_csv_text_reads_back_as_the_csv_module_reads_it() -> None:
+    """csv_text writes the file itself (for speed): Python's csv reader must read back every cell, with
+    quotes, commas, line breaks and formula-looking text handled, and numbers left bare."""
+    import csv
+    import io
+    import random
+
+    from clusterforge.render.escape import csv_cell, csv_text
+
+    rng = random.Random(7)
+    alphabet = ['a', 'Z', '0', ',', '"', "'", '\n', '\r', ' ', '=', '+', '-', '@', '<', 'é', '\t']
+    rows = [[rng.choice([rng.randint(0, 10**6), round(rng.random() * 100, 2),
+                         "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))])
+             for _ in range(6)] for _ in range(2000)]
+    text = csv_text(["a", "b", "c", "d", "e", "f"], rows)
+    read = list(csv.reader(io.StringIO(text, newline="")))
+    assert read[0] == ["a", "b", "c", "d", "e", "f"] and len(read) == len(rows) + 1
+    for written, back in zip(rows, read[1:], strict=True):
+        assert back == [format(v, "g") if isinstance(v, float) else str(v) if isinstance(v, int) else csv_cell(v)
+                        for v in written]
