@@ -430,3 +430,37 @@ def test_handoff_pages_do_not_depend_on_the_working_directory(tmp_path: Path, mo
     there = {k: v for k, v in render_files(load_valid(blueprint)).items() if k.startswith(MINE)}
     assert here == there
     assert "| h200-training-pod.yaml:23:5 |" in here["handoff/report.md"]
+
+
+def test_large_clusters_link_the_rack_drawings_instead_of_inlining_them(tmp_path: Path) -> None:
+    """Above INLINE_RACKS_MAX racks the report and the elevations page show each rack as an <img> of its
+    SVG file (every link resolves), so the pages stay small; the browser loads them without errors."""
+    from factories import dgx_data, valid_from
+
+    from clusterforge.render.elevation import INLINE_RACKS_MAX
+
+    valid = valid_from(dgx_data(4 * INLINE_RACKS_MAX + 4))
+    files = render_files(valid)
+    out = tmp_path / "out"
+    for rel, text in files.items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text(text)
+    racks = sorted(p.stem for p in (out / "handoff" / "elevations").glob("*.svg"))
+    assert len(racks) > INLINE_RACKS_MAX
+    for page, folder in (("report.html", "elevations/"), ("elevations/index.html", "")):
+        text = files[f"handoff/{page}"]
+        linked = re.findall(r'<img src="([^"]+)"', text)
+        assert linked == [f"{folder}{name}.svg" for name in ordered(racks, text)], page
+        assert all((out / "handoff" / page).parent.joinpath(src).is_file() for src in linked), page
+        assert "<svg" not in text.split('<section class="row"', 1)[1], f"{page} still inlines a rack"
+        assert len(text) < 2_000_000, page
+    run = open_in_chromium(out / "handoff" / "report.html", tmp_path)
+    assert run.console == []
+    assert_not_blank(run.png)
+
+
+def ordered(racks: list[str], page: str) -> list[str]:
+    """The racks in the order the page shows them (floor order, by their figure ids)."""
+    order = re.findall(r'<figure class="rack" id="rack-([^"]+)"', page)
+    assert sorted(order) == racks
+    return order

@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from markupsafe import Markup
 
@@ -52,6 +53,21 @@ def rack_svgs(ctx: RenderContext) -> dict[str, str]:
     """The <svg> element of every rack (no XML declaration, so it can be inlined in HTML), floor order;
     drawn once per render, for elevations/ and report.html alike."""
     return ctx.shared(_draw_racks)
+
+
+INLINE_RACKS_MAX = 200
+"""Above this many racks, the HTML pages link each rack's SVG file instead of inlining it: at 100,000 GPUs
+inlining makes each page about 100 MB, linking about 2 MB."""
+
+
+def page_drawings(ctx: RenderContext, folder: str) -> dict[str, str]:
+    """What an HTML page shows for each rack: the inline SVG, or above INLINE_RACKS_MAX racks an <img> of
+    the rack's file in `folder` (relative to the page, '' or ending in '/')."""
+    svgs = rack_svgs(ctx)
+    if len(svgs) <= INLINE_RACKS_MAX:
+        return svgs
+    return {name: f'<img src="{xml_escape(folder + quote(name))}.svg" alt="{xml_escape("Elevation of rack " + name)}" '
+                  f'loading="lazy">' for name in svgs}
 
 
 def _draw_racks(ctx: RenderContext) -> dict[str, str]:
@@ -127,5 +143,5 @@ def render_elevation(ctx: RenderContext) -> dict[str, str]:
     page = {"title": f"{bp.name}: rack elevations", "site": bp.site.name, "description": bp.description,
             "other_findings": [finding_item(ctx, f) for f in other], "legend": legend_model()}
     files[f"{ELEVATIONS_DIR}/index.html"] = ctx.render("handoff/index.html.j2", {
-        **escaped(page, xml_text), "rows": rows_model(ctx, svgs)})
+        **escaped(page, xml_text), "rows": rows_model(ctx, page_drawings(ctx, ""))})
     return files

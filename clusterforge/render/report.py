@@ -18,7 +18,7 @@ from ..expand.topology import Topology
 from ..plan import build_plan
 from ..validate import ValidBlueprint
 from .context import RenderContext
-from .elevation import escaped, finding_where, legend_model, rack_svgs, rows_model, xml_text
+from .elevation import escaped, finding_where, legend_model, page_drawings, rows_model, xml_text
 from .escape import Escaped, md_cell
 from .rack_drawing import num, xml_escape
 
@@ -217,5 +217,5 @@ def render_report(ctx: RenderContext) -> dict[str, str]:
     markdown = ctx.render("handoff/report.md.j2", {**escaped(header, md_text),
                                                    "sections": markdown_sections(model["sections"])})
     page = {**escaped({**header, "legend": legend_model()}, xml_text), "sections": html_sections(model["sections"]),
-            "rows": rows_model(ctx, rack_svgs(ctx))}
+            "rows": rows_model(ctx, page_drawings(ctx, "elevations/"))}
     return {REPORT_MD: markdown, REPORT_HTML: ctx.render("handoff/report.html.j2", page)}
