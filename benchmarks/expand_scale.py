@@ -8,15 +8,16 @@ size: GPUs, nodes, tiers, switches, links, seconds per stage and peak RSS.
 
 from __future__ import annotations
 
-import json
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE))
+
+from sizes import max_rss_mib, run_sizes  # noqa: E402
 
 
 def measure(gpus: int) -> dict[str, object]:
@@ -40,22 +41,15 @@ def measure(gpus: int) -> dict[str, object]:
         "switches": compute["switches"], "links": len(topo.links), "devices": len(topo.devices),
         "validate_s": round(t1 - t0, 2), "expand_s": round(t2 - t1, 2), "plan_s": round(t3 - t2, 2),
         "total_s": round(t3 - t0, 2),
-        "max_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "max_rss_mib": max_rss_mib(),
     }
 
 
-def main() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "--one":
-        print(json.dumps(measure(int(sys.argv[2]))))
-        return
-    for gpus in [int(a) for a in sys.argv[1:]] or [10_000, 100_000]:
-        out = subprocess.run([sys.executable, __file__, "--one", str(gpus)], capture_output=True, text=True,
-                             check=True)
-        r = json.loads(out.stdout)
-        print(f"{r['gpus']:>7} GPUs {r['nodes']:>6} nodes {r['tiers']} tiers switches {r['switches']} "
-              f"links {r['links']} | validate {r['validate_s']} s, expand {r['expand_s']} s, "
-              f"plan {r['plan_s']} s, total {r['total_s']} s | max RSS {r['max_rss_mib']} MiB")
+def show(r: dict[str, Any]) -> None:
+    print(f"{r['gpus']:>7} GPUs {r['nodes']:>6} nodes {r['tiers']} tiers switches {r['switches']} "
+          f"links {r['links']} | validate {r['validate_s']} s, expand {r['expand_s']} s, "
+          f"plan {r['plan_s']} s, total {r['total_s']} s | max RSS {r['max_rss_mib']} MiB")
 
 
 if __name__ == "__main__":
-    main()
+    run_sizes(__file__, measure, show)

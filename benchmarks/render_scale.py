@@ -10,9 +10,6 @@ output size per render family.
 
 from __future__ import annotations
 
-import json
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,6 +18,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE))
+
+from sizes import max_rss_mib, run_sizes  # noqa: E402
 
 
 def blueprint_data(gpus: int) -> dict[str, Any]:
@@ -80,22 +80,15 @@ def measure(gpus: int) -> dict[str, Any]:
     lap("write")
     return {"gpus": gpus, "nodes": len(list(topo.nodes())), "links": len(topo.links), "files": len(files),
             "stages": stages, "total_s": round(last - start, 2), "families": families,
-            "max_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+            "max_rss_mib": max_rss_mib()}
 
 
-def main() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "--one":
-        print(json.dumps(measure(int(sys.argv[2]))))
-        return
-    for gpus in [int(a) for a in sys.argv[1:]] or [10_000, 100_000]:
-        out = subprocess.run([sys.executable, __file__, "--one", str(gpus)], capture_output=True, text=True,
-                             check=True)
-        r = json.loads(out.stdout)
-        stages = ", ".join(f"{k} {v} s" for k, v in r["stages"].items())
-        print(f"{r['gpus']:>7} GPUs {r['nodes']:>6} nodes {r['links']:>7} links {r['files']:>5} files | {stages} | "
-              f"total {r['total_s']} s | max RSS {r['max_rss_mib']} MiB")
-        print("        " + ", ".join(f"{k} {s} s/{size / 2**20:.1f} MiB" for k, (s, size) in r["families"].items()))
+def show(r: dict[str, Any]) -> None:
+    stages = ", ".join(f"{k} {v} s" for k, v in r["stages"].items())
+    print(f"{r['gpus']:>7} GPUs {r['nodes']:>6} nodes {r['links']:>7} links {r['files']:>5} files | {stages} | "
+          f"total {r['total_s']} s | max RSS {r['max_rss_mib']} MiB")
+    print("        " + ", ".join(f"{k} {s} s/{size / 2**20:.1f} MiB" for k, (s, size) in r["families"].items()))
 
 
 if __name__ == "__main__":
-    main()
+    run_sizes(__file__, measure, show)

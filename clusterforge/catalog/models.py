@@ -62,6 +62,13 @@ class NIC(Sourced):
     max_power_w: PositiveFloat | None = None
 
 
+def _each_matching(values: list[str] | None, pattern: re.Pattern[str], what: str) -> list[str] | None:
+    for value in values or []:
+        if not pattern.match(value):
+            raise ValueError(f"'{value}' is not {what}")
+    return values
+
+
 class PortGroup(Strict):
     """A set of identical ports on a device."""
 
@@ -87,10 +94,7 @@ class PortGroup(Strict):
     @field_validator("devices")
     @classmethod
     def _check_device_names(cls, value: list[str] | None) -> list[str] | None:
-        for name in value or []:
-            if not _DEVICE_NAME.match(name):
-                raise ValueError(f"'{name}' is not a device name (letters, digits, '_', '-' and '.')")
-        return value
+        return _each_matching(value, _DEVICE_NAME, "a device name (letters, digits, '_', '-' and '.')")
 
     @model_validator(mode="after")
     def _check_device_count(self) -> PortGroup:
@@ -183,10 +187,7 @@ class PCIeSwitch(Strict):
     @field_validator("nic_bus_ids", "gpu_bus_ids")
     @classmethod
     def _check_bus_ids(cls, value: list[str] | None) -> list[str] | None:
-        for bus_id in value or []:
-            if not _BUS_ID.match(bus_id):
-                raise ValueError(f"'{bus_id}' is not a PCI address such as '0000:18:00.0'")
-        return value
+        return _each_matching(value, _BUS_ID, "a PCI address such as '0000:18:00.0'")
 
     @model_validator(mode="after")
     def _check_bus_id_count(self) -> PCIeSwitch:

@@ -11,6 +11,7 @@ import hostlist
 
 from ..errors import Finding
 from ..expand.topology import Topology
+from ..plan import build_plan
 from ..validate import ValidBlueprint
 from .jinja import render_template
 
@@ -35,6 +36,15 @@ class RenderContext:
 
     def render(self, template: str, model: dict[str, Any]) -> str:
         return render_template(template, model, self.templates)
+
+
+def shared_plan(ctx: RenderContext) -> dict[str, Any]:
+    """`clusterforge plan`'s figures for `ctx`, worked out once for the renderers that show them."""
+    return ctx.shared(_plan_of)
+
+
+def _plan_of(ctx: RenderContext) -> dict[str, Any]:
+    return build_plan(ctx.valid, ctx.topo, ctx.findings)
 
 
 def host_range(names: list[str]) -> str:

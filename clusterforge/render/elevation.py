@@ -18,8 +18,7 @@ from markupsafe import Markup
 
 from ..errors import Finding, SourceLocation
 from ..expand.topology import Device, Rack
-from ..plan import power_plan
-from .context import RenderContext
+from .context import RenderContext, shared_plan
 from .rack_drawing import OTHER_COLOUR, RESERVED_FILL, ROLE_COLOURS, TOP, U_PX, RackDrawer, legend_label, xml_escape
 
 ELEVATIONS_DIR = "handoff/elevations"
@@ -71,7 +70,7 @@ def page_drawings(ctx: RenderContext, folder: str) -> dict[str, str]:
 
 
 def _draw_racks(ctx: RenderContext) -> dict[str, str]:
-    racks = power_plan(ctx.valid, ctx.topo)["racks"]
+    racks = shared_plan(ctx)["power"]["racks"]
     placed: dict[str, list[Device]] = defaultdict(list)
     for device in ctx.topo.devices.values():
         if device.rack is not None:

@@ -79,11 +79,3 @@ def md_cell(value: object) -> str:
     text = text.replace("\\", "\\\\").replace("|", "\\|")
     text = " ".join(text.splitlines()) if ("\n" in text or "\r" in text) else text
     return text.replace("`", "\\`").strip()
-
-
-def md_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """A GitHub-flavoured Markdown table, every cell through md_cell."""
-    lines = ["| " + " | ".join(md_cell(h) for h in header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)

@@ -71,7 +71,7 @@ class NcclGroup:
             return False
         if "NCCL_TOPO_FILE" in self.group.nccl:
             return self.group.nccl["NCCL_TOPO_FILE"] == paths.NCCL_TOPOLOGY_INSTALLED
-        return bool(topology_model("", self.group.model, self.server)["verified"])
+        return real_bus_ids(self.server)
 
 
 def nccl_groups(valid: ValidBlueprint) -> list[NcclGroup]:
@@ -202,6 +202,16 @@ def _attrs(values: dict[str, str]) -> str:
     return " ".join(f"{key}={quoteattr(value)}" for key, value in values.items())
 
 
+def real_bus_ids(server: Server) -> bool:
+    """Whether the catalog gives the PCI address of every GPU and compute NIC in the model's PCIe layout,
+    so that its topology file has no placeholders."""
+    if server.pcie is None:
+        return False
+    compute = {f"{g.name}{i}" for g in server.port_groups("compute") for i in range(1, g.count + 1)}
+    return all((s.gpu_bus_ids is not None or not s.gpus)
+               and (s.nic_bus_ids is not None or not compute.intersection(s.nics)) for s in server.pcie.switches)
+
+
 def topology_model(blueprint: str, model: str, server: Server) -> dict[str, Any]:
     """CPUs, PCIe switches, GPUs and NICs of one server model, as attribute strings in NCCL's order."""
     assert server.pcie is not None
@@ -239,7 +249,7 @@ def topology_model(blueprint: str, model: str, server: Server) -> dict[str, Any]
     return {
         "blueprint": blueprint,
         "model": model,
-        "verified": placeholders == 0,
+        "verified": real_bus_ids(server),
         "placeholders": placeholders,
         "cpus": [{"attrs": _attrs({"numaid": str(socket), **cpu}), "switches": switches}
                  for socket, switches in sorted(sockets.items())],

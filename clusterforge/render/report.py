@@ -15,9 +15,8 @@ from ..catalog import CableMedia, Server, Sourced
 from ..catalog.models import Device as CatalogDevice
 from ..errors import Finding
 from ..expand.topology import Topology
-from ..plan import build_plan
 from ..validate import ValidBlueprint
-from .context import RenderContext
+from .context import RenderContext, shared_plan
 from .elevation import escaped, finding_where, legend_model, page_drawings, rows_model, xml_text
 from .escape import Escaped, md_cell
 from .rack_drawing import num, xml_escape
@@ -168,7 +167,7 @@ def report_model(ctx: RenderContext) -> dict[str, Any]:
     """The report as plain data: a header and titled tables, unescaped."""
     valid, topo = ctx.valid, ctx.topo
     bp = valid.blueprint
-    plan = build_plan(valid, topo, ctx.findings)
+    plan = shared_plan(ctx)
     overridden = sorted(valid.catalog.overridden)
     site = bp.site.name + (f", {bp.site.location}" if bp.site.location else "")
     return {

@@ -1,0 +1,28 @@
+"""What the benchmark scripts share: each size measured in a fresh process, so that its peak memory
+(max RSS) is its own, and the peak memory figure itself."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+DEFAULT_GPUS = (10_000, 100_000)
+
+
+def max_rss_mib() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def run_sizes(script: str, measure: Callable[[int], dict[str, Any]], show: Callable[[dict[str, Any]], None]) -> None:
+    """`script --one GPUS` prints measure(GPUS) as JSON; `script [GPUS ...]` runs that per size and shows it."""
+    if len(sys.argv) == 3 and sys.argv[1] == "--one":
+        print(json.dumps(measure(int(sys.argv[2]))))
+        return
+    for gpus in [int(a) for a in sys.argv[1:]] or DEFAULT_GPUS:
+        out = subprocess.run([sys.executable, script, "--one", str(gpus)], capture_output=True, text=True,
+                             check=True)
+        show(json.loads(out.stdout))
