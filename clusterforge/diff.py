@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import codes
 from .checks import run_checks
 from .errors import BlueprintError, ClusterforgeError, Finding, Severity
 from .expand import expand
@@ -67,7 +68,7 @@ def materialize(spec: str, workdir: Path, side: str = "blueprint") -> Path:
         except (subprocess.CalledProcessError, FileNotFoundError) as exc:
             stderr = getattr(exc, "stderr", b"") or b""
             text = stderr.decode(errors="replace").strip() if isinstance(stderr, bytes) else str(stderr)
-            raise ClusterforgeError([Finding("CF-DIFF-001", Severity.ERROR,
+            raise ClusterforgeError([Finding(codes.GIT_REVISION_UNREADABLE, Severity.ERROR,
                                              f"cannot read Git revision '{rev}' of {side} '{spec}': {text or exc}",
                                              hint="give a revision `git rev-parse` knows (a branch, tag or commit) "
                                                   "and a path relative to the repository")]) from None

@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import asdict
 from typing import Any
 
+from . import codes
 from .errors import ClusterforgeError, Finding, Severity
 from .expand.topology import Device, Topology
 
@@ -94,12 +95,12 @@ def fabric_dot(topo: Topology, fabrics: list[str] | None = None) -> str:
 def dot_to_svg(dot: str) -> str:
     binary = shutil.which("dot")
     if binary is None:
-        raise ClusterforgeError([Finding("CF-EXPORT-001", Severity.ERROR, "Graphviz 'dot' is not installed",
+        raise ClusterforgeError([Finding(codes.GRAPHVIZ_MISSING, Severity.ERROR, "Graphviz 'dot' is not installed",
                                          hint="install graphviz (apt-get install graphviz) or use --format dot")])
     result = subprocess.run([binary, "-Tsvg"], input=dot, capture_output=True, text=True, timeout=600, check=False)
     if result.returncode != 0:
         reason = result.stderr.strip() or "no message"
-        raise ClusterforgeError([Finding("CF-EXPORT-002", Severity.ERROR,
+        raise ClusterforgeError([Finding(codes.GRAPHVIZ_FAILED, Severity.ERROR,
                                          f"Graphviz 'dot' failed with exit status {result.returncode}: {reason}",
                                          hint="export --format dot writes the graph without Graphviz")])
     return result.stdout

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import codes
 from .errors import BlueprintError, DataPath, Finding, Severity, SourceLocation
 from .yamlsafe import SourceMap, YamlError, read_yaml
 
@@ -41,17 +42,18 @@ def _read_file(path: Path, included_from: SourceLocation | None) -> tuple[dict[s
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise _error("CF-YAML-005", f"file not found: {display}", included_from) from None
+        raise _error(codes.YAML_INCLUDE, f"file not found: {display}", included_from) from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise _error("CF-YAML-005", f"cannot read {display}: {reason}", included_from) from None
+        raise _error(codes.YAML_INCLUDE, f"cannot read {display}: {reason}", included_from) from None
     try:
         data, sources = read_yaml(text, display)
     except YamlError as exc:
         raise BlueprintError([exc.finding]) from None
     if not isinstance(data, dict):
         what = "empty" if data is None else f"a {type(data).__name__}"
-        raise _error("CF-YAML-003", f"a blueprint file must be a mapping of keys to values, this one is {what}",
+        raise _error(codes.YAML_NOT_A_MAPPING,
+                     f"a blueprint file must be a mapping of keys to values, this one is {what}",
                      SourceLocation(display, 1, 1))
     return data, sources
 
@@ -67,15 +69,15 @@ def _load_into(loaded: LoadedBlueprint, path: Path, included_from: SourceLocatio
                chain: tuple[Path, ...]) -> None:
     resolved = path.resolve()
     if resolved in chain:
-        raise _error("CF-YAML-005", f"include cycle: {' -> '.join(display_name(p) for p in (*chain, resolved))}",
+        raise _error(codes.YAML_INCLUDE, f"include cycle: {' -> '.join(display_name(p) for p in (*chain, resolved))}",
                      included_from)
     if len(chain) > MAX_INCLUDE_DEPTH:
-        raise _error("CF-YAML-005", f"includes nest deeper than {MAX_INCLUDE_DEPTH} levels", included_from)
+        raise _error(codes.YAML_INCLUDE, f"includes nest deeper than {MAX_INCLUDE_DEPTH} levels", included_from)
     data, sources = _read_file(path, included_from)
     loaded.files.append(path)
     includes = data.get("include", [])
     if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):
-        raise _error("CF-SCHEMA-006", "include: expected a list of file paths", sources.locate(("include",)),
+        raise _error(codes.SCHEMA_TYPE, "include: expected a list of file paths", sources.locate(("include",)),
                      ("include",))
     if chain:
         data.pop("include", None)
@@ -102,11 +104,12 @@ def _merge(loaded: LoadedBlueprint, data: dict[str, Any], sources: SourceMap) ->
             for sub in value:
                 if sub in target[key]:
                     first = loaded.sources.locate((key, sub), key=True)
-                    raise _error("CF-YAML-006", f"'{key}.{sub}' is defined twice (first at {first})",
+                    raise _error(codes.YAML_INCLUDE_CONFLICT, f"'{key}.{sub}' is defined twice (first at {first})",
                                  sources.locate((key, sub), key=True), (key, sub),
                                  "an included file may add entries to a mapping but not redefine one")
             target[key].update(value)
         else:
-            raise _error("CF-YAML-006", f"'{key}' is defined in more than one file (first at {first})", here,
+            raise _error(codes.YAML_INCLUDE_CONFLICT,
+                         f"'{key}' is defined in more than one file (first at {first})", here,
                          (key,), "only lists and mappings may be spread over several files")
     loaded.sources.update(sources, rebase)

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib.resources import files
 
+from . import codes
 from .catalog import Catalog, RackType, Server, Sourced, Switch
 from .errors import DataPath, Finding, Severity
 from .model import Blueprint, ComputeFabric, OobFabric
@@ -44,9 +45,9 @@ def _fmt(path: DataPath) -> str:
 def _catalog_ref(catalog: Catalog, key: str, kind: type[Sourced], what: str, path: DataPath) -> Iterator[Finding]:
     entry = catalog.entries.get(key)
     if entry is None:
-        yield _unknown("CF-REF-002", what, key, catalog.keys_of(kind), path)
+        yield _unknown(codes.UNKNOWN_MODEL, what, key, catalog.keys_of(kind), path)
     elif not isinstance(entry, kind):
-        yield _error("CF-REF-006", f"'{key}' in {_fmt(path)} is a {entry.__class__.__name__.lower()}, "
+        yield _error(codes.MODEL_OF_WRONG_KIND, f"'{key}' in {_fmt(path)} is a {entry.__class__.__name__.lower()}, "
                      f"not a {what}", path)
 
 
@@ -54,7 +55,8 @@ def _duplicates(names: Iterable[tuple[str, DataPath]], what: str) -> Iterator[Fi
     seen: dict[str, DataPath] = {}
     for name, path in names:
         if name in seen:
-            yield _error("CF-NAME-001", f"duplicate {what} '{name}' in {_fmt(path)} (also in {_fmt(seen[name])})",
+            yield _error(codes.DUPLICATE_NAME,
+                         f"duplicate {what} '{name}' in {_fmt(path)} (also in {_fmt(seen[name])})",
                          path)
         else:
             seen[name] = path
@@ -89,10 +91,10 @@ def _node_groups(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
         yield from _catalog_ref(catalog, group.model, Server, "server model", (*base, "model"))
         for j, row in enumerate(group.placement.rows or []):
             if row not in rows:
-                yield _unknown("CF-REF-004", "row", row, rows, (*base, "placement", "rows", j))
+                yield _unknown(codes.UNKNOWN_RACK, "row", row, rows, (*base, "placement", "rows", j))
         for j, rack in enumerate(group.placement.racks or []):
             if rack not in racks:
-                yield _unknown("CF-REF-004", "rack", rack, racks, (*base, "placement", "racks", j))
+                yield _unknown(codes.UNKNOWN_RACK, "rack", rack, racks, (*base, "placement", "racks", j))
 
 
 def _hosts(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
@@ -102,17 +104,18 @@ def _hosts(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
         names = group.hostnames()
         bad = next((n for n in names if not is_hostname(n)), None)
         if bad is not None:
-            yield _error("CF-NAME-002", f"host name '{bad}' from {_fmt(path)} is not a valid host name", path,
+            yield _error(codes.INVALID_HOST_NAME, f"host name '{bad}' from {_fmt(path)} is not a valid host name", path,
                          "host names are lowercase letters, digits and '-', at most 63 characters")
             continue
         repeated = [n for n, c in Counter(names).items() if c > 1]
         if repeated:
-            yield _error("CF-NAME-001", f"pattern in {_fmt(path)} gives '{repeated[0]}' more than once", path,
+            yield _error(codes.DUPLICATE_NAME, f"pattern in {_fmt(path)} gives '{repeated[0]}' more than once", path,
                          "include {index} in the pattern")
         clash = next((n for n in names if n in owner and bp.node_groups[owner[n]].name != group.name), None)
         if clash is not None:
             other = bp.node_groups[owner[clash]].name
-            yield _error("CF-NAME-001", f"host name '{clash}' of group '{group.name}' is also in group '{other}'",
+            yield _error(codes.DUPLICATE_NAME,
+                         f"host name '{clash}' of group '{group.name}' is also in group '{other}'",
                          path)
         owner.update((n, i) for n in names)
 
@@ -121,7 +124,7 @@ def _group_refs(bp: Blueprint, names: list[str] | None, path: DataPath) -> Itera
     known = [g.name for g in bp.node_groups]
     for j, name in enumerate(names or []):
         if name not in known:
-            yield _unknown("CF-REF-003", "node group", name, known, (*path, j))
+            yield _unknown(codes.UNKNOWN_NAME, "node group", name, known, (*path, j))
 
 
 def _fabrics(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
@@ -131,11 +134,11 @@ def _fabrics(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
         yield from _group_refs(bp, fabric.node_groups, (*base, "node_groups"))
         for j, rack in enumerate(fabric.switch_racks or []):
             if rack not in racks:
-                yield _unknown("CF-REF-004", "rack", rack, racks, (*base, "switch_racks", j))
+                yield _unknown(codes.UNKNOWN_RACK, "rack", rack, racks, (*base, "switch_racks", j))
         if isinstance(fabric, OobFabric):
             yield from _catalog_ref(catalog, fabric.switch, Switch, "switch model", (*base, "switch"))
             if fabric.uplink_to is not None and fabric.uplink_to not in bp.fabrics:
-                yield _unknown("CF-REF-003", "fabric", fabric.uplink_to, bp.fabrics, (*base, "uplink_to"))
+                yield _unknown(codes.UNKNOWN_NAME, "fabric", fabric.uplink_to, bp.fabrics, (*base, "uplink_to"))
             continue
         yield from _tier_models(fabric, catalog, base)
 
@@ -145,7 +148,7 @@ def _pools(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
     for i, (name, fabric) in enumerate(named):
         for other, other_fabric in named[:i]:
             if fabric.ipv4_pool.overlaps(other_fabric.ipv4_pool):
-                yield _error("CF-ADDR-002", f"ipv4_pool {fabric.ipv4_pool} of '{name}' overlaps "
+                yield _error(codes.POOLS_OVERLAP, f"ipv4_pool {fabric.ipv4_pool} of '{name}' overlaps "
                              f"{other_fabric.ipv4_pool} of '{other}'", ("fabrics", name, "ipv4_pool"))
 
 
@@ -158,10 +161,10 @@ def _tier_models(fabric: LeafSpineFabric, catalog: Catalog, base: DataPath) -> I
         yield from found
         switch = catalog.get(key, Switch)
         if not found and switch is not None and switch.technology != fabric.technology:
-            yield _error("CF-REF-007", f"{tier} switch '{key}' is {switch.technology}, but fabric "
+            yield _error(codes.TECHNOLOGY_MISMATCH, f"{tier} switch '{key}' is {switch.technology}, but fabric "
                          f"'{base[-1]}' is {fabric.technology}", (*base, tier))
     if isinstance(fabric, ComputeFabric) and fabric.technology == "infiniband" and fabric.roce:
-        yield _error("CF-REF-007", "roce settings on an InfiniBand fabric", (*base, "roce"))
+        yield _error(codes.TECHNOLOGY_MISMATCH, "roce settings on an InfiniBand fabric", (*base, "roce"))
 
 
 def _slurm(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
@@ -170,7 +173,7 @@ def _slurm(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
     hosts = {h for g in bp.node_groups for h in g.hostnames()}
     for j, host in enumerate(bp.slurm.controllers):
         if host not in hosts:
-            yield _unknown("CF-REF-005", "host", host, hosts, ("slurm", "controllers", j))
+            yield _unknown(codes.UNKNOWN_HOST, "host", host, hosts, ("slurm", "controllers", j))
     for p, partition in enumerate(bp.slurm.partitions):
         yield from _group_refs(bp, partition.node_groups, ("slurm", "partitions", p, "node_groups"))
     yield from _duplicates(((p.name, ("slurm", "partitions", i, "name"))
@@ -188,4 +191,5 @@ def _nccl(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
     for i, group in enumerate(bp.node_groups):
         for name in group.nccl:
             if name not in known:
-                yield _unknown("CF-REF-008", "NCCL variable", name, known, ("node_groups", i, "nccl", name))
+                yield _unknown(codes.UNKNOWN_NCCL_VARIABLE,
+                               "NCCL variable", name, known, ("node_groups", i, "nccl", name))

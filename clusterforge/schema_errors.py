@@ -12,26 +12,27 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from . import codes
 from .errors import DataPath, Finding, Severity, format_path
 from .yamlsafe import SourceMap
 
 _CODES = {
-    "extra_forbidden": "CF-SCHEMA-001",
-    "missing": "CF-SCHEMA-002",
-    "literal_error": "CF-SCHEMA-003",
-    "union_tag_invalid": "CF-SCHEMA-003",
-    "union_tag_not_found": "CF-SCHEMA-002",
-    "greater_than": "CF-SCHEMA-004",
-    "greater_than_equal": "CF-SCHEMA-004",
-    "less_than": "CF-SCHEMA-004",
-    "less_than_equal": "CF-SCHEMA-004",
-    "too_short": "CF-SCHEMA-004",
-    "too_long": "CF-SCHEMA-004",
-    "string_pattern_mismatch": "CF-SCHEMA-005",
-    "value_error": "CF-SCHEMA-005",
-    "assertion_error": "CF-SCHEMA-005",
+    "extra_forbidden": codes.SCHEMA_UNKNOWN_KEY,
+    "missing": codes.SCHEMA_MISSING,
+    "literal_error": codes.SCHEMA_CHOICE,
+    "union_tag_invalid": codes.SCHEMA_CHOICE,
+    "union_tag_not_found": codes.SCHEMA_MISSING,
+    "greater_than": codes.SCHEMA_RANGE,
+    "greater_than_equal": codes.SCHEMA_RANGE,
+    "less_than": codes.SCHEMA_RANGE,
+    "less_than_equal": codes.SCHEMA_RANGE,
+    "too_short": codes.SCHEMA_RANGE,
+    "too_long": codes.SCHEMA_RANGE,
+    "string_pattern_mismatch": codes.SCHEMA_VALUE,
+    "value_error": codes.SCHEMA_VALUE,
+    "assertion_error": codes.SCHEMA_VALUE,
 }
-TYPE_ERROR = "CF-SCHEMA-006"
+TYPE_ERROR = codes.SCHEMA_TYPE
 
 
 def did_you_mean(word: str, choices: Sequence[str]) -> str | None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from . import codes
 from .catalog import Catalog, load_catalog
 from .errors import BlueprintError, CatalogError, Severity
 from .loader import LoadedBlueprint
@@ -50,7 +51,7 @@ def validate(loaded: LoadedBlueprint) -> ValidBlueprint:
     except CatalogError as exc:
         raise BlueprintError([replace(f, location=loaded.sources.locate(f.path)) if f.location is None and f.path
                               else f for f in exc.findings]) from None
-    findings = [replace(f, location=loaded.sources.locate(f.path, key=f.code == "CF-REF-008"))
+    findings = [replace(f, location=loaded.sources.locate(f.path, key=f.code == codes.UNKNOWN_NCCL_VARIABLE))
                 for f in reference_findings(blueprint, catalog)]
     if any(f.severity is Severity.ERROR for f in findings):
         raise BlueprintError(findings)

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from . import codes
 from .errors import DataPath, Finding, Severity, SourceLocation
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -96,7 +97,7 @@ class _Builder:
     def build(self, node: yaml.Node, path: DataPath) -> Any:
         self.nodes += 1
         if self.nodes > MAX_NODES:
-            raise _fail("CF-YAML-004", f"document expands to more than {MAX_NODES} values "
+            raise _fail(codes.YAML_TOO_LARGE, f"document expands to more than {MAX_NODES} values "
                         "(too many aliases, or a file far larger than a blueprint)",
                         _loc(self.display, node.start_mark), path)
         self.sources.values[path] = _loc(self.display, node.start_mark)
@@ -107,7 +108,7 @@ class _Builder:
         try:
             return self.loader.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
-            raise _fail("CF-YAML-001", f"cannot read value: {exc.problem}",
+            raise _fail(codes.YAML_SYNTAX, f"cannot read value: {exc.problem}",
                         _loc(self.display, node.start_mark), path) from None
 
     def _mapping(self, node: yaml.MappingNode, path: DataPath) -> dict[str, Any]:
@@ -123,10 +124,10 @@ class _Builder:
             if isinstance(key, int) and not isinstance(key, bool):
                 key = str(key)
             if not isinstance(key, str):
-                raise _fail("CF-YAML-001", f"mapping keys must be strings, got {key!r}",
+                raise _fail(codes.YAML_SYNTAX, f"mapping keys must be strings, got {key!r}",
                             _loc(self.display, key_node.start_mark), path)
             if key in explicit:
-                raise _fail("CF-YAML-002", f"duplicate key '{key}'",
+                raise _fail(codes.YAML_DUPLICATE_KEY, f"duplicate key '{key}'",
                             _loc(self.display, key_node.start_mark), (*path, key),
                             "each key may appear once in a mapping; remove or rename one of them")
             explicit.add(key)
@@ -142,7 +143,7 @@ class _Builder:
         merged: dict[str, Any] = {}
         for source in reversed(sources):
             if not isinstance(source, yaml.MappingNode):
-                raise _fail("CF-YAML-001", "a merge key '<<' must refer to a mapping",
+                raise _fail(codes.YAML_SYNTAX, "a merge key '<<' must refer to a mapping",
                             _loc(self.display, source.start_mark), path)
             merged.update(self._mapping(source, path))
         return merged
@@ -151,7 +152,7 @@ class _Builder:
 def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
     """Parse one YAML document into data and a source map; raise YamlError on any problem."""
     if len(text.encode()) > MAX_FILE_BYTES:
-        raise _fail("CF-YAML-004", f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
+        raise _fail(codes.YAML_TOO_LARGE, f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
                     SourceLocation(display, 1, 1))
     loader = StrictResolverLoader(text)
     try:
@@ -160,9 +161,9 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
         mark = exc.problem_mark or exc.context_mark
         location = _loc(display, mark) if mark else SourceLocation(display, 1, 1)
         problem = exc.problem or exc.context or "invalid YAML"
-        raise _fail("CF-YAML-001", f"YAML syntax error: {problem}", location) from None
+        raise _fail(codes.YAML_SYNTAX, f"YAML syntax error: {problem}", location) from None
     except yaml.YAMLError as exc:
-        raise _fail("CF-YAML-001", f"YAML syntax error: {exc}", SourceLocation(display, 1, 1)) from None
+        raise _fail(codes.YAML_SYNTAX, f"YAML syntax error: {exc}", SourceLocation(display, 1, 1)) from None
     finally:
         loader.dispose()
     if root is None:

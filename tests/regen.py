@@ -2,6 +2,7 @@
 
     python tests/regen.py errors      # tests/errors/*.expected from `clusterforge validate`
     python tests/regen.py schema      # docs/blueprint.schema.json and docs/reference.md
+    python tests/regen.py codes       # docs/codes.md from clusterforge/codes.py
     python tests/regen.py inventories # inventories/<name>/ from blueprints/*.yaml
     python tests/regen.py readme      # command output shown in README.md
 """
@@ -28,6 +29,13 @@ def regen_schema() -> None:
         result = run_cli("schema", "--format", fmt, cwd=REPO)
         (REPO / "docs" / name).write_text(result.stdout, encoding="utf-8")
         print(f"wrote docs/{name}")
+
+
+def regen_codes() -> None:
+    from clusterforge.codes_doc import codes_markdown
+
+    (REPO / "docs" / "codes.md").write_text(codes_markdown(), encoding="utf-8")
+    print("wrote docs/codes.md")
 
 
 DIFF_EXAMPLE = "clusterforge diff blueprints/h200-training-pod.yaml docs/examples/h200-training-pod-grown.yaml"
@@ -68,7 +76,7 @@ def regen_inventories() -> None:
 
 
 if __name__ == "__main__":
-    jobs = {"errors": regen_errors, "schema": regen_schema, "inventories": regen_inventories,
+    jobs = {"errors": regen_errors, "schema": regen_schema, "codes": regen_codes, "inventories": regen_inventories,
             "readme": regen_readme}
     for name in sys.argv[1:] or list(jobs):
         jobs[name]()

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from .. import codes
 from ..errors import CatalogError, Finding, Severity, SourceLocation
 from ..loader import display_name
 from ..model.base import _CATALOG_KEY
@@ -67,7 +68,7 @@ def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None =
                   else _load_native(catalog, path, display))
         # an unreadable file has no line of its own: the blueprint's entry naming it is the place to fix
         findings += [replace(f, path=("catalogs", i), location=None, message=f"{f.message} (catalogs[{i}])")
-                     if f.code == "CF-CAT-001" else f
+                     if f.code == codes.CATALOG_UNREADABLE else f
                      for f in loaded]
     if not findings:
         findings += _cross_references(catalog)
@@ -80,7 +81,8 @@ def _read(path: Path, display: str) -> tuple[Any, SourceMap]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise YamlError(Finding("CF-CAT-001", Severity.ERROR, f"cannot read catalog file {display}: {exc.strerror}",
+        raise YamlError(Finding(codes.CATALOG_UNREADABLE,
+                                Severity.ERROR, f"cannot read catalog file {display}: {exc.strerror}",
                                 (), SourceLocation(display, 1, 1))) from None
     return read_yaml(text, display)
 
@@ -91,20 +93,20 @@ def _load_native(catalog: Catalog, path: Path, display: str) -> list[Finding]:
     except YamlError as exc:
         return [exc.finding]
     if not isinstance(data, dict):
-        return [Finding("CF-CAT-002", Severity.ERROR, "a catalog file must be a mapping of sections "
+        return [Finding(codes.CATALOG_SECTION, Severity.ERROR, "a catalog file must be a mapping of sections "
                         f"({', '.join(ENTRY_TYPES)})", (), SourceLocation(display, 1, 1))]
     findings: list[Finding] = []
     for section, entries in data.items():
         model = ENTRY_TYPES.get(section)
         if model is None:
             guess = did_you_mean(section, list(ENTRY_TYPES))
-            findings.append(Finding("CF-CAT-002", Severity.ERROR, f"unknown catalog section '{section}'"
+            findings.append(Finding(codes.CATALOG_SECTION, Severity.ERROR, f"unknown catalog section '{section}'"
                                     + (f" (did you mean '{guess}'?)" if guess else ""), (section,),
                                     sources.locate((section,), key=True),
                                     f"sections are: {', '.join(ENTRY_TYPES)}"))
             continue
         if not isinstance(entries, dict):
-            findings.append(Finding("CF-CAT-002", Severity.ERROR, f"section '{section}' must map catalog "
+            findings.append(Finding(codes.CATALOG_SECTION, Severity.ERROR, f"section '{section}' must map catalog "
                                     "keys to entries", (section,), sources.locate((section,))))
             continue
         for key, raw in entries.items():
@@ -116,7 +118,7 @@ def _add_entry(catalog: Catalog, model: type[Sourced], key: str, raw: Any, data:
                path: tuple[str, ...]) -> list[Finding]:
     origin = sources.locate(path, key=True) or SourceLocation("?", 1, 1)
     if not _CATALOG_KEY.match(key):
-        return [Finding("CF-CAT-003", Severity.ERROR, f"catalog key '{key}' must be 'vendor/model' in "
+        return [Finding(codes.CATALOG_KEY, Severity.ERROR, f"catalog key '{key}' must be 'vendor/model' in "
                         "lowercase", path, origin)]
     try:
         entry = model.model_validate(raw)
@@ -134,7 +136,7 @@ def _load_netbox(catalog: Catalog, path: Path, display: str, spec: CatalogFile) 
     try:
         key, raw = netbox_entry(data, spec, catalog)
     except ValueError as exc:
-        return [Finding("CF-CAT-004", Severity.ERROR, f"cannot use NetBox device type: {exc}", (),
+        return [Finding(codes.CATALOG_NETBOX, Severity.ERROR, f"cannot use NetBox device type: {exc}", (),
                         SourceLocation(display, 1, 1))]
     model = ENTRY_TYPES[{"server": "servers", "switch": "switches", "equipment": "equipment"}[spec.kind]]
     return _add_entry(catalog, model, key, raw, raw, SourceMap({(): SourceLocation(display, 1, 1)}, {}), ())
@@ -147,7 +149,7 @@ def _cross_references(catalog: Catalog) -> list[Finding]:
         if not isinstance(catalog.entries.get(key), kind):
             kinds = kind if isinstance(kind, tuple) else (kind,)
             guess = did_you_mean(key, [k for c in kinds for k in catalog.keys_of(c)])
-            findings.append(Finding("CF-CAT-005", Severity.ERROR, f"{owner}: unknown {what} '{key}'"
+            findings.append(Finding(codes.CATALOG_REFERENCE, Severity.ERROR, f"{owner}: unknown {what} '{key}'"
                                     + (f" (did you mean '{guess}'?)" if guess else ""), (),
                                     catalog.origins[owner]))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
+from .. import codes
 from ..errors import Finding, Severity, sorted_findings
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
@@ -54,7 +55,7 @@ def apply_suppressions(valid: ValidBlueprint, findings: list[Finding]) -> list[F
     for i, rule in enumerate(rules):
         if i not in used:
             path = ("suppress", i)
-            out.append(Finding("CF-SUPPRESS-001", Severity.WARNING, f"suppression of {rule.code}"
+            out.append(Finding(codes.UNUSED_SUPPRESSION, Severity.WARNING, f"suppression of {rule.code}"
                                + (f" for '{rule.target}'" if rule.target else "") + " matches no finding",
                                path, valid.sources.locate(path), "remove it, or fix its code or target"))
     return sorted_findings(out)

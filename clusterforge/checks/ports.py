@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 
+from .. import codes
 from ..catalog import Server, Switch
 from ..errors import Finding, Severity
 from ..expand.ports import data_groups, per_native
@@ -33,7 +34,8 @@ def check_switch_radix(ctx: CheckContext) -> Iterator[Finding]:
         group = next(g for g in switch.ports if g.name == group_name)
         if natives > group.count + 1e-9:
             fabric = ctx.topo.devices[device_name].group or ""
-            yield ctx.finding("CF-PORT-001", Severity.ERROR, f"{device_name} uses {natives:g} of its {group.count} "
+            yield ctx.finding(codes.SWITCH_OVER_RADIX,
+                              Severity.ERROR, f"{device_name} uses {natives:g} of its {group.count} "
                               f"'{group_name}' ports", ("fabrics", fabric), device_name)
 
 
@@ -56,7 +58,7 @@ def check_unconnected_ports(ctx: CheckContext) -> Iterator[Finding]:
         severity = Severity.WARNING if has_fabric and role in ("compute", "oob") else Severity.INFO
         why = (f"the group is not attached to the {role} network" if has_fabric
                else f"the blueprint has no {role} network")
-        yield ctx.finding("CF-PORT-002", severity, f"node group '{group_name}' leaves {ports} {role} port"
+        yield ctx.finding(codes.UNCONNECTED_PORTS, severity, f"node group '{group_name}' leaves {ports} {role} port"
                           f"{'s' if ports != 1 else ''} unconnected: {why}", ctx.group_path(group_name), group_name)
 
 
@@ -75,6 +77,7 @@ def check_oversubscription(ctx: CheckContext) -> Iterator[Finding]:
                     if up[s.name] and down[s.name] / up[s.name] > target + 1e-6]
             if over:
                 worst, switch = max(over)
-                yield ctx.finding("CF-OVERSUB-001", Severity.WARNING, f"fabric '{name}': {len(over)} {tier} switches "
+                yield ctx.finding(codes.OVERSUBSCRIBED,
+                                  Severity.WARNING, f"fabric '{name}': {len(over)} {tier} switches "
                                   f"above the {target:g}:1 target, worst {switch} at {worst:.2f}:1",
                                   ("fabrics", name, "oversubscription"), name)

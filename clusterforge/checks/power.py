@@ -7,6 +7,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterator
 
+from .. import codes
 from ..catalog.models import Device as CatalogDevice
 from ..errors import Finding, Severity
 from ..expand.placement import DERATE, FILL
@@ -27,11 +28,13 @@ def check_rack_power(ctx: CheckContext) -> Iterator[Finding]:
     for name, fig in ctx.figures.items():
         usable = fig.usable_power_kw
         if fig.power_kw > usable + 1e-9:
-            yield ctx.finding("CF-POWER-001", Severity.ERROR, f"rack {name} plans {fig.power_kw:.1f} kW, more than "
+            yield ctx.finding(codes.RACK_POWER_OVER_FEEDS,
+                              Severity.ERROR, f"rack {name} plans {fig.power_kw:.1f} kW, more than "
                               f"the {usable:.1f} kW its feeds can carry ({_feed_text(ctx, name)})",
                               ctx.rack_path(name), name, "move nodes to other racks, or lower per_rack")
         elif fig.power_kw > HEADROOM_WARN * usable:
-            yield ctx.finding("CF-POWER-002", Severity.WARNING, f"rack {name} plans {fig.power_kw:.1f} kW, "
+            yield ctx.finding(codes.RACK_POWER_NEAR_LIMIT,
+                              Severity.WARNING, f"rack {name} plans {fig.power_kw:.1f} kW, "
                               f"{fig.power_kw / usable:.0%} of the {usable:.1f} kW its feeds can carry",
                               ctx.rack_path(name), name, "less than 10% headroom for growth and inrush")
 
@@ -61,7 +64,8 @@ def check_psu_redundancy(ctx: CheckContext) -> Iterator[Finding]:
     for (owner, model), names in sorted(short.items()):
         psus = catalog_device(catalog, ctx.topo.devices[names[0]]).psus
         assert psus is not None
-        yield ctx.finding("CF-POWER-003", Severity.ERROR, f"{len(names)} {model} in '{owner}': {psus.required} of "
+        yield ctx.finding(codes.PSU_REDUNDANCY,
+                          Severity.ERROR, f"{len(names)} {model} in '{owner}': {psus.required} of "
                           f"{psus.count} PSUs ({psus.required * psus.rating_w / 1000:.1f} kW) cannot carry the planned "
                           f"{planned_w(bp, catalog, ctx.topo.devices[names[0]]) / 1000:.1f} kW, so {psus.redundancy} "
                           "redundancy does not hold", ctx.group_path(owner), owner)
@@ -70,7 +74,7 @@ def check_psu_redundancy(ctx: CheckContext) -> Iterator[Finding]:
         psus = catalog_device(catalog, ctx.topo.devices[name]).psus
         assert psus is not None
         racks = sorted({ctx.topo.devices[n].rack or "" for n, _, _ in items})
-        yield ctx.finding("CF-POWER-004", Severity.WARNING, f"{len(items)} {model} in '{owner}': when one feed is "
+        yield ctx.finding(codes.FEED_LOSS, Severity.WARNING, f"{len(items)} {model} in '{owner}': when one feed is "
                           f"lost, {left} of {psus.count} PSUs ({left * psus.rating_w / 1000:.1f} kW) remain for a "
                           f"planned {draw / 1000:.1f} kW; the nodes throttle or stop (racks {', '.join(racks[:6])}"
                           f"{', ...' if len(racks) > 6 else ''})", ctx.group_path(owner), owner,

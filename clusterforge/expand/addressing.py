@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ipaddress import IPv4Address
 
+from .. import codes
 from ..model.fabric import FabricBase, OobFabric
 from .context import ExpandContext
 from .topology import Device
@@ -42,7 +43,7 @@ def assign_addresses(ctx: ExpandContext) -> None:
         last = int(pool.broadcast_address) - 1 if pool.prefixlen < 31 else int(pool.broadcast_address)
         available = max(0, last - first + 1)
         if len(keys) > available:
-            ctx.error("CF-ADDR-001", f"network '{name}': pool {pool} has {available} host addresses, "
+            ctx.error(codes.POOL_TOO_SMALL, f"network '{name}': pool {pool} has {available} host addresses, "
                       f"{len(keys)} are needed", ("fabrics", name, "ipv4_pool"),
                       f"use a pool of at least /{_prefix_for(len(keys) + 3)}")
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 from functools import cache
 
+from .. import codes
 from ..catalog import CableMedia, Server, Switch
 from ..catalog.models import Cage
 from .context import ExpandContext
@@ -92,7 +93,7 @@ def cable_links(ctx: ExpandContext) -> None:
         if chosen is None:
             unreachable += 1
             if unreachable <= 5:
-                ctx.error("CF-CABLE-001", f"no cable media reaches {length:g} m at {link.speed_gbps:g}G "
+                ctx.error(codes.NO_CABLE_REACHES, f"no cable media reaches {length:g} m at {link.speed_gbps:g}G "
                           f"between {link.a}:{link.a_port} and {link.b}:{link.b_port}", ("fabrics", link.fabric),
                           "move the switches closer (switch_racks) or add a media type to the catalog")
             continue

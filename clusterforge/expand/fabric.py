@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .. import codes
 from ..catalog import PortGroup, Switch
 from ..errors import DataPath
 from ..model.fabric import LeafSpineFabric, OobFabric
@@ -57,7 +58,7 @@ def endpoints_for(ctx: ExpandContext, name: str, fabric: LeafSpineFabric, role: 
         if not groups:
             if listed is not None:
                 j = listed.index(group.name)
-                ctx.error("CF-FABRIC-001", f"node group '{group.name}' ({group.model}) has no {role} ports "
+                ctx.error(codes.NO_PORTS_OF_ROLE, f"node group '{group.name}' ({group.model}) has no {role} ports "
                           f"for fabric '{name}'", ("fabrics", name, "node_groups", j))
             continue
         ports = [(f"{pg.name}{i}", pg.speed_gbps) for pg in groups for i in range(1, pg.count + 1)]
@@ -102,7 +103,7 @@ class LeafSpineBuilder:
         a_port = self._alloc(low, up=True).take_high()
         b_port = self._alloc(high, up=False).take_low(speed)
         if a_port is None or b_port is None:
-            self.ctx.error("CF-FABRIC-007", f"fabric '{self.name}': out of ports wiring {low.name} to {high.name}",
+            self.ctx.error(codes.OUT_OF_PORTS, f"fabric '{self.name}': out of ports wiring {low.name} to {high.name}",
                            self.path, OUT_OF_PORTS_HINT)
             return False
         self.topo.add_link(Link(self.name, tier, low.name, a_port, high.name, b_port, speed, rail))
@@ -122,18 +123,18 @@ class LeafSpineBuilder:
                                 oversubscription_target=fabric.oversubscription)
         self.topo.fabrics[self.name] = summary
         if not endpoints:
-            ctx.warning("CF-FABRIC-008", f"fabric '{self.name}' has no nodes attached", self.path)
+            ctx.warning(codes.FABRIC_WITHOUT_NODES, f"fabric '{self.name}' has no nodes attached", self.path)
             return
         leaf = ctx.switch(fabric.leaf)
         node_speed = max(speed for e in endpoints for _, speed in e.ports)
         group = downlink_group(leaf, node_speed)
         if group is None:
-            ctx.error("CF-FABRIC-002", f"fabric '{self.name}': leaf switch {fabric.leaf} has no data ports",
+            ctx.error(codes.NO_DATA_PORTS, f"fabric '{self.name}': leaf switch {fabric.leaf} has no data ports",
                       (*self.path, "leaf"), NO_DATA_PORTS_HINT)
             return
         self.down_speed = min(node_speed, group.speed_gbps)
         if self.down_speed < node_speed:
-            ctx.warning("CF-FABRIC-003", f"fabric '{self.name}': {node_speed:g}G node ports run at "
+            ctx.warning(codes.NIC_FASTER_THAN_LEAF, f"fabric '{self.name}': {node_speed:g}G node ports run at "
                         f"{self.down_speed:g}G on {fabric.leaf}", (*self.path, "leaf"),
                         "pick a leaf switch with ports at the NICs' speed")
         self.rails = max(len(e.ports) for e in endpoints)
@@ -187,12 +188,12 @@ class LeafSpineBuilder:
         single = (group.count - fabric.reserved_ports.leaf) * per_native(group, self.down_speed)
         if fabric.tiers == 1 or (fabric.tiers == "auto" and total <= single):
             if total > single:
-                self.ctx.error("CF-FABRIC-005", f"fabric '{self.name}': one {fabric.leaf} holds {single} ports, "
+                self.ctx.error(codes.TOO_FEW_TIERS, f"fabric '{self.name}': one {fabric.leaf} holds {single} ports, "
                                f"{total} are needed", (*self.path, "tiers"), "use tiers: auto, 2 or 3")
                 return None
             return 1
         if fabric.spine is None:
-            self.ctx.error("CF-FABRIC-005", f"fabric '{self.name}': {total} ports need more than one switch, and "
+            self.ctx.error(codes.TOO_FEW_TIERS, f"fabric '{self.name}': {total} ports need more than one switch, and "
                            "no spine model is given", (*self.path, "spine"))
             return None
         self.d_max, _ = self._leaf_budget(leaf, group)
@@ -204,7 +205,7 @@ class LeafSpineBuilder:
         if leaves <= spine_ports or (self._rail_optimized() and per_rail <= spine_ports):
             return 2
         if fabric.core is None:
-            self.ctx.error("CF-FABRIC-005", f"fabric '{self.name}': {leaves} leaves exceed two tiers of "
+            self.ctx.error(codes.TOO_FEW_TIERS, f"fabric '{self.name}': {leaves} leaves exceed two tiers of "
                            f"{fabric.spine} ({spine_ports} ports); a core model is needed", (*self.path, "core"))
             return None
         return 3
@@ -243,7 +244,7 @@ class LeafSpineBuilder:
     def _node_link(self, endpoint: Endpoint, port: str, speed: float, switch: Device, switch_port: str | None,
                    rail: int | None) -> None:
         if switch_port is None:
-            self.ctx.error("CF-FABRIC-007", f"fabric '{self.name}': {switch.name} is out of ports", self.path,
+            self.ctx.error(codes.OUT_OF_PORTS, f"fabric '{self.name}': {switch.name} is out of ports", self.path,
                            OUT_OF_PORTS_HINT)
             return
         self.topo.add_link(Link(self.name, "node-leaf", endpoint.device.name, port, switch.name, switch_port,
@@ -303,7 +304,8 @@ class LeafSpineBuilder:
         uplinks = self._uplinks_per_leaf(leaves)
         for plane, group in enumerate(self._spine_groups(leaves, capacity), 1):
             if len(group) > capacity:
-                self.ctx.error("CF-FABRIC-005", f"fabric '{self.name}': {len(group)} leaves in a spine group exceed "
+                self.ctx.error(codes.TOO_FEW_TIERS,
+                               f"fabric '{self.name}': {len(group)} leaves in a spine group exceed "
                                f"the {capacity} ports of {fabric.spine}", (*self.path, "tiers"), "use tiers: 3")
                 return
             k = largest_divisor(uplinks, capacity // len(group))
@@ -337,7 +339,7 @@ class LeafSpineBuilder:
             pods = [plane[i:i + pod_size] for i in range(0, len(plane), pod_size)]
             spine_up = pod_size * k1
             if len(pods) > core_ports:
-                self.ctx.error("CF-FABRIC-005", f"fabric '{self.name}': {len(pods)} pods exceed the {core_ports} "
+                self.ctx.error(codes.TOO_FEW_TIERS, f"fabric '{self.name}': {len(pods)} pods exceed the {core_ports} "
                                f"ports of {fabric.core}", (*self.path, "core"))
                 return
             k2 = largest_divisor(spine_up, core_ports // len(pods))
@@ -365,7 +367,8 @@ class LeafSpineBuilder:
             switch = switches[i % len(switches)]
             switch_port = self._alloc(switch, up=tier != "leaf").take_reserved()
             if switch_port is None:
-                self.ctx.error("CF-FABRIC-004", f"fabric '{self.name}': fabric manager {manager.device.name} needs a "
+                self.ctx.error(codes.MANAGER_WITHOUT_PORT,
+                               f"fabric '{self.name}': fabric manager {manager.device.name} needs a "
                                f"reserved port on a {tier} switch, none is free", (*self.path, "reserved_ports"),
                                f"set reserved_ports.{tier} to at least {math.ceil(len(ports) / len(switches))}")
                 return
@@ -411,7 +414,7 @@ def place_switches(ctx: ExpandContext, fabric: str, rack_names: list[str] | None
             rack_index += 1
         else:
             need = sum(d.u_height for d in switches if d.rack is None)
-            ctx.error("CF-SPACE-001", f"fabric '{fabric}': {need} U of switches do not fit in racks "
+            ctx.error(codes.SWITCHES_DO_NOT_FIT, f"fabric '{fabric}': {need} U of switches do not fit in racks "
                       f"{', '.join(rack_names) or '(none)'} (space, or 90% of power and cooling)",
                       ("fabrics", fabric, "switch_racks"), "add racks to switch_racks")
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import codes
 from .context import ExpandContext
 from .topology import NvlinkDomain
 
@@ -25,11 +26,11 @@ def build_domains(ctx: ExpandContext) -> None:
                 node.nvlink_domain = index
             ctx.topo.add_domain(domain)
             if len(racks) > 1:
-                ctx.error("CF-NVLINK-001", f"NVLink domain {index} of group '{group.name}' spans racks "
+                ctx.error(codes.NVLINK_DOMAIN_SPLIT, f"NVLink domain {index} of group '{group.name}' spans racks "
                           f"{', '.join(sorted(r or '?' for r in racks))}", ("node_groups", gi, "placement"),
                           f"place {nodes_per_domain} nodes per rack so each domain stays in one rack")
             elif len(members) < nodes_per_domain:
-                ctx.warning("CF-NVLINK-002", f"NVLink domain {index} of group '{group.name}' holds "
+                ctx.warning(codes.NVLINK_DOMAIN_PARTIAL, f"NVLink domain {index} of group '{group.name}' holds "
                             f"{len(members)} of {nodes_per_domain} nodes ({domain.gpus} of {domain_size} GPUs)",
                             ("node_groups", gi, "count"),
                             f"use a multiple of {nodes_per_domain} nodes to fill every domain")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from .. import codes
 from ..catalog import PortGroup, Server, Switch
 from ..model import OobFabric
 from .context import ExpandContext
@@ -58,7 +59,7 @@ class OobBuilder:
         self._build_switches()
         if self.no_uplink:
             target = self.fabric.uplink_to
-            self.ctx.error("CF-FABRIC-006", f"the leaves of '{target}' have no free port for the uplinks of "
+            self.ctx.error(codes.NO_OOB_UPLINK_PORT, f"the leaves of '{target}' have no free port for the uplinks of "
                            f"{len(self.no_uplink)} out-of-band switches ({', '.join(self.no_uplink[:3])}"
                            f"{', ...' if len(self.no_uplink) > 3 else ''})", ("fabrics", self.name, "uplink_to"),
                            f"give '{target}' a leaf model with more ports, a second tier (spine) so it gets more "
@@ -68,7 +69,7 @@ class OobBuilder:
         topo = self.ctx.topo
         down = downlink_group(self.switch_model, 1)
         if down is None:
-            self.ctx.error("CF-FABRIC-002", f"fabric '{self.name}': switch {self.fabric.switch} has no data ports",
+            self.ctx.error(codes.NO_DATA_PORTS, f"fabric '{self.name}': switch {self.fabric.switch} has no data ports",
                            ("fabrics", self.name, "switch"), NO_DATA_PORTS_HINT)
             return
         per_switch = down.count
@@ -120,7 +121,7 @@ class OobBuilder:
                 occupy(topo.racks[rack_name], device, u)
                 break
         else:
-            self.ctx.error("CF-SPACE-001", f"no free {device.u_height}U for out-of-band switch in "
+            self.ctx.error(codes.SWITCHES_DO_NOT_FIT, f"no free {device.u_height}U for out-of-band switch in "
                            f"{', '.join(racks)}", ("fabrics", self.name, "per"))
             return None
         topo.add_device(device)

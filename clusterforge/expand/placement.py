@@ -3,6 +3,7 @@ fixed equipment, and, when placement is automatic, the rack's power and cooling.
 
 from __future__ import annotations
 
+from .. import codes
 from ..catalog import Equipment, RackType, Server, Switch
 from ..catalog.models import Device as CatalogDevice
 from ..model import NodeGroup
@@ -113,14 +114,14 @@ def place_nodes(ctx: ExpandContext) -> None:
             if wrong and group.placement.rows is None and group.placement.racks is None:
                 racks = [r for r in racks if r.type_key == server.rack_type]
             elif wrong:
-                ctx.error("CF-SPACE-003", f"node group '{group.name}': {group.model} must sit in "
+                ctx.error(codes.WRONG_RACK_TYPE, f"node group '{group.name}': {group.model} must sit in "
                           f"{server.rack_type} racks, but {', '.join(wrong[:4])} are not",
                           ("node_groups", gi, "placement"))
                 continue
         placed = _fill(ctx, group, server, racks, load)
         if placed < group.count:
             where = ", ".join(sorted({r.row for r in racks})) or "no racks"
-            ctx.error("CF-SPACE-002", f"node group '{group.name}': room for {placed} of {group.count} nodes "
+            ctx.error(codes.NODES_DO_NOT_FIT, f"node group '{group.name}': room for {placed} of {group.count} nodes "
                       f"in rows {where}", ("node_groups", gi, "count"),
                       "add racks, allow more rows or racks in placement, or raise per_rack"
                       if group.placement.per_rack else "add racks or allow more rows or racks in placement")

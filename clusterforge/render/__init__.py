@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import codes
 from ..errors import ClusterforgeError, Finding, Severity
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
@@ -43,7 +44,7 @@ def render(valid: ValidBlueprint, topo: Topology, findings: list[Finding], templ
         except ClusterforgeError:
             raise
         except Exception as exc:  # a template error in a site's override is the user's to fix
-            raise ClusterforgeError([Finding("CF-RENDER-001", Severity.ERROR,
+            raise ClusterforgeError([Finding(codes.RENDER_FAILED, Severity.ERROR,
                                              f"rendering {family} failed: {type(exc).__name__}: {exc}")]) from exc
         for path, text in files.items():
             if path in out:

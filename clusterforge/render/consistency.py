@@ -26,6 +26,7 @@ from typing import Any
 import hostlist
 import yaml
 
+from .. import codes
 from ..catalog import Server
 from ..errors import Finding, Severity
 from ..expand.topology import Topology
@@ -47,7 +48,7 @@ def consistency_findings(valid: ValidBlueprint, topo: Topology, files: dict[str,
         unreadable = []
     problems = [*unreadable, *_inventory_problems(topo, files, top), *_slurm_problems(valid, topo, files, top),
                 *_nccl_problems(valid, topo, files, top)]
-    return [Finding("CF-RENDER-002", Severity.ERROR, f"rendered files disagree: {p}",
+    return [Finding(codes.RENDER_INCONSISTENT, Severity.ERROR, f"rendered files disagree: {p}",
                     hint="a template override or a renderer dropped or changed something; "
                          "render without --templates to compare") for p in problems]
 

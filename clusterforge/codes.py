@@ -1,0 +1,166 @@
+"""Every finding code: its severity, a title, what to do about it and an example message.
+
+Code uses the constants (`codes.RACK_POWER_OVER_FEEDS`), never the literal string. To add a code, add one
+`_code(...)` line in its family below and run `python tests/regen.py codes` (docs/codes.md is generated from
+this module; a test checks it is fresh). A new family also needs a line in FAMILIES.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import Severity
+
+ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    code: str
+    severity: Severity
+    """The severity the finding is reported with (PORT-002 alone is `info` in some cases, see its action)."""
+    title: str
+    action: str
+    """What the user does about it."""
+    example: str
+    """A message as the CLI prints it after `<severity> <code>: `."""
+
+    @property
+    def family(self) -> str:
+        return self.code.split("-")[1]
+
+
+REGISTRY: dict[str, CodeInfo] = {}
+
+FAMILIES = {
+    "YAML": "Reading the blueprint files",
+    "SCHEMA": "Blueprint schema",
+    "CAT": "Catalog files",
+    "REF": "References between blueprint and catalog",
+    "NAME": "Names",
+    "ADDR": "Addresses",
+    "SPACE": "Rack space",
+    "WEIGHT": "Rack weight",
+    "POWER": "Power",
+    "COOL": "Cooling",
+    "NVLINK": "NVLink domains",
+    "FABRIC": "Fabric expansion",
+    "PORT": "Switch and node ports",
+    "OVERSUB": "Oversubscription",
+    "CABLE": "Cabling",
+    "SUPPRESS": "Suppressions",
+    "RENDER": "Rendering",
+    "DIFF": "diff",
+    "EXPORT": "export",
+}
+
+
+def _code(code: str, severity: Severity, title: str, action: str, example: str) -> str:
+    if code in REGISTRY:
+        raise ValueError(f"finding code {code} is registered twice")
+    REGISTRY[code] = CodeInfo(code, severity, title, action, example)
+    return code
+
+
+# fmt: off
+# --- reading the blueprint files (loader, yamlsafe)
+YAML_SYNTAX = _code("CF-YAML-001", ERROR, "YAML cannot be parsed", "fix the YAML at the line shown", "YAML syntax error: expected the node content, but found '-'")
+YAML_DUPLICATE_KEY = _code("CF-YAML-002", ERROR, "a key appears twice in one mapping", "keep one of the two keys", "duplicate key 'count'")
+YAML_NOT_A_MAPPING = _code("CF-YAML-003", ERROR, "the file is not a mapping of keys to values", "start the file with `version: 1` and the blueprint's keys", "a blueprint file must be a mapping of keys to values, this one is empty")
+YAML_TOO_LARGE = _code("CF-YAML-004", ERROR, "the file or its aliases expand beyond the size limits", "write the values out; a blueprint needs no alias bombs or multi-MiB files", "document expands to more than 500000 values (too many aliases, or a file far larger than a blueprint)")
+YAML_INCLUDE = _code("CF-YAML-005", ERROR, "a file or an include cannot be read (missing, cycle, too deep)", "fix the path in `include`, or break the cycle", "include cycle: include-cycle/blueprint.yaml -> include-cycle/more.yaml -> include-cycle/blueprint.yaml")
+YAML_INCLUDE_CONFLICT = _code("CF-YAML-006", ERROR, "two files define the same key", "define the key in one file only", "'site.name' is defined twice (first at include-conflict/blueprint.yaml:3:8)")
+
+# --- blueprint schema (schema_errors)
+SCHEMA_UNKNOWN_KEY = _code("CF-SCHEMA-001", ERROR, "unknown key", "fix the spelling (the message suggests the closest key) or remove the key", "unknown key 'placment' in node_groups[0] (did you mean 'placement'?)")
+SCHEMA_MISSING = _code("CF-SCHEMA-002", ERROR, "a required field or a fabric's `kind` is missing", "add the field", "missing required field 'name' in the top level")
+SCHEMA_CHOICE = _code("CF-SCHEMA-003", ERROR, "a value is not one of the allowed words", "use one of the values the message lists", "fabrics.oob: invalid kind 'obb' (did you mean 'oob'?)")
+SCHEMA_RANGE = _code("CF-SCHEMA-004", ERROR, "a number or list is out of its range", "use a value within the limits shown (docs/reference.md lists them)", "node_groups[0].count: input should be less than or equal to 200000 (got 10000000)")
+SCHEMA_VALUE = _code("CF-SCHEMA-005", ERROR, "a value has the right type but is not valid", "write the value in the form the message asks for", "fabrics.compute.oversubscription: must be a ratio such as '1:1' or '2:1', or a number >= 1")
+SCHEMA_TYPE = _code("CF-SCHEMA-006", ERROR, "a value has the wrong type", "write a value of the type shown (a number, a list, a mapping)", "node_groups[0].count: input should be a valid integer, unable to parse string as an integer (got 'four')")
+
+# --- catalog files (catalog/loader)
+CATALOG_UNREADABLE = _code("CF-CAT-001", ERROR, "a catalog file cannot be read", "fix the path in `catalogs` (relative to the blueprint)", "cannot read catalog file no-such-catalog.yaml: No such file or directory (catalogs[0])")
+CATALOG_SECTION = _code("CF-CAT-002", ERROR, "a catalog file has an unknown or malformed section", "use the sections servers, switches, gpus, nics, racks, equipment, cables", "unknown catalog section 'switchs' (did you mean 'switches'?)")
+CATALOG_KEY = _code("CF-CAT-003", ERROR, "a catalog key is not 'vendor/model' in lowercase", "rename the entry, e.g. `acme/gpu-box`", "catalog key 'ACME/GPU-Box' must be 'vendor/model' in lowercase")
+CATALOG_NETBOX = _code("CF-CAT-004", ERROR, "a NetBox device type cannot be used", "give the device type the field the message names (e.g. a power port's maximum_draw)", "cannot use NetBox device type: power port 'PSU1' has no maximum_draw")
+CATALOG_REFERENCE = _code("CF-CAT-005", ERROR, "a catalog entry refers to an unknown entry", "fix the key, or add the entry it refers to", "acme/gpu-box: unknown gpu 'nvidia/h10' (did you mean 'nvidia/h100'?)")
+
+# --- references between the blueprint and the catalog (references)
+UNKNOWN_MODEL = _code("CF-REF-002", ERROR, "unknown catalog model", "fix the key (the message suggests the closest) or add the model in a user catalog", "unknown server model 'nvidia/dgx-h10' in node_groups[0].model (did you mean 'nvidia/dgx-h100'?)")
+UNKNOWN_NAME = _code("CF-REF-003", ERROR, "unknown node group or fabric", "use a name the blueprint defines", "unknown node group 'gpus' in fabrics.compute.node_groups[0] (did you mean 'gpu'?)")
+UNKNOWN_RACK = _code("CF-REF-004", ERROR, "unknown row or rack", "use a row name from floor.rows, or a rack name such as A01", "unknown row 'B' in node_groups[0].placement.rows[0]")
+UNKNOWN_HOST = _code("CF-REF-005", ERROR, "a Slurm controller is not a host of the blueprint", "name a host the node groups create", "unknown host 'mgmt001' in slurm.controllers[0] (did you mean 'gpu001'?)")
+MODEL_OF_WRONG_KIND = _code("CF-REF-006", ERROR, "a catalog model of the wrong kind", "use a server where a server is asked for, a switch for a switch", "'nvidia/qm9700' in node_groups[0].model is a switch, not a server model")
+TECHNOLOGY_MISMATCH = _code("CF-REF-007", ERROR, "switch technology differs from the fabric's", "pick switches of the fabric's technology; roce settings only on Ethernet", "leaf switch 'nvidia/sn5600' is ethernet, but fabric 'compute' is infiniband")
+UNKNOWN_NCCL_VARIABLE = _code("CF-REF-008", ERROR, "unknown NCCL environment variable", "fix the name (the message suggests the closest documented one)", "unknown NCCL variable 'NCCL_IB_HCAS' in node_groups[0].nccl.NCCL_IB_HCAS (did you mean 'NCCL_IB_HCA'?)")
+
+# --- names (references)
+DUPLICATE_NAME = _code("CF-NAME-001", ERROR, "a name or host name is used twice", "rename one of them, or change a hostname pattern", "duplicate node group 'gpu' in node_groups[1].name (also in node_groups[0].name)")
+INVALID_HOST_NAME = _code("CF-NAME-002", ERROR, "a hostname pattern gives an invalid host name", "use lowercase letters, digits and hyphens (RFC 1123)", "host name 'GPU_1' from node_groups[0].hostname is not a valid host name")
+
+# --- addresses (expand/addressing, references)
+POOL_TOO_SMALL = _code("CF-ADDR-001", ERROR, "an address pool is too small", "use a pool of at least the prefix the hint gives", "network 'compute': pool 10.0.0.0/26 has 62 host addresses, 256 are needed")
+POOLS_OVERLAP = _code("CF-ADDR-002", ERROR, "two networks' pools overlap", "give each network its own pool", "ipv4_pool 10.0.0.0/16 of 'oob' overlaps 10.0.0.0/24 of 'compute'")
+
+# --- rack space (expand/placement, expand/fabric, expand/oob, checks/space)
+SWITCHES_DO_NOT_FIT = _code("CF-SPACE-001", ERROR, "switches do not fit their racks", "add racks to switch_racks", "fabric 'compute': 16 U of switches do not fit in racks N01 (space, or 90% of power and cooling)")
+NODES_DO_NOT_FIT = _code("CF-SPACE-002", ERROR, "the nodes of a group do not fit their racks", "add racks, allow more rows or racks in placement, or raise per_rack", "node group 'gpu': room for 40 of 99 nodes in rows A")
+WRONG_RACK_TYPE = _code("CF-SPACE-003", ERROR, "a rack-scale system is placed in racks of another type", "place the group in racks of the model's rack type", "node group 'nvl72': nvidia/gb200-nvl72-tray must sit in nvidia/gb200-nvl72 racks, but A01 are not")
+OUTSIDE_RACK = _code("CF-SPACE-010", ERROR, "a device lies outside its rack", "lower the device or use a taller rack type", "gpu001 at U40 (8U) is outside the 42U rack A01")
+OVERLAPPING_DEVICES = _code("CF-SPACE-011", ERROR, "two devices occupy the same U", "move one of them", "gpu002 and gpu001 both occupy U3 of rack A01")
+IN_RESERVED_U = _code("CF-SPACE-012", ERROR, "a device occupies a reserved U", "move it, or change the rack type's reserved U", "gpu002 occupies reserved U46 of rack A01")
+
+# --- rack weight (checks/weight)
+RACK_TOO_HEAVY = _code("CF-WEIGHT-001", ERROR, "rack load over its limit", "spread the heaviest devices over more racks", "rack A01 carries 1520 kg, more than its 1361 kg limit")
+RACK_NEAR_WEIGHT_LIMIT = _code("CF-WEIGHT-002", WARNING, "rack load above 90% of its limit", "leave headroom, or accept it with a suppression", "rack A01 carries 1260 kg, 93% of its 1361 kg limit")
+
+# --- power (checks/power)
+RACK_POWER_OVER_FEEDS = _code("CF-POWER-001", ERROR, "rack draw over its usable feed power", "move nodes to other racks, or lower per_rack", "rack A01 plans 44.2 kW, more than the 36.2 kW its feeds can carry (2 x 3-phase 415 V 63 A, 2N, 80% derated)")
+RACK_POWER_NEAR_LIMIT = _code("CF-POWER-002", WARNING, "rack draw above 90% of its usable feed power", "leave 10% headroom for growth and inrush, or accept it with a suppression", "rack A01 plans 34.1 kW, 94% of the 36.2 kW its feeds can carry")
+PSU_REDUNDANCY = _code("CF-POWER-003", ERROR, "N of N+M PSUs cannot carry the device", "lower power.load_factor to the measured peak, or pick a model with larger PSUs", "8 nvidia/dgx-h100 in 'gpu': 4 of 6 PSUs (13.2 kW) cannot carry the planned 14.3 kW, so N+2 redundancy does not hold")
+FEED_LOSS = _code("CF-POWER-004", WARNING, "the PSUs left after losing one feed cannot carry the device", "set power.load_factor for the class to the measured peak, or use racks with more feeds", "32 supermicro/sys-821ge-tnhr-h200 in 'gpu': when one feed is lost, 3 of 6 PSUs (9.0 kW) remain for a planned 10.2 kW; the nodes throttle or stop (racks A01, A02, A03, A04, A05, A06, ...)")
+
+# --- cooling (checks/cooling)
+RACK_AIR_OVER = _code("CF-COOL-001", ERROR, "heat to air over the rack's air (or rear-door) capacity", "fewer nodes per rack, a rear-door or liquid-cooled rack type", "rack A01 rejects 48.9 kW to air, more than the 40 kW air cooling can take")
+RACK_LIQUID_OVER = _code("CF-COOL-002", ERROR, "heat to coolant over the rack's loop", "fewer liquid-cooled nodes per rack, or a rack type with a larger loop", "rack A01 sends 65.3 kW to coolant, more than its 50 kW loop")
+LIQUID_WITHOUT_LOOP = _code("CF-COOL-003", ERROR, "liquid-cooled devices in a rack without a coolant loop", "place liquid-cooled models in a liquid-cooled rack type", "rack A01 holds liquid-cooled devices (16.3 kW to coolant) but has no coolant loop")
+ROW_CDU_OVER = _code("CF-COOL-004", ERROR, "a row sends more heat to coolant than its CDU takes", "raise the row's cdu_kw to the CDU's rating, or spread the racks over rows", "row A sends 104.5 kW to coolant, more than its 100 kW CDU")
+HALL_COOLING_OVER = _code("CF-COOL-005", ERROR, "the hall's heat over its cooling", "fewer racks, or raise site.hall_cooling_kw to the hall's real capacity", "the hall takes 112.4 kW of heat, more than its 100 kW of cooling")
+
+# --- NVLink domains (expand/nvlink)
+NVLINK_DOMAIN_SPLIT = _code("CF-NVLINK-001", ERROR, "an NVLink domain is split over racks", "place a whole domain's nodes per rack", "NVLink domain 1 of group 'nvl72' spans racks A01, A02")
+NVLINK_DOMAIN_PARTIAL = _code("CF-NVLINK-002", WARNING, "an NVLink domain is not full", "use a multiple of the domain's nodes to fill every domain", "NVLink domain 1 of group 'nvl72' holds 12 of 18 nodes (48 of 72 GPUs)")
+
+# --- fabric expansion (expand/fabric, expand/oob)
+NO_PORTS_OF_ROLE = _code("CF-FABRIC-001", ERROR, "a listed node group has no ports of the network's role", "remove the group from the network's node_groups, or pick a model with such ports", "node group 'mgmt' (supermicro/sys-121h-tnr) has no storage ports for fabric 'storage'")
+NO_DATA_PORTS = _code("CF-FABRIC-002", ERROR, "a switch model has no data ports", "pick a switch model with data ports for the tier", "fabric 'compute': leaf switch acme/mgmt-switch has no data ports")
+NIC_FASTER_THAN_LEAF = _code("CF-FABRIC-003", WARNING, "node ports faster than the leaf's ports", "pick a leaf switch with ports at the NICs' speed", "fabric 'compute': 400G node ports run at 100G on nvidia/sn4600c")
+MANAGER_WITHOUT_PORT = _code("CF-FABRIC-004", ERROR, "a fabric manager finds no reserved port", "set reserved_ports for the tier to the count the hint gives", "fabric 'compute': fabric manager ufm001 needs a reserved port on a spine switch, none is free")
+TOO_FEW_TIERS = _code("CF-FABRIC-005", ERROR, "the fabric needs more tiers or switch models than given", "use tiers: auto, 2 or 3, and give spine (and core) models", "fabric 'compute': one nvidia/qm9700 holds 64 ports, 256 are needed")
+NO_OOB_UPLINK_PORT = _code("CF-FABRIC-006", ERROR, "no free leaf port for the out-of-band switches' uplinks", "give the uplink network a leaf with more ports, or a spine tier", "the leaves of 'inband' have no free port for the uplinks of 8 out-of-band switches (oob-A01, oob-A02, oob-A03, ...)")
+OUT_OF_PORTS = _code("CF-FABRIC-007", ERROR, "a switch runs out of ports while the fabric is wired", "lower reserved_ports, or pick a switch model with more ports", "fabric 'compute': out of ports wiring compute-leaf001 to compute-spine001")
+FABRIC_WITHOUT_NODES = _code("CF-FABRIC-008", WARNING, "a fabric has no nodes attached", "attach node groups, or remove the fabric", "fabric 'storage' has no nodes attached")
+
+# --- ports (checks/ports)
+SWITCH_OVER_RADIX = _code("CF-PORT-001", ERROR, "a switch uses more ports than it has", "report it: expansion should never wire past a switch's ports", "compute-leaf001 uses 66 of its 64 'osfp' ports")
+UNCONNECTED_PORTS = _code("CF-PORT-002", WARNING, "node ports left unconnected (info when the group is not attached to that network on purpose)", "attach the group to a network of the ports' role, or accept it", "node group 'mgmt' leaves 6 storage ports unconnected: the group is not attached to the storage network")
+
+# --- oversubscription (checks/ports)
+OVERSUBSCRIBED = _code("CF-OVERSUB-001", WARNING, "switches above the oversubscription target", "add uplinks (a lower target, fewer nodes per leaf), or raise the target", "fabric 'compute': 1 leaf switches above the 1:1 target, worst compute-leaf001 at 1.06:1")
+
+# --- cabling (expand/cabling)
+NO_CABLE_REACHES = _code("CF-CABLE-001", ERROR, "no cable media reaches a run", "move the switches closer (switch_racks) or add a media type to the catalog", "no cable media reaches 612.3 m at 400G between gpu001:ib1 and compute-leaf001:p1")
+
+# --- suppressions (checks)
+UNUSED_SUPPRESSION = _code("CF-SUPPRESS-001", WARNING, "a suppression matches no finding", "remove it, or fix its code or target", "suppression of CF-POWER-002 for 'A01' matches no finding")
+
+# --- rendering (render)
+RENDER_FAILED = _code("CF-RENDER-001", ERROR, "a template failed (usually a site's override)", "fix the override template: an undefined name or a syntax error", "rendering slurm failed: UndefinedError: 'no_such_value' is undefined")
+RENDER_INCONSISTENT = _code("CF-RENDER-002", ERROR, "the rendered families disagree with each other or the topology", "render without --templates to compare; a template override dropped or changed something", "rendered files disagree: slurm/slurm.conf NodeName lacks 32 expected hosts (gpu001, ...)")
+
+# --- diff and export (diff, export)
+GIT_REVISION_UNREADABLE = _code("CF-DIFF-001", ERROR, "`diff` cannot read a Git revision", "give a revision `git rev-parse` knows and a path relative to the repository", "cannot read Git revision 'no-such-branch' of old 'no-such-branch:blueprints/x.yaml': fatal: invalid object name 'no-such-branch'.")
+GRAPHVIZ_MISSING = _code("CF-EXPORT-001", ERROR, "`export --format svg` without Graphviz installed", "install graphviz (apt-get install graphviz) or use --format dot", "Graphviz 'dot' is not installed")
+GRAPHVIZ_FAILED = _code("CF-EXPORT-002", ERROR, "Graphviz failed", "export --format dot writes the graph without Graphviz", "Graphviz 'dot' failed with exit status 1: syntax error in line 1")
+# fmt: on
