@@ -7,6 +7,7 @@ from typing import Any
 
 from .catalog import Server
 from .errors import Finding
+from .expand.ports import booked_ports
 from .expand.topology import LINK_TIERS, TIERS, Topology
 from .physical import W_TO_BTU_H, rack_figures
 from .validate import ValidBlueprint
@@ -16,7 +17,17 @@ def _ratio(down: float, up: float) -> float | None:
     return round(down / up, 3) if up else None
 
 
-def fabric_plan(topo: Topology, name: str) -> dict[str, Any]:
+def ports_used(topo: Topology, name: str, booked: dict[str, dict[str, tuple[float, int]]]) -> dict[str, list[float]]:
+    """Per tier: [native data ports booked, native data ports], by the booking rule the port check uses."""
+    out: dict[str, list[float]] = {}
+    for tier in TIERS:
+        groups = [g for s in topo.switches(name, tier) for g in booked.get(s.name, {}).values()]
+        if groups:
+            out[tier] = [round(sum(used for used, _ in groups), 2), sum(total for _, total in groups)]
+    return out
+
+
+def fabric_plan(topo: Topology, name: str, booked: dict[str, dict[str, tuple[float, int]]]) -> dict[str, Any]:
     summary = topo.fabrics[name]
     switches = {tier: len(topo.switches(name, tier)) for tier in TIERS if topo.switches(name, tier)}
     links: Counter[str] = Counter()
@@ -45,11 +56,14 @@ def fabric_plan(topo: Topology, name: str) -> dict[str, Any]:
         "endpoints": summary.endpoints,
         "rails": summary.rails,
         "scalable_unit": summary.scalable_unit,
+        "uplinks_for": summary.uplinks_for,
+        "subnets": topo.switch_islands(name) if switches else 0,
         "switches": switches,
         "links": {tier: links[tier] for tier in (*LINK_TIERS, "oob", "oob-uplink") if links[tier]},
         "oversubscription": oversubscription,
         "oversubscription_target": summary.oversubscription_target,
         "bisection_tbps": round(min(crossing) / 2 / 1000, 3) if crossing else 0.0,
+        "ports_used": ports_used(topo, name, booked),
     }
 
 
@@ -102,8 +116,9 @@ def build_plan(valid: ValidBlueprint, topo: Topology, findings: list[Finding]) -
         server = valid.catalog.require(node.model, Server)
         gpus += server.gpus.count if server.gpus else 0
     fabrics = {}
+    booked = booked_ports(topo, valid.catalog)
     for name in valid.blueprint.fabrics:
-        fabrics[name] = fabric_plan(topo, name) if name in topo.fabrics else oob_plan(topo, name)
+        fabrics[name] = fabric_plan(topo, name, booked) if name in topo.fabrics else oob_plan(topo, name)
     domain_sizes = Counter(d.gpus for d in topo.domains)
     power = power_plan(valid, topo)
     return {
@@ -112,6 +127,7 @@ def build_plan(valid: ValidBlueprint, topo: Topology, findings: list[Finding]) -
         "nodes_by_role": dict(sorted(Counter(n.role for n in nodes).items())),
         "gpus": gpus,
         "racks": len(topo.racks),
+        "racks_used": sum(1 for rack in topo.racks.values() if any(rack.used)),
         "nvlink_domains": {str(size): count for size, count in sorted(domain_sizes.items())},
         "fabrics": fabrics,
         "cables": cables(topo),
@@ -124,7 +140,8 @@ def build_plan(valid: ValidBlueprint, topo: Topology, findings: list[Finding]) -
 
 
 def plan_text(plan: dict[str, Any]) -> str:
-    lines = [f"{plan['name']}: {plan['nodes']} nodes, {plan['gpus']} GPUs, {plan['racks']} racks"]
+    lines = [f"{plan['name']}: {plan['nodes']} nodes, {plan['gpus']} GPUs, {plan['racks_used']} racks used of "
+             f"{plan['racks']} declared"]
     roles = ", ".join(f"{n} {role}" for role, n in plan["nodes_by_role"].items())
     lines.append(f"  nodes by role: {roles}")
     if plan["nvlink_domains"]:
@@ -132,6 +149,9 @@ def plan_text(plan: dict[str, Any]) -> str:
         lines.append(f"  NVLink domains: {domains}")
     for name, fabric in plan["fabrics"].items():
         switches = ", ".join(f"{n} {tier}" for tier, n in fabric["switches"].items())
+        if fabric["kind"] != "oob":
+            switches += " (ports used: " + ", ".join(
+                f"{tier} {used:g}/{total}" for tier, (used, total) in fabric["ports_used"].items()) + ")"
         links = ", ".join(f"{n} {tier}" for tier, n in fabric["links"].items())
         if fabric["kind"] == "oob":
             lines.append(f"  {name} (oob): switches {switches}; links {links}")
@@ -139,11 +159,15 @@ def plan_text(plan: dict[str, Any]) -> str:
         ratios = ", ".join(f"{tier} {r:g}:1" for tier, r in fabric["oversubscription"].items()) or "single switch"
         models = ", ".join(f"{tier} {model}" for tier, model in fabric["models"].items())
         rails = f", {fabric['rails']} rails" if fabric["rails"] else ""
+        su = f"scalable unit {fabric['scalable_unit']} nodes; " if fabric["scalable_unit"] else ""
+        sized = "the planned downlinks" if fabric["uplinks_for"] == "planned" else "the ports in use"
+        subnets = "" if fabric["subnets"] <= 1 else f"; {fabric['subnets']} separate planes"
         lines += [f"  {name} ({fabric['kind']}, {fabric['technology']}, {fabric['topology']}, "
                   f"{fabric['tiers']} tier{'s' if fabric['tiers'] != 1 else ''}{rails}): {fabric['nodes']} nodes, "
                   f"{fabric['endpoints']} ports",
                   f"    models: {models}",
-                  f"    switches: {switches}",
+                  f"    switches: {switches}{subnets}",
+                  *([f"    {su}leaf uplinks sized for {sized}"] if fabric["tiers"] > 1 else []),
                   f"    links: {links}",
                   f"    oversubscription: {ratios} (target {fabric['oversubscription_target']:g}:1); "
                   f"bisection {fabric['bisection_tbps']:g} Tb/s"]

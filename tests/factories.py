@@ -25,7 +25,10 @@ def _rows(prefix: str, racks: int, rack_type: str) -> list[dict[str, Any]]:
 
 def dgx_data(nodes: int, *, topology: str = "rail-optimized", tiers: int | str = "auto", ratio: str = "1:1",
              scalable_unit: int | None = None, model: str = "nvidia/dgx-h100", spine: str = "nvidia/qm9700",
-             core: str | None = "nvidia/qm9700", network_racks: int | None = None) -> dict[str, Any]:
+             core: str | None = "nvidia/qm9700", network_racks: int | None = None, managers: int = 0,
+             **compute_options: Any) -> dict[str, Any]:
+    """`managers` adds that many UFM appliances (one NDR port each) to the compute fabric; other keyword
+    arguments go into the compute fabric's entry."""
     node_racks = math.ceil(nodes / NODES_PER_RACK)
     # at 1:1 a leaf serves 32 ports, so up to 3 x 8/32 switches per node over three tiers; 40 U per rack
     # (twice that, for small scalable units and oversubscribed leaves)
@@ -42,12 +45,18 @@ def dgx_data(nodes: int, *, topology: str = "rail-optimized", tiers: int | str =
         compute["core"] = core
     if scalable_unit:
         compute["scalable_unit"] = scalable_unit
+    compute.update(compute_options)
+    groups: list[dict[str, Any]] = [{"name": "gpu", "model": model, "count": nodes, "role": "compute",
+                                     "placement": {"rows": [r["name"] for r in node_rows],
+                                                   "per_rack": NODES_PER_RACK}}]
+    if managers:
+        groups.append({"name": "ufm", "model": "generic/cpu-1u-ndr", "count": managers, "role": "fabric-manager",
+                       "placement": {"racks": [net_rack_names[-1]]}})
     return {
         "name": f"dgx-{nodes}",
         "site": {"name": "test"},
         "floor": {"rows": node_rows + net_rows},
-        "node_groups": [{"name": "gpu", "model": model, "count": nodes, "role": "compute",
-                         "placement": {"rows": [r["name"] for r in node_rows], "per_rack": NODES_PER_RACK}}],
+        "node_groups": groups,
         "fabrics": {"compute": compute,
                     "oob": {"kind": "oob", "switch": "nvidia/sn2201", "ipv4_pool": "172.16.0.0/12"}},
     }

@@ -104,8 +104,8 @@ def test_diff_between_two_git_revisions(tmp_path: Path) -> None:
     (repo / "blueprints/pod.yaml").write_text(source)
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "v1")
-    # v2: four more nodes, and the last rack gets the extra one
-    (repo / "blueprints/pod.yaml").write_text(source.replace("    count: 32\n", "    count: 33\n", 1))
+    # v2: two more nodes: the first SU is full (the UFM pair moves to the free slot of the second)
+    (repo / "blueprints/pod.yaml").write_text(source.replace("    count: 31\n", "    count: 33\n", 1))
     git(repo, "commit", "-qam", "v2")
     result = subprocess.run(["python", "-m", "clusterforge", "diff", "HEAD~1:blueprints/pod.yaml",
                              "HEAD:blueprints/pod.yaml", "--format", "json"], cwd=repo, capture_output=True,
@@ -114,19 +114,19 @@ def test_diff_between_two_git_revisions(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     diff = json.loads(result.stdout)
     summary = {c["item"]: (c["old"], c["new"]) for c in diff["summary"]}
-    assert summary["nodes"] == (43, 44)
-    assert summary["GPUs"] == (256, 264)
+    assert summary["nodes"] == (42, 44)
+    assert summary["GPUs"] == (248, 264)
     # the 33rd node opens a second scalable unit: 8 more leaves
     fabrics = {c["item"]: (c["old"], c["new"]) for c in diff["fabrics"]}
     assert fabrics["compute leaf switches"] == (8, 16)
-    assert {c["item"]: (c["old"], c["new"]) for c in diff["partitions"]}["gpu"] == (32, 33)
+    assert {c["item"]: (c["old"], c["new"]) for c in diff["partitions"]}["gpu"] == (31, 33)
     changed = {f["file"] for f in diff["files"]}
     assert {"slurm/slurm.conf", "slurm/topology.conf"} <= changed
     assert any(line.startswith("SwitchName=compute-su002") for line in diff["slurm_topology"]["added"])
     markdown = subprocess.run(["python", "-m", "clusterforge", "diff", "HEAD~1:blueprints/pod.yaml",
                                "blueprints/pod.yaml"], cwd=repo, capture_output=True, text=True, check=True,
                               env={**__import__("os").environ, "PYTHONPATH": str(REPO)}).stdout
-    assert "| nodes | 43 | 44 | +1 |" in markdown
+    assert "| nodes | 42 | 44 | +2 |" in markdown
 
 
 def test_diff_of_identical_blueprints_says_so() -> None:

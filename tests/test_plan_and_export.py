@@ -33,14 +33,15 @@ def test_plan_json_has_the_documented_keys(name: str) -> None:
 
 def test_plan_of_the_h200_pod() -> None:
     plan = plan_of("h200-training-pod.yaml")
-    assert (plan["nodes"], plan["gpus"], plan["racks"]) == (43, 256, 14)
+    assert (plan["nodes"], plan["gpus"], plan["racks"], plan["racks_used"]) == (42, 248, 14, 14)
     compute = plan["fabrics"]["compute"]
-    # 32 nodes x 8 rails = one SU of 8 leaves (32 down, 32 up); 2 UFM ports on reserved spine ports;
-    # spines keep 2 ports reserved, so k = 4 links per leaf-spine pair and 32 / 4 = 8 spines
-    assert compute["switches"] == {"leaf": 8, "spine": 8}
-    assert compute["links"] == {"node-leaf": 258, "leaf-spine": 256}
+    # one SU of 32 slots: 31 nodes x 8 rails, the 2 UFM ports in the free slot on rails 1-2 -> 8 leaves,
+    # each sized for 32 downlinks -> 32 uplinks; 8 x 32 = 256 uplinks / 64 spine ports = 4 spines, 8 links
+    # per leaf-spine pair: the DGX SuperPOD reference's 1 SU (8 leaves, 4 spines)
+    assert compute["switches"] == {"leaf": 8, "spine": 4}
+    assert compute["links"] == {"node-leaf": 250, "leaf-spine": 256}
     assert compute["oversubscription"] == {"leaf": 1.0}
-    assert plan["nvlink_domains"] == {"8": 32}
+    assert plan["nvlink_domains"] == {"8": 31}
 
 
 def test_plan_of_the_nvl72_system() -> None:
@@ -53,7 +54,7 @@ def test_plan_of_the_nvl72_system() -> None:
 def test_plan_text_reads_well() -> None:
     result = run_cli("plan", "blueprints/l40s-inference.yaml")
     assert result.returncode == 0
-    assert result.stdout.startswith("l40s-inference: 10 nodes, 64 GPUs, 3 racks\n")
+    assert result.stdout.startswith("l40s-inference: 10 nodes, 64 GPUs, 3 racks used of 3 declared\n")
     assert "compute (compute, ethernet, fat-tree, 1 tier): 8 nodes, 32 ports" in result.stdout
 
 

@@ -50,10 +50,10 @@ def test_examples_are_consistent(blueprint: Path) -> None:
 
 
 def test_a_node_missing_from_slurm_conf() -> None:
-    problems = _problems(H200, _edit("slurm/slurm.conf", "NodeName=gpu[001-032]", "NodeName=gpu[001-031]"))
-    assert "rendered files disagree: slurm/slurm.conf NodeName lacks 1 expected: gpu032" in problems
-    assert any("partition gpu names unknown nodes: gpu032" in p for p in problems)
-    assert any("group slurm_nodes has 1 unexpected: gpu032" in p for p in problems)
+    problems = _problems(H200, _edit("slurm/slurm.conf", "NodeName=gpu[001-031]", "NodeName=gpu[001-030]"))
+    assert "rendered files disagree: slurm/slurm.conf NodeName lacks 1 expected: gpu031" in problems
+    assert any("partition gpu names unknown nodes: gpu031" in p for p in problems)
+    assert any("group slurm_nodes has 1 unexpected: gpu031" in p for p in problems)
 
 
 def test_an_inventory_address_that_differs_from_the_topology() -> None:
@@ -73,15 +73,15 @@ def test_a_host_missing_from_the_inventory() -> None:
 
 
 def test_a_controller_address_that_differs() -> None:
-    problems = _problems(H200, _edit("slurm/slurm.conf", "mgmt001(10.120.0.34)", "mgmt001(10.120.0.99)"))
+    problems = _problems(H200, _edit("slurm/slurm.conf", "mgmt001(10.120.0.33)", "mgmt001(10.120.0.99)"))
     assert problems == ["rendered files disagree: slurm/slurm.conf: controller mgmt001 has address 10.120.0.99, "
-                        "the topology 10.120.0.34"]
+                        "the topology 10.120.0.33"]
 
 
 def test_a_node_left_out_of_the_tree() -> None:
-    problems = _problems(H200, _edit("slurm/topology.conf", "Nodes=gpu[001-032]", "Nodes=gpu[001-016]"))
-    assert problems == ["rendered files disagree: slurm/topology.conf leaf switches lacks 16 expected: "
-                        "gpu017, gpu018, gpu019, gpu020, gpu021 and 11 more"]
+    problems = _problems(H200, _edit("slurm/topology.conf", "Nodes=gpu[001-031]", "Nodes=gpu[001-016]"))
+    assert problems == ["rendered files disagree: slurm/topology.conf leaf switches lacks 15 expected: "
+                        "gpu017, gpu018, gpu019, gpu020, gpu021 and 10 more"]
 
 
 def test_a_node_in_two_blocks() -> None:
@@ -106,7 +106,7 @@ def test_a_role_copying_a_file_that_was_not_rendered() -> None:
     problems = _problems(H200, lambda files: files.pop("slurm/gres.conf"))
     assert "rendered files disagree: ansible/inventory.yml: cf_slurm_files copies slurm/gres.conf, " \
            "which was not rendered" in problems
-    assert any("slurm/gres.conf is missing, though 32 Slurm nodes have GPUs" in p for p in problems)
+    assert any("slurm/gres.conf is missing, though 31 Slurm nodes have GPUs" in p for p in problems)
 
 
 def test_a_template_override_that_drops_hosts_fails_the_render(tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_a_template_override_that_drops_hosts_fails_the_render(tmp_path: Path) -
     result = run_cli("render", str(H200), "-o", str(out), "--templates", str(tmp_path / "templates"))
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
-    assert "CF-RENDER-002" in output and "slurm/slurm.conf NodeName lacks 32 expected" in output
+    assert "CF-RENDER-002" in output and "slurm/slurm.conf NodeName lacks 31 expected" in output
     assert "Traceback" not in output
     assert not out.exists()
 

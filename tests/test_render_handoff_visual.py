@@ -222,9 +222,9 @@ def test_report_markdown_has_the_figures_findings_and_estimates(tmp_path: Path) 
     valid, topo, findings = expanded("h200-training-pod.yaml")
     md = render_report(RenderContext(valid, topo, findings))["handoff/report.md"]
     lines = md.splitlines()
-    assert "| GPUs | 256 |" in lines and "| Racks | 14 |" in lines
+    assert "| GPUs | 248 |" in lines and "| Racks | 14 |" in lines
     assert "| compute | leaf | 8 | nvidia/qm9700 | 1:1 | 1:1 |" in lines
-    assert "| compute | spine | 8 | nvidia/qm9700 | top tier, no uplinks |  |" in lines
+    assert "| compute | spine | 4 | nvidia/qm9700 | top tier, no uplinks |  |" in lines
     assert any(line.startswith("| A01 | A | 30.76 | 36.23 | 85% |") for line in lines)
     assert any("CF-POWER-004" in line and line.startswith("| warning |") for line in lines)
     assert "| generic/air-42u-40kw | Generic 42U air-cooled rack" in md
@@ -429,7 +429,7 @@ def test_handoff_pages_do_not_depend_on_the_working_directory(tmp_path: Path, mo
     monkeypatch.chdir(tmp_path)
     there = {k: v for k, v in render_files(load_valid(blueprint)).items() if k.startswith(MINE)}
     assert here == there
-    assert "| h200-training-pod.yaml:23:5 |" in here["handoff/report.md"]
+    assert "| h200-training-pod.yaml:24:5 |" in here["handoff/report.md"]
 
 
 def test_large_clusters_link_the_rack_drawings_instead_of_inlining_them(tmp_path: Path) -> None:

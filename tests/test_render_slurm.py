@@ -124,7 +124,7 @@ def test_slurmctld_complains_about_a_broken_topology(tmp_path: Path) -> None:
     """The harness can fail: a node in topology.conf that slurm.conf lacks is only logged by slurmctld."""
     out = rendered(load_valid(Path("blueprints/h200-training-pod.yaml")), tmp_path / "out")
     topology = out / "slurm/topology.conf"
-    topology.write_text(topology.read_text().replace("gpu[001-032]", "gpu[001-033]"))
+    topology.write_text(topology.read_text().replace("gpu[001-031]", "gpu[001-033]"))
     with Slurmctld(out, tmp_path / "slurm") as ctld:
         assert any("gpu033" in line for line in ctld.complaints())
 
@@ -134,5 +134,5 @@ def test_gres_core_affinity_follows_the_pcie_layout() -> None:
     lines = [line for line in files["slurm/gres.conf"].splitlines() if line.startswith("NodeName=")]
     # 8 GPUs; GPUs 0-3 behind socket 0 (cores 0-55), 4-7 behind socket 1 (cores 56-111)
     assert len(lines) == 8
-    assert lines[0] == "NodeName=gpu[001-032] Name=gpu Type=h200 File=/dev/nvidia0 Cores=0-55"
-    assert lines[7] == "NodeName=gpu[001-032] Name=gpu Type=h200 File=/dev/nvidia7 Cores=56-111"
+    assert lines[0] == "NodeName=gpu[001-031] Name=gpu Type=h200 File=/dev/nvidia0 Cores=0-55"
+    assert lines[7] == "NodeName=gpu[001-031] Name=gpu Type=h200 File=/dev/nvidia7 Cores=56-111"

@@ -11,6 +11,7 @@ from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from .context import CheckContext
 from .cooling import check_rack_cooling, check_row_and_hall_cooling
+from .fabric_use import check_idle_switches, check_leaf_up_over_down, check_planes
 from .ports import check_oversubscription, check_switch_radix, check_unconnected_ports
 from .power import check_psu_redundancy, check_rack_power
 from .space import check_space
@@ -28,6 +29,9 @@ CHECKS: tuple[Check, ...] = (
     check_row_and_hall_cooling,
     check_switch_radix,
     check_oversubscription,
+    check_idle_switches,
+    check_leaf_up_over_down,
+    check_planes,
     check_unconnected_ports,
 )
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..errors import DataPath, Finding, Severity
+from ..expand.ports import booked_ports
 from ..expand.topology import Topology
 from ..physical import RackFigures, rack_figures
 from ..validate import ValidBlueprint
@@ -19,6 +20,11 @@ class CheckContext:
 
     def __post_init__(self) -> None:
         self.figures = rack_figures(self.valid.blueprint, self.valid.catalog, self.topo)
+
+    @cached_property
+    def booked(self) -> dict[str, dict[str, tuple[float, int]]]:
+        """Switch -> port group -> (native ports booked, native ports), by expansion's booking rule."""
+        return booked_ports(self.topo, self.valid.catalog)
 
     @cached_property
     def _row_index(self) -> dict[str, int]:

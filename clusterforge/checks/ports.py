@@ -6,9 +6,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 
 from .. import codes
-from ..catalog import Server, Switch
+from ..catalog import Server
 from ..errors import Finding, Severity
-from ..expand.ports import data_groups, per_native
 from ..model import OobFabric
 from .context import CheckContext
 
@@ -16,27 +15,14 @@ _FABRIC_OF_ROLE = {"compute": "compute", "storage": "storage", "inband": "inband
 
 
 def check_switch_radix(ctx: CheckContext) -> Iterator[Finding]:
-    """Native ports consumed per port group, from the links themselves (independent of the allocator)."""
-    catalog = ctx.valid.catalog
-    used: dict[tuple[str, str], float] = defaultdict(float)
-    for link in ctx.topo.links:
-        for device_name, port in ((link.a, link.a_port), (link.b, link.b_port)):
-            device = ctx.topo.devices[device_name]
-            switch = catalog.get(device.model, Switch)
-            if switch is None or (link.tier == "oob" and device_name == link.a):
-                continue
-            group = max((g for g in data_groups(switch) if port.startswith(g.name)), key=lambda g: len(g.name),
-                        default=None)
-            if group is not None:
-                used[(device_name, group.name)] += 1 / per_native(group, link.speed_gbps)
-    for (device_name, group_name), natives in sorted(used.items()):
-        switch = catalog.require(ctx.topo.devices[device_name].model, Switch)
-        group = next(g for g in switch.ports if g.name == group_name)
-        if natives > group.count + 1e-9:
-            fabric = ctx.topo.devices[device_name].group or ""
-            yield ctx.finding(codes.SWITCH_OVER_RADIX,
-                              Severity.ERROR, f"{device_name} uses {natives:g} of its {group.count} "
-                              f"'{group_name}' ports", ("fabrics", fabric), device_name)
+    """Native ports booked per port group, from the links themselves (independent of the allocator), by
+    the booking rule expansion uses."""
+    for device_name, groups in sorted(ctx.booked.items()):
+        for group_name, (natives, count) in sorted(groups.items()):
+            if natives > count + 1e-9:
+                fabric = ctx.topo.devices[device_name].group or ""
+                yield ctx.finding(codes.SWITCH_OVER_RADIX, Severity.ERROR, f"{device_name} uses {natives:g} of its "
+                                  f"{count} '{group_name}' ports", ("fabrics", fabric), device_name)
 
 
 def check_unconnected_ports(ctx: CheckContext) -> Iterator[Finding]:

@@ -1,15 +1,24 @@
-"""Port bookkeeping on one switch: which ports are taken, at which speed, with names the NOS would show."""
+"""Port bookkeeping on one switch: which ports are taken, at which speed, with names the NOS would show.
+
+One booking rule serves expansion, the port check and the plan: a link at speed s takes a sub-port of
+the slowest speed the group offers (natively or as a breakout) that is at least s, so a 25G port on an
+800G cage that breaks out to 4 x 100G costs a quarter of the cage, and a 400G port on it half.
+"""
 
 from __future__ import annotations
 
-from ..catalog import PortGroup, Switch
+from typing import TYPE_CHECKING
+
+from ..catalog import Catalog, PortGroup, Switch
+
+if TYPE_CHECKING:
+    from .topology import Topology
 
 NO_DATA_PORTS_HINT = "its catalog entry lists management ports only: pick a switch model with data ports"
 
 
 def data_groups(switch: Switch) -> list[PortGroup]:
     return [g for g in switch.ports if g.role != "oob"]
-
 
 
 def downlink_group(switch: Switch, speed: float) -> PortGroup | None:
@@ -27,11 +36,23 @@ def uplink_group(switch: Switch) -> PortGroup | None:
     return max(groups, key=lambda g: (g.speed_gbps, g.count)) if groups else None
 
 
+def sub_port_speed(group: PortGroup, speed: float) -> float:
+    """Speed of the (sub-)port a link at `speed` occupies: the slowest offered speed >= `speed`."""
+    offered = [float(s) for s in group.breakout if s >= speed and group.breakout[s]]
+    return min([group.speed_gbps, *offered]) if speed < group.speed_gbps else group.speed_gbps
+
+
 def per_native(group: PortGroup, speed: float) -> int:
-    """Logical ports one native port gives at `speed` (breakout), 1 when it runs unsplit."""
-    if speed >= group.speed_gbps:
+    """Logical ports one native port gives for links at `speed` (breakout), 1 when it runs unsplit."""
+    sub = sub_port_speed(group, speed)
+    if sub >= group.speed_gbps:
         return 1
-    return max(1, group.ports_at(speed) // group.count)
+    return max(1, group.ports_at(sub) // group.count)
+
+
+def native_share(group: PortGroup, speed: float) -> float:
+    """Share of one native port that a link at `speed` books."""
+    return 1 / per_native(group, speed)
 
 
 def link_speed(port_speed: float, group: PortGroup) -> float:
@@ -57,7 +78,7 @@ class PortAllocator:
 
     def capacity(self, speed: float) -> int:
         """Logical ports still free at `speed` (not counting reserved ones)."""
-        pending = self._split.get(speed)
+        pending = self._split.get(sub_port_speed(self.group, speed))
         extra = per_native(self.group, speed) - pending[1] if pending else 0
         return self.free_native * per_native(self.group, speed) + extra
 
@@ -78,13 +99,14 @@ class PortAllocator:
             self.low += 1
             self.used += 1
             return self._name(self.low - 1, None)
-        native, sub = self._split.get(speed, (-1, split))
+        key = sub_port_speed(self.group, speed)
+        native, sub = self._split.get(key, (-1, split))
         if sub >= split:
             if self.low >= self.high:
                 return None
             native, sub = self.low, 0
             self.low += 1
-        self._split[speed] = (native, sub + 1)
+        self._split[key] = (native, sub + 1)
         self.used += 1
         return self._name(native, sub)
 
@@ -102,3 +124,29 @@ class PortAllocator:
         self.reserved_next += 1
         self.used += 1
         return self._name(self.reserved_next - 1, None)
+
+
+def port_group_of(switch: Switch, port: str) -> PortGroup | None:
+    """The data port group a port name belongs to (the longest group-name prefix)."""
+    return max((g for g in data_groups(switch) if port.startswith(g.name)), key=lambda g: len(g.name), default=None)
+
+
+def booked_ports(topo: Topology, catalog: Catalog) -> dict[str, dict[str, tuple[float, int]]]:
+    """Switch -> data port group -> (native ports booked, native ports it has), from the links themselves
+    by the booking rule above; the port check, the idle-switch check and the plan all read this."""
+    booked: dict[str, dict[str, list[float]]] = {}
+    models: dict[str, Switch | None] = {}
+    for link in topo.links:
+        for device_name, port in ((link.a, link.a_port), (link.b, link.b_port)):
+            if link.tier == "oob" and device_name == link.a:
+                continue  # a management port, not a data port
+            model = topo.devices[device_name].model
+            if model not in models:
+                models[model] = catalog.get(model, Switch)
+            switch = models[model]
+            group = port_group_of(switch, port) if switch is not None else None
+            if group is not None:
+                entry = booked.setdefault(device_name, {}).setdefault(group.name, [0.0, group.count])
+                entry[0] += native_share(group, link.speed_gbps)
+    return {name: {g: (round(used, 6), int(total)) for g, (used, total) in groups.items()}
+            for name, groups in booked.items()}

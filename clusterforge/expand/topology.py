@@ -119,6 +119,10 @@ class FabricSummary:
     endpoints: int = 0
     scalable_unit: int | None = None
     rails: int = 0
+    uplinks_for: str = "planned"
+    """Leaf uplinks sized for the planned downlinks (full scalable unit or leaf) or the ports present."""
+    planes: int = 1
+    """Disjoint upper-tier planes: 1, or the rail count when the blueprint asks for per-rail planes."""
 
 
 class Topology:
@@ -208,9 +212,16 @@ class Topology:
     def fabric_links(self, fabric: str, tier: LinkTier | None = None) -> Iterable[Link]:
         return (link for link in self.links if link.fabric == fabric and (tier is None or link.tier == tier))
 
-    def is_connected(self, fabric: str) -> bool:
-        """True when every device on `fabric` reaches every other through the fabric's own links."""
+    def switch_islands(self, fabric: str) -> int:
+        """Connected groups of `fabric`'s switches over switch-to-switch links (an InfiniBand subnet each);
+        hosts do not join them, since a host with ports on two islands forwards nothing between them."""
         sub = nx.Graph()
+        sub.add_nodes_from(d.name for d in self.switches(fabric) if d.role != "oob")
         for link in self.fabric_links(fabric):
-            sub.add_edge(link.a, link.b)
-        return sub.number_of_nodes() == 0 or nx.is_connected(sub)
+            if link.tier in ("leaf-spine", "spine-core"):
+                sub.add_edge(link.a, link.b)
+        return nx.number_connected_components(sub)
+
+    def is_connected(self, fabric: str) -> bool:
+        """True when `fabric`'s switches form one connected group (hosts are not counted as vertices)."""
+        return self.switch_islands(fabric) <= 1

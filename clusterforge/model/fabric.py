@@ -36,8 +36,11 @@ Ratio = Annotated[
 ]
 
 
+SwitchName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*-(leaf|spine|core)\d{3,}$")]
+
+
 class ReservedPorts(Strict):
-    """Switch ports kept free on every switch of a tier, e.g. for UFM fabric managers or monitoring."""
+    """Switch ports kept free, per tier or on named switches, e.g. for UFM fabric managers or monitoring."""
 
     leaf: NonNegativeCount = 0
     """Ports kept free on every leaf."""
@@ -45,6 +48,8 @@ class ReservedPorts(Strict):
     """Ports kept free on every spine."""
     core: NonNegativeCount = 0
     """Ports kept free on every core switch."""
+    switches: dict[SwitchName, NonNegativeCount] = Field(default_factory=dict)
+    """Ports kept free on named switches (e.g. compute-spine001: 2), added to their tier's count."""
 
 
 class RoCE(Strict):
@@ -81,7 +86,13 @@ class LeafSpineFabric(FabricBase):
     oversubscription: Ratio = 1.0
     """Downlink to uplink capacity at each tier, '1:1' for non-blocking."""
     reserved_ports: ReservedPorts = ReservedPorts()
-    """Ports kept free per tier (fabric managers, monitoring, growth)."""
+    """Ports kept free per tier or on named switches (fabric managers, monitoring, growth)."""
+    uplinks_for: Literal["planned", "present"] = "planned"
+    """Size each leaf's uplinks for its planned downlinks (a full scalable unit or a full leaf, so the
+    fabric grows without recabling, as the DGX SuperPOD reference does) or for the nodes present."""
+    planes: Literal["one", "per-rail"] = "one"
+    """'one': a single connected fabric (one InfiniBand subnet); 'per-rail': each rail its own plane when
+    two tiers cannot hold every leaf under one spine group."""
 
     @model_validator(mode="after")
     def _tier_models(self) -> LeafSpineFabric:

@@ -64,13 +64,19 @@ def test_rail_optimized_three_tier_16384_gpus() -> None:
     assert topo.is_connected("compute")
 
 
-def test_two_tiers_top_out_at_16384_gpus_with_rail_groups() -> None:
-    # With auto tiers the same 2048 nodes stay on two tiers: 512 leaves exceed one spine group (64
-    # ports), so spines are grouped per rail: 64 leaves per rail, k = 1, 32 spines per rail -> 256 spines.
+def test_auto_tiers_keep_one_subnet_and_per_rail_planes_only_when_asked() -> None:
+    # 2048 nodes -> 512 leaves exceed one spine group (64 ports). Two tiers would need 8 disjoint rail
+    # planes (8 InfiniBand subnets), so `tiers: auto` takes three tiers and one subnet.
     topo, _ = expand(dgx_blueprint(2048))
+    assert topo.fabrics["compute"].tiers == 3
+    assert topo.switch_islands("compute") == 1
+    # Asked for per-rail planes: 64 leaves per rail, 64 x 32 uplinks / 64 ports = 32 spines per rail -> 256.
+    topo, _ = expand(dgx_blueprint(2048, planes="per-rail"))
     assert topo.fabrics["compute"].tiers == 2
     assert len(topo.switches("compute", "spine")) == 256
     assert {s.plane for s in topo.switches("compute", "spine")} == set(range(1, 9))
+    assert topo.switch_islands("compute") == 8
+    assert not topo.is_connected("compute")
 
 
 def test_one_switch_when_everything_fits() -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+import networkx as nx
 import pytest
 from factories import dgx_blueprint
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clusterforge.catalog import Server, Switch
+from clusterforge.errors import BlueprintError, Severity
 from clusterforge.expand import expand
 from clusterforge.expand.ports import downlink_group, per_native
 from clusterforge.expand.topology import Topology
@@ -59,15 +61,58 @@ def check_invariants(valid: ValidBlueprint, topo: Topology, ratio: float) -> Non
         if up[switch.name]:
             assert up[switch.name] * ratio >= down[switch.name] - 1e-6, switch.name
     if ratio == 1.0 and summary.tiers > 1:
-        full = max(down[s.name] for s in topo.switches("compute", "leaf"))
-        for leaf in topo.switches("compute", "leaf"):
-            if down[leaf.name] == full:
-                assert up[leaf.name] == down[leaf.name], leaf.name
+        # uplinks sized as planned: a 64-port leaf at 1:1 takes 32 ports down and 32 up (hand computed);
+        # a rail leaf is planned for its scalable unit's nodes, a fat-tree leaf for a full leaf
+        planned = min(32, summary.scalable_unit or 32)
+        if (summary.scalable_unit or 32) <= 32:
+            for leaf in topo.switches("compute", "leaf"):
+                assert up[leaf.name] == planned * 400, leaf.name
+    check_upper_tier_bound(valid, topo)
     # addresses are unique and from the pool
     for network, table in topo.addresses.items():
         addresses = list(table.values())
         assert len(addresses) == len(set(addresses)), network
     assert topo.is_connected("compute")
+
+
+def _spine_bound(uplinks: list[int], ports: int) -> set[int]:
+    """Counts the issue allows: ceil(total / ports), or the smallest count below twice that which spreads
+    every leaf's uplinks evenly (written out here, not imported, so the test does not restate the code)."""
+    bound = -(-sum(uplinks) // ports)
+    even = [s for s in range(bound, 2 * bound) if all(u % s == 0 for u in uplinks)]
+    return {even[0]} if even else {bound}
+
+
+def check_upper_tier_bound(valid: ValidBlueprint, topo: Topology) -> None:
+    """Every spine group (a plane, or a pod in three tiers) and core group holds no more switches than
+    the bound, and no switch takes more links than it has usable ports."""
+    reserved = valid.blueprint.fabrics["compute"].reserved_ports  # type: ignore[union-attr]
+    groups: dict[tuple[str, int | None, int | None], list[str]] = defaultdict(list)
+    for switch in topo.switches("compute", "spine"):
+        groups[("spine", switch.plane, switch.pod)].append(switch.name)
+    # a core group is what one spine position of every pod reaches: a component of the spine-core links
+    core_links = nx.Graph((link.a, link.b) for link in topo.fabric_links("compute", "spine-core"))
+    for i, component in enumerate(nx.connected_components(core_links)):
+        groups[("core", i, None)] = sorted(n for n in component if topo.devices[n].role == "core")
+    links_to: Counter[str] = Counter()
+    links_from: Counter[str] = Counter()
+    for link in topo.fabric_links("compute"):
+        if link.tier in ("leaf-spine", "spine-core"):
+            links_to[link.b] += 1
+            links_from[link.a] += 1
+    for (tier, _plane, _pod), members in groups.items():
+        model = catalog_switch(valid, topo.devices[members[0]].model)
+        ports = model.ports[0].count - getattr(reserved, tier)
+        if tier == "spine" and topo.fabrics["compute"].tiers == 3:
+            ports //= 2
+        lower = {link.a for link in topo.fabric_links("compute") if link.b in set(members)}
+        uplinks = [links_from[name] for name in sorted(lower)]
+        assert len(members) in _spine_bound(uplinks, ports), (tier, len(members), uplinks[:4], ports)
+        assert all(links_to[name] <= ports for name in members)
+
+
+def catalog_switch(valid: ValidBlueprint, model: str) -> Switch:
+    return valid.catalog.require(model, Switch)
 
 
 SIZES = [1, 2, 7, 8, 9, 31, 32, 33, 64, 100, 255, 256, 257, 513, 1000, 2048]
@@ -97,6 +142,13 @@ def test_invariants_oversubscribed(nodes: int, ratio: str) -> None:
        ratio=st.sampled_from(["1:1", "1.5:1", "2:1"]))
 def test_invariants_random(nodes: int, tiers: int | str, topology: str, su: int | None, ratio: str) -> None:
     valid = dgx_blueprint(nodes, tiers=tiers, topology=topology, scalable_unit=su, ratio=ratio)
-    topo, _ = expand(valid)
+    try:
+        topo, _ = expand(valid)
+    except BlueprintError as error:
+        # two tiers asked for, and the leaves exceed one spine group: refused, not split into planes
+        errors = [f for f in error.findings if f.severity is Severity.ERROR]
+        assert tiers == 2 and [f.code for f in errors] == ["CF-FABRIC-005"]
+        assert "planes: per-rail" in (errors[0].hint or "")
+        return
     down, up = (float(x) for x in ratio.split(":"))
     check_invariants(valid, topo, down / up)

@@ -1,0 +1,88 @@
+"""The leaf tier: nodes onto leaves, fabric managers into the slots nodes leave free, and what each
+leaf is planned to carry (the figure its uplinks are sized for).
+
+Rail-optimized: node j of the fabric sits in slot j mod SU of scalable unit j div SU; its port for rail k
+goes to the SU's leaf for rail k. A fabric manager takes a free slot of the last SU, as the DGX SuperPOD
+reference places its UFM where a node is left out: its ports go to that slot's rail leaves in turn.
+Fat-tree: the ports fill leaves in order; fabric managers take what the last leaf has left.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..topology import Device
+from .endpoints import Endpoint
+from .wiring import FabricWiring
+
+
+@dataclass
+class LeafTier:
+    leaves: list[Device] = field(default_factory=list)
+    planned: dict[str, int] = field(default_factory=dict)
+    """Leaf name -> downlinks it is planned for: a full scalable unit, or a full leaf."""
+    free: list[tuple[Device, int | None]] = field(default_factory=list)
+    """(leaf, rail) positions left free by absent nodes, in the order fabric managers take them."""
+    unplaced: list[tuple[Endpoint, str, float]] = field(default_factory=list)
+    """Fabric manager ports that found no free position."""
+
+
+def rail_leaves(wiring: FabricWiring, endpoints: list[Endpoint], su_size: int, per_leaf: int,
+                rails: int) -> LeafTier:
+    tier = LeafTier()
+    by_key: dict[tuple[int, int, int], Device] = {}
+
+    def leaf(su: int, part: int, rail: int) -> Device:
+        key = (su, part, rail)
+        if key not in by_key:
+            device = by_key[key] = wiring.switch("leaf", wiring.fabric.leaf, rail=rail, su=su + 1)
+            tier.leaves.append(device)
+            tier.planned[device.name] = min(per_leaf, su_size - part * per_leaf)
+        return by_key[key]
+
+    for j, endpoint in enumerate(endpoints):
+        su, pos = divmod(j, su_size)
+        endpoint.device.su = su + 1
+        for rail, (port, speed) in enumerate(endpoint.ports, 1):
+            if not wiring.node_link(endpoint.device, port, speed, leaf(su, pos // per_leaf, rail), rail):
+                return tier
+    slots = math.ceil(len(endpoints) / su_size) * su_size
+    for j in range(len(endpoints), slots):
+        su, pos = divmod(j, su_size)
+        tier.free += [(by_key[(su, pos // per_leaf, rail)], rail) for rail in range(1, rails + 1)
+                      if (su, pos // per_leaf, rail) in by_key]
+    return tier
+
+
+def tree_leaves(wiring: FabricWiring, endpoints: list[Endpoint], per_leaf: int, numbered: bool = False) -> LeafTier:
+    """`numbered`: links carry the node port's position as their rail (one switch serves every rail)."""
+    tier = LeafTier()
+    current: Device | None = None
+    used = 0
+    for endpoint in endpoints:
+        for position, (port, speed) in enumerate(endpoint.ports, 1):
+            if current is None or used >= per_leaf:
+                current = wiring.switch("leaf", wiring.fabric.leaf)
+                tier.leaves.append(current)
+                tier.planned[current.name] = per_leaf
+                used = 0
+            if not wiring.node_link(endpoint.device, port, speed, current, position if numbered else None):
+                return tier
+            used += 1
+    if current is not None:
+        tier.free = [(current, None)] * (per_leaf - used)
+    return tier
+
+
+def place_managers(wiring: FabricWiring, tier: LeafTier, managers: list[Endpoint]) -> None:
+    """Fabric manager ports into the free leaf positions; the rest are left in `tier.unplaced`."""
+    ports = [(m, port, speed) for m in managers for port, speed in m.ports]
+    free = iter(tier.free)
+    for manager, port, speed in ports:
+        position = next(free, None)
+        if position is None:
+            tier.unplaced.append((manager, port, speed))
+            continue
+        leaf, rail = position
+        wiring.node_link(manager.device, port, speed, leaf, rail)

@@ -1,0 +1,50 @@
+"""How many upper-tier switches a group of lower switches needs, and how their links spread over them.
+
+For lower switches with u_1..u_n uplinks and upper switches of P usable ports, the fewest that can take
+every link is ceil(sum(u) / P). That count is rounded up only where an even spread needs it: to the
+smallest count below twice the bound that divides every u_i, so each lower/upper pair carries the same
+number of links (the DGX SuperPOD reference builds 3 SU with 16 spines rather than 12 for this). When no
+such count exists (31 uplinks per leaf, a prime), the bound itself is used and pairs carry k or k+1 links.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def uplinks_for(downlinks: int, down_gbps: float, up_gbps: float, ratio: float) -> int:
+    """Uplinks a switch with `downlinks` ports at `down_gbps` needs at oversubscription `ratio` (down:up)."""
+    if downlinks <= 0:
+        return 1
+    return max(1, math.ceil(downlinks * down_gbps / (ratio * up_gbps) - 1e-9))
+
+
+def fewest_switches(uplinks: Sequence[int], ports: int) -> int:
+    """ceil(total uplinks / usable ports): the bound no upper tier may exceed without a reason."""
+    return max(1, math.ceil(sum(uplinks) / max(ports, 1)))
+
+
+def switch_count(uplinks: Sequence[int], ports: int) -> int:
+    """Upper switches for lower switches with `uplinks` each, `ports` usable ports per upper switch."""
+    bound = fewest_switches(uplinks, ports)
+    for count in range(bound, 2 * bound):
+        if all(u % count == 0 for u in uplinks):
+            return count
+    return bound
+
+
+def spread(uplinks: Sequence[int], switches: int) -> list[list[int]]:
+    """Links from each lower switch to each of `switches` upper ones, as even as possible both ways:
+    lower switch i's links go to consecutive upper switches, continuing where switch i-1 stopped, so a
+    pair carries floor or ceil of u_i / switches links and an upper switch ceil(total / switches) at most."""
+    out: list[list[int]] = []
+    start = 0
+    for u in uplinks:
+        base, extra = divmod(u, switches)
+        row = [base] * switches
+        for j in range(extra):
+            row[(start + j) % switches] += 1
+        start = (start + extra) % switches
+        out.append(row)
+    return out

@@ -1,0 +1,96 @@
+"""A fabric's switches and links, every port booked through the switch's allocators."""
+
+from __future__ import annotations
+
+from ... import codes
+from ...errors import DataPath
+from ...model.fabric import LeafSpineFabric
+from ..context import ExpandContext
+from ..ports import PortAllocator, downlink_group, uplink_group
+from ..topology import Device, Link, LinkTier, Tier
+
+OUT_OF_PORTS_HINT = ("the switch model has fewer ports than its downlinks, uplinks and reserved_ports need: "
+                     "reserve fewer ports, or pick a model with more")
+
+
+class FabricWiring:
+    """Creates the switches of one fabric and wires them: node ports from the bottom of a leaf's
+    downlink group, uplinks from the top of the uplink group, fabric managers on reserved ports."""
+
+    def __init__(self, ctx: ExpandContext, name: str, fabric: LeafSpineFabric, down_speed: float,
+                 up_speed: float) -> None:
+        self.ctx, self.name, self.fabric = ctx, name, fabric
+        self.path: DataPath = ("fabrics", name)
+        self.topo = ctx.topo
+        self.down_speed, self.up_speed = down_speed, up_speed
+        self.counts: dict[Tier, int] = {"leaf": 0, "spine": 0, "core": 0}
+        self._up: dict[str, PortAllocator] = {}
+        self._down: dict[str, PortAllocator] = {}
+
+    def reserved(self, tier: Tier, device_name: str) -> int:
+        ports = self.fabric.reserved_ports
+        return int(getattr(ports, tier)) + ports.switches.get(device_name, 0)
+
+    def switch(self, tier: Tier, model: str, **where: int | None) -> Device:
+        """A new switch of `tier`; its reserved ports are kept free for fabric managers."""
+        self.counts[tier] += 1
+        switch = self.ctx.switch(model)
+        device = Device(f"{self.name}-{tier}{self.counts[tier]:03d}", "switch", model, tier,
+                        switch.u_height, self.name, self.counts[tier], **where)  # type: ignore[arg-type]
+        self.topo.add_device(device)
+        up = uplink_group(switch)
+        down = downlink_group(switch, self.down_speed) if tier == "leaf" else up
+        assert up is not None and down is not None
+        reserved = self.reserved(tier, device.name)
+        for data in switch.ports:
+            if data.role != "oob":
+                self.ctx.allocators[(device.name, data.name)] = PortAllocator(
+                    data, reserved if data.name == down.name else 0)
+        self._up[device.name] = self.ctx.allocators[(device.name, up.name)]
+        self._down[device.name] = self.ctx.allocators[(device.name, down.name)]
+        return device
+
+    def down_ports(self, device: Device) -> PortAllocator:
+        return self._down[device.name]
+
+    def out_of_ports(self, what: str) -> None:
+        self.ctx.error(codes.OUT_OF_PORTS, f"fabric '{self.name}': out of ports {what}", self.path, OUT_OF_PORTS_HINT)
+
+    def node_link(self, device: Device, port: str, speed: float, switch: Device, rail: int | None) -> bool:
+        """A node (or fabric manager) port to a leaf's downlink group, booked at the link's own speed."""
+        link_speed = min(speed, self.down_speed)
+        switch_port = self._down[switch.name].take_low(link_speed)
+        if switch_port is None:
+            self.out_of_ports(f"on {switch.name}")
+            return False
+        self.topo.add_link(Link(self.name, "node-leaf", device.name, port, switch.name, switch_port, link_speed,
+                                rail))
+        return True
+
+    def uplink(self, tier: LinkTier, low: Device, high: Device) -> bool:
+        """Uplink from `low` (top ports) to `high` (bottom ports)."""
+        a_port = self._up[low.name].take_high()
+        b_port = self._down[high.name].take_low(self.up_speed)
+        if a_port is None or b_port is None:
+            self.out_of_ports(f"wiring {low.name} to {high.name}")
+            return False
+        self.topo.add_link(Link(self.name, tier, low.name, a_port, high.name, b_port, self.up_speed, low.rail))
+        return True
+
+    def reserved_link(self, device: Device, port: str, speed: float, switch: Device) -> bool:
+        """A fabric manager port on one of `switch`'s reserved ports."""
+        switch_port = self._down[switch.name].take_reserved()
+        if switch_port is None:
+            return False
+        link_speed = min(speed, self.down_speed if switch.role == "leaf" else self.up_speed)
+        self.topo.add_link(Link(self.name, "node-leaf", device.name, port, switch.name, switch_port, link_speed))
+        return True
+
+    def mesh(self, tier: LinkTier, lows: list[Device], highs: list[Device], counts: list[list[int]]) -> bool:
+        """counts[i][j] links from lows[i] to highs[j]."""
+        for low, row in zip(lows, counts, strict=True):
+            for high, k in zip(highs, row, strict=True):
+                for _ in range(k):
+                    if not self.uplink(tier, low, high):
+                        return False
+        return True

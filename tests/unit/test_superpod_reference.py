@@ -1,0 +1,137 @@
+"""The DGX SuperPOD compute fabric, as NVIDIA publishes it, from blueprints a user would write.
+
+Sources (figures copied into the tables below):
+- H100: NVIDIA DGX SuperPOD Reference Architecture, DGX H100 (RA-11333-001), "Network Fabrics",
+  Table 4 "Compute fabric component count": 1-4 SU of 32 nodes where one DGX is removed to make room
+  for the UFM connections; cable counts "Compute and UFM" and "Spine-Leaf".
+  https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-h100/latest/network-fabrics.html
+- B200: NVIDIA DGX SuperPOD Reference Architecture, DGX B200, "DGX SuperPOD Architecture", the table of
+  switch and cable counts for 2-64 SU (leaf, spine, core; node-leaf, leaf-spine, spine-core).
+  https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-b200/latest/dgx-superpod-architecture.html
+Both: SU = 32 DGX nodes, 8 rails of 400G NDR, QM9700 switches (64 ports), non-blocking.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clusterforge.expand import expand
+from clusterforge.loader import load_blueprint
+from clusterforge.plan import build_plan
+from clusterforge.validate import validate
+
+# (SU, nodes, GPUs, leaf, spine, compute-and-UFM cables, spine-leaf cables); 4 UFM cables in every row
+H100_WITH_UFM = [
+    (1, 31, 248, 8, 4, 252, 256),
+    (2, 63, 504, 16, 8, 508, 512),
+    (3, 95, 760, 24, 16, 764, 768),
+    (4, 127, 1016, 32, 16, 1020, 1024),
+]
+
+# (SU, nodes, GPUs, leaf, spine, core, node-leaf, leaf-spine, spine-core); 0 = "-" in the table
+B200_FULL_SU = [
+    (2, 64, 512, 16, 8, 0, 512, 512, 0),
+    (4, 128, 1024, 32, 16, 0, 1024, 1024, 0),
+    (8, 256, 2048, 64, 32, 0, 2048, 2048, 0),
+    (16, 512, 4096, 128, 128, 64, 4096, 4096, 4096),
+    (32, 1024, 8192, 256, 256, 128, 8192, 8192, 8192),
+    (64, 2048, 16384, 512, 512, 256, 16384, 16384, 16384),
+]
+
+
+def superpod_yaml(nodes: int, model: str, per_rack: int, ufm: int) -> str:
+    """The blueprint an architect writes for a SuperPOD: DGX nodes, UFM appliances, a rail-optimized
+    NDR fabric of QM9700 with 32-node scalable units, and racks for it all."""
+    node_racks = math.ceil(nodes / per_rack)
+    network_racks = 2 * math.ceil(nodes * 8 * 3 / 32 / 40) + 1  # 1U switches, ~30 per rack by power
+    ufm_group = (f"  - {{name: ufm, model: generic/cpu-1u-ndr, count: {ufm}, role: fabric-manager, "
+                 f"placement: {{racks: [N{network_racks:03d}]}}}}\n" if ufm else "")
+    return f"""version: 1
+name: superpod-{nodes}
+site: {{name: test hall}}
+floor:
+  rows:
+    - {{name: A, racks: {node_racks}, rack_type: generic/rear-door-48u-60kw, rack_names: "A{{index:03d}}"}}
+    - {{name: N, racks: {network_racks}, rack_type: generic/rear-door-48u-60kw, rack_names: "N{{index:03d}}"}}
+node_groups:
+  - {{name: dgx, model: {model}, count: {nodes}, role: compute, placement: {{rows: [A], per_rack: {per_rack}}}}}
+{ufm_group}fabrics:
+  compute:
+    kind: compute
+    technology: infiniband
+    topology: rail-optimized
+    leaf: nvidia/qm9700
+    spine: nvidia/qm9700
+    core: nvidia/qm9700
+    oversubscription: "1:1"
+    scalable_unit: 32
+    ipv4_pool: 10.0.0.0/16
+    switch_racks: [{", ".join(f"N{i:03d}" for i in range(1, network_racks + 1))}]
+  oob: {{kind: oob, switch: nvidia/sn2201, ipv4_pool: 172.16.0.0/16}}
+"""
+
+
+def plan_of(tmp_path: Path, text: str) -> dict[str, Any]:
+    path = tmp_path / "superpod.yaml"
+    path.write_text(text)
+    valid = validate(load_blueprint(path))
+    topo, findings = expand(valid)
+    return build_plan(valid, topo, findings)
+
+
+@pytest.mark.parametrize("row", H100_WITH_UFM, ids=[f"{r[0]}su" for r in H100_WITH_UFM])
+def test_h100_table_4_with_ufm(tmp_path: Path, row: tuple[int, ...]) -> None:
+    _su, nodes, gpus, leaves, spines, compute_cables, spine_leaf = row
+    # 4 UFM appliances of one NDR port each: the table's compute-and-UFM cables exceed 8 x nodes by 4
+    plan = plan_of(tmp_path, superpod_yaml(nodes, "nvidia/dgx-h100", 4, ufm=4))
+    fabric = plan["fabrics"]["compute"]
+    assert plan["gpus"] == gpus
+    assert fabric["switches"] == {"leaf": leaves, "spine": spines}
+    assert fabric["links"] == {"node-leaf": compute_cables, "leaf-spine": spine_leaf}
+    assert fabric["subnets"] == 1
+    assert [f["code"] for f in plan["findings"] if f["severity"] != "info"] == []
+
+
+@pytest.mark.parametrize("row", B200_FULL_SU, ids=[f"{r[0]}su" for r in B200_FULL_SU])
+def test_b200_table_full_scalable_units(tmp_path: Path, row: tuple[int, ...]) -> None:
+    _su, nodes, gpus, leaves, spines, cores, node_leaf, leaf_spine, spine_core = row
+    plan = plan_of(tmp_path, superpod_yaml(nodes, "nvidia/dgx-b200", 3, ufm=0))
+    fabric = plan["fabrics"]["compute"]
+    assert plan["gpus"] == gpus
+    expected = {"leaf": leaves, "spine": spines} | ({"core": cores} if cores else {})
+    assert fabric["switches"] == expected
+    links = {"node-leaf": node_leaf, "leaf-spine": leaf_spine} | ({"spine-core": spine_core} if cores else {})
+    assert fabric["links"] == links
+    assert fabric["tiers"] == (3 if cores else 2)
+    assert fabric["subnets"] == 1
+
+
+def test_ufm_takes_the_leaf_ports_of_the_node_left_out(tmp_path: Path) -> None:
+    # 127 nodes fill SU 1-3 and 31 slots of SU 4; the 4 UFM ports take slot 32 of SU 4 on rails 1-4.
+    path = tmp_path / "superpod.yaml"
+    path.write_text(superpod_yaml(127, "nvidia/dgx-h100", 4, ufm=4))
+    topo, _ = expand(validate(load_blueprint(path)))
+    ufm_leaves = [(topo.devices[link.b].su, topo.devices[link.b].rail)
+                  for link in topo.fabric_links("compute", "node-leaf") if link.a.startswith("ufm")]
+    assert ufm_leaves == [(4, 1), (4, 2), (4, 3), (4, 4)]
+    # every leaf carries 32 uplinks (sized for the full SU), the UFM leaves 32 downlinks, the others 31 in SU 4
+    per_leaf = Counter(link.a for link in topo.fabric_links("compute", "leaf-spine"))
+    assert set(per_leaf.values()) == {32}
+
+
+def test_plan_command_shows_the_reference_design(tmp_path: Path) -> None:
+    path = tmp_path / "superpod.yaml"
+    path.write_text(superpod_yaml(31, "nvidia/dgx-h100", 4, ufm=4))
+    out = subprocess.run([sys.executable, "-m", "clusterforge", "plan", str(path), "--format", "json"],
+                         capture_output=True, text=True, check=True)
+    fabric = json.loads(out.stdout)["fabrics"]["compute"]
+    assert fabric["switches"] == {"leaf": 8, "spine": 4}
+    assert fabric["uplinks_for"] == "planned"
