@@ -27,7 +27,8 @@ def measure(gpus: int) -> dict[str, object]:
     from clusterforge.plan import build_plan
 
     nodes = gpus // 8
-    data = dgx_data(nodes, tiers=3 if gpus > 16384 else "auto")
+    data = dgx_data(nodes, tiers=3 if gpus > 16384 else "auto",
+                    planes="per-rail" if gpus > 65536 else "one")  # one subnet of 64-port switches: 65,536 ports
     t0 = time.perf_counter()
     valid = valid_from(data)
     t1 = time.perf_counter()

@@ -26,7 +26,8 @@ from sizes import max_rss_mib, run_sizes  # noqa: E402
 def blueprint_data(gpus: int) -> dict[str, Any]:
     from factories import dgx_data
 
-    data = dgx_data(gpus // 8, tiers=3 if gpus > 16384 else "auto")
+    data = dgx_data(gpus // 8, tiers=3 if gpus > 16384 else "auto",
+                    planes="per-rail" if gpus > 65536 else "one")  # one subnet of 64-port switches: 65,536 ports
     data["node_groups"][0]["nccl"] = {"NCCL_IB_QPS_PER_CONNECTION": 2}
     data["node_groups"].append({"name": "mgmt", "model": "generic/cpu-1u", "count": 2, "role": "management",
                                 "placement": {"racks": [data["fabrics"]["compute"]["switch_racks"][0]]}})

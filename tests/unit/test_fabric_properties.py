@@ -76,10 +76,11 @@ def check_invariants(valid: ValidBlueprint, topo: Topology, ratio: float) -> Non
 
 
 def _spine_bound(uplinks: list[int], ports: int) -> set[int]:
-    """Counts the issue allows: ceil(total / ports), or the smallest count below twice that which spreads
-    every leaf's uplinks evenly (written out here, not imported, so the test does not restate the code)."""
+    """Counts the issue allows: ceil(total / ports), or the smallest count from there that spreads every
+    leaf's uplinks evenly while each switch uses at least 3/4 of its ports (written out here, not imported)."""
     bound = -(-sum(uplinks) // ports)
-    even = [s for s in range(bound, 2 * bound) if all(u % s == 0 for u in uplinks)]
+    even = [s for s in range(bound, 2 * bound + 1) if all(u % s == 0 for u in uplinks)
+            and sum(uplinks) >= 0.75 * s * ports]
     return {even[0]} if even else {bound}
 
 

@@ -48,7 +48,7 @@ def leaf_budget(ctx: ExpandContext, fabric: LeafSpineFabric, leaf: Switch, group
     up_speed = min(up_group.speed_gbps, spine_group.speed_gbps if spine_group else up_group.speed_gbps)
     ratio = fabric.oversubscription
     if up_group.name == group.name:
-        usable = group.count - fabric.reserved_ports.leaf
+        usable = group.count - reserved_per_switch(fabric, "leaf")
         split = per_native(group, down_speed)
         d_max = math.floor(usable / (1 / split + down_speed / (ratio * up_speed)) + 1e-9)
         while d_max > 1 and math.ceil(d_max / split) + uplinks_for(d_max, down_speed, up_speed, ratio) > usable:
@@ -59,11 +59,18 @@ def leaf_budget(ctx: ExpandContext, fabric: LeafSpineFabric, leaf: Switch, group
     return max(d_max, 1), up_speed
 
 
+def reserved_per_switch(fabric: LeafSpineFabric, tier: Tier) -> int:
+    """Ports a switch of `tier` keeps free: the tier's count plus the most any switch of it is named with
+    (every switch of the tier is sized alike, so the named one still fits)."""
+    named = [n for name, n in fabric.reserved_ports.switches.items() if name.rstrip("0123456789").endswith(f"-{tier}")]
+    return int(getattr(fabric.reserved_ports, tier)) + max(named, default=0)
+
+
 def tier_ports(ctx: ExpandContext, fabric: LeafSpineFabric, tier: Tier, model: str, up_speed: float) -> int:
-    """Usable ports of an upper-tier switch model (its tier's reserved ports left out)."""
+    """Usable ports of an upper-tier switch model (reserved ports left out)."""
     group = uplink_group(ctx.switch(model))
     assert group is not None
-    return (group.count - int(getattr(fabric.reserved_ports, tier))) * per_native(group, up_speed)
+    return (group.count - reserved_per_switch(fabric, tier)) * per_native(group, up_speed)
 
 
 def leaf_count(sizing: Sizing, endpoints: list[Endpoint]) -> int:

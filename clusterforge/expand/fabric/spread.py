@@ -2,9 +2,10 @@
 
 For lower switches with u_1..u_n uplinks and upper switches of P usable ports, the fewest that can take
 every link is ceil(sum(u) / P). That count is rounded up only where an even spread needs it: to the
-smallest count below twice the bound that divides every u_i, so each lower/upper pair carries the same
-number of links (the DGX SuperPOD reference builds 3 SU with 16 spines rather than 12 for this). When no
-such count exists (31 uplinks per leaf, a prime), the bound itself is used and pairs carry k or k+1 links.
+smallest count that divides every u_i, so each lower/upper pair carries the same number of links, as
+long as every upper switch still uses at least three quarters of its ports (the DGX SuperPOD reference
+builds 3 SU with 16 spines at 48 of 64 ports rather than 12). Otherwise (31 uplinks per leaf, a prime;
+or 5 cores that would become 8 at 40 of 64 ports) the bound itself is used and pairs carry k or k+1 links.
 """
 
 from __future__ import annotations
@@ -28,9 +29,12 @@ def fewest_switches(uplinks: Sequence[int], ports: int) -> int:
 def switch_count(uplinks: Sequence[int], ports: int) -> int:
     """Upper switches for lower switches with `uplinks` each, `ports` usable ports per upper switch."""
     bound = fewest_switches(uplinks, ports)
-    for count in range(bound, 2 * bound):
+    total = sum(uplinks)
+    count = bound
+    while 4 * total >= 3 * count * ports:  # each switch keeps at least 3/4 of its ports in use
         if all(u % count == 0 for u in uplinks):
             return count
+        count += 1
     return bound
 
 
