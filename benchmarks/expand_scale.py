@@ -24,7 +24,7 @@ def measure(gpus: int) -> dict[str, object]:
     from factories import dgx_data, valid_from
 
     from clusterforge.expand import expand
-    from clusterforge.plan import build_plan
+    from clusterforge.plan import FabricPlan, build_plan
 
     nodes = gpus // 8
     data = dgx_data(nodes, tiers=3 if gpus > 16384 else "auto",
@@ -36,10 +36,11 @@ def measure(gpus: int) -> dict[str, object]:
     t2 = time.perf_counter()
     plan = build_plan(valid, topo, findings)
     t3 = time.perf_counter()
-    compute = plan["fabrics"]["compute"]  # type: ignore[index]
+    compute = plan.fabrics["compute"]
+    assert isinstance(compute, FabricPlan)
     return {
-        "gpus": plan["gpus"], "nodes": plan["nodes"], "tiers": compute["tiers"],
-        "switches": compute["switches"], "links": len(topo.links), "devices": len(topo.devices),
+        "gpus": plan.gpus, "nodes": plan.nodes, "tiers": compute.tiers,
+        "switches": compute.switches, "links": len(topo.links), "devices": len(topo.devices),
         "validate_s": round(t1 - t0, 2), "expand_s": round(t2 - t1, 2), "plan_s": round(t3 - t2, 2),
         "total_s": round(t3 - t0, 2),
         "max_rss_mib": max_rss_mib(),

@@ -1,19 +1,22 @@
 """clusterforge: GPU cluster blueprints as code.
 
-The stages as a library: `load_blueprint` -> `validate` -> `expand` -> `check` -> `render` -> `write_tree`.
+The stages as a library: `load_blueprint` -> `validate` -> `expand` -> `check` -> `build_plan` -> `render`
+-> `write_tree`; `analyse` (expand and check once) and `render_analysis` put them together as the CLI does.
 """
-
-__version__ = "0.1.0"
 
 from .checks import run_checks as check
 from .errors import BlueprintError, CatalogError, ClusterforgeError, Finding, Severity
 from .expand import Topology, expand
 from .loader import load_blueprint
+from .pipeline import Analysis, analyse, load_valid, render_analysis
+from .plan import Plan, build_plan
 from .render import render
 from .validate import ValidBlueprint, validate
+from .version import __version__
 from .writer import write_tree
 
 __all__ = [
-    "BlueprintError", "CatalogError", "ClusterforgeError", "Finding", "Severity", "Topology", "ValidBlueprint",
-    "__version__", "check", "expand", "load_blueprint", "render", "validate", "write_tree",
+    "Analysis", "BlueprintError", "CatalogError", "ClusterforgeError", "Finding", "Plan", "Severity", "Topology",
+    "ValidBlueprint", "__version__", "analyse", "build_plan", "check", "expand", "load_blueprint", "load_valid",
+    "render", "render_analysis", "validate", "write_tree",
 ]

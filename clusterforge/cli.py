@@ -12,19 +12,16 @@ from typing import Any
 
 import click
 
-from . import __version__
-from .checks import run_checks
 from .diff import diff_markdown, diff_specs
-from .errors import ClusterforgeError, Finding, Severity, sorted_findings
-from .expand import expand
+from .errors import ClusterforgeError, Finding, Severity, display_name, sorted_findings
 from .export import dot_to_svg, fabric_dot, node_link_json
-from .loader import display_name
-from .pipeline import load_valid, render_files
-from .plan import build_plan, plan_text
+from .pipeline import analyse, load_valid, render_files
+from .plan import plan_text
 from .schema_doc import blueprint_schema, reference_markdown
+from .version import __version__
 from .writer import TreeDiff, compare_tree, write_tree
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_FINDINGS, EXIT_INTERNAL = 0, 1, 3  # click exits 2 on a usage error
 FORMATS = click.Choice(["text", "json", "github"])
 
 
@@ -84,18 +81,15 @@ def _count(findings: Sequence[Finding]) -> str:
 def plan_cmd(blueprint: Path, fmt: str) -> None:
     """Expand a blueprint and summarise it: nodes, GPUs, racks, fabrics per tier, cables."""
     try:
-        valid = load_valid(blueprint)
-        topo, expand_findings = expand(valid)
-        findings = run_checks(valid, topo, expand_findings)
+        analysis = analyse(load_valid(blueprint))
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
-    plan = build_plan(valid, topo, findings)
     if fmt == "json":
-        click.echo(json.dumps(plan, indent=2, sort_keys=True))
+        click.echo(json.dumps(analysis.plan.as_dict(), indent=2, sort_keys=True))
     else:
-        click.echo(plan_text(plan))
-        _print_findings(findings, "text")
+        click.echo(plan_text(analysis.plan))
+        _print_findings(analysis.findings, "text")
 
 
 @cli.command("check")
@@ -110,9 +104,7 @@ def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str) -> None:
     report: list[dict[str, Any]] = []
     for path in blueprints:
         try:
-            valid = load_valid(path)
-            topo, expand_findings = expand(valid)
-            findings = run_checks(valid, topo, expand_findings)
+            findings = analyse(load_valid(path)).findings
         except ClusterforgeError as exc:
             findings = exc.findings
         active = [f for f in findings if not f.suppressed_by]
@@ -215,7 +207,7 @@ def diff_cmd(old: str, new: str, fmt: str) -> None:
 def export_cmd(blueprint: Path, fmt: str, fabrics: tuple[str, ...], output: Path | None) -> None:
     """Export the expanded topology as JSON, or its fabrics as a Graphviz diagram."""
     try:
-        topo, _ = expand(load_valid(blueprint))
+        topo = analyse(load_valid(blueprint)).topo
         if fmt == "json":
             text = node_link_json(topo)
         else:

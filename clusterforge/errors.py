@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 
 DataPath = tuple[str | int, ...]
 
@@ -19,6 +19,14 @@ def format_path(path: DataPath) -> str:
         else:
             out += f".{part}" if out else part
     return out
+
+
+def display_name(path: Path) -> str:
+    """Paths in messages are relative to the working directory when they can be."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 class Severity(StrEnum):
@@ -102,10 +110,6 @@ def _escape_github(text: str) -> str:
 
 def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(findings, key=Finding.sort_key)
-
-
-def findings_json(findings: Sequence[Finding]) -> str:
-    return json.dumps([f.as_dict() for f in findings], indent=2, sort_keys=True)
 
 
 class ClusterforgeError(Exception):

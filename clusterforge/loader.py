@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from . import codes
-from .errors import BlueprintError, DataPath, Finding, Severity, SourceLocation
+from .errors import BlueprintError, DataPath, Finding, Severity, SourceLocation, display_name
 from .yamlsafe import SourceMap, YamlError, read_yaml
 
 MAX_INCLUDE_DEPTH = 8
@@ -21,14 +21,6 @@ class LoadedBlueprint:
     sources: SourceMap
     files: list[Path]
     """Every file read, the main one first, then includes in the order they were merged."""
-
-
-def display_name(path: Path) -> str:
-    """Paths in messages are relative to the working directory when they can be."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def _error(code: str, message: str, location: SourceLocation | None, path: DataPath = (),

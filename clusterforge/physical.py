@@ -1,70 +1,31 @@
-"""Power, heat, cooling split and weight of every rack, from the placed devices and the catalog.
+"""The physical rules expansion and the checks share: usable feed power, planned draw, headroom, heat.
 
-All electrical power a device draws ends up as heat; `liquid_fraction` of it goes to the coolant,
-the rest to air. Planned power is the catalog maximum times the blueprint's load factor for the
-device's class.
+All electrical power a device draws ends up as heat; `liquid_fraction` of it goes to the coolant, the rest
+to air. Planned power is the catalog maximum times the blueprint's load factor for the device's class.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from .catalog import Catalog
+from .catalog import RackType
 from .catalog.models import Device as CatalogDevice
-from .expand.placement import usable_feed_kw
-from .expand.topology import Device, Rack, Topology
-from .model import Blueprint
+from .model import PowerPlanning
 
+DERATE = 0.8  # continuous load on a feed: at most 80% of its rating (NEC 210.19/210.20)
+FILL = 0.9    # automatic placement keeps 10% of a rack's usable power and cooling as headroom
 W_TO_BTU_H = 3.412142
 
 
-@dataclass
-class RackFigures:
-    rack: Rack
-    power_kw: float = 0.0
-    air_kw: float = 0.0
-    liquid_kw: float = 0.0
-    weight_kg: float = 0.0
-    """Devices only; the rack's own weight is not part of its load."""
-    u_used: int = 0
-    devices: list[Device] = field(default_factory=list)
-
-    @property
-    def heat_kw(self) -> float:
-        return self.power_kw
-
-    @property
-    def heat_btu_h(self) -> float:
-        return self.power_kw * 1000 * W_TO_BTU_H
-
-    @property
-    def usable_power_kw(self) -> float:
-        return usable_feed_kw(self.rack.rack_type)
+def usable_feed_kw(rack_type: RackType) -> float:
+    """Power the rack may draw with its redundancy honoured: 2N -> one side, N+1 -> all but one feed."""
+    feeds = {"2N": rack_type.feeds // 2 or 1, "N+1": max(rack_type.feeds - 1, 1), "none": rack_type.feeds}
+    return feeds[rack_type.feed_redundancy] * rack_type.feed.capacity_kw * DERATE
 
 
-def catalog_device(catalog: Catalog, device: Device) -> CatalogDevice:
-    entry = catalog.entries[device.model]
-    assert isinstance(entry, CatalogDevice)
-    return entry
+def load_factor(power: PowerPlanning, device_class: str) -> float:
+    """The blueprint's planning factor for a class: node role, 'switch' or 'equipment' (default 1.0)."""
+    return float(power.load_factor.get(device_class, 1.0))  # type: ignore[call-overload]
 
 
-def planned_w(bp: Blueprint, catalog: Catalog, device: Device) -> float:
-    factor = bp.power.load_factor.get(device.device_class, 1.0)  # type: ignore[call-overload]
-    return catalog_device(catalog, device).max_power_w * float(factor)
-
-
-def rack_figures(bp: Blueprint, catalog: Catalog, topo: Topology) -> dict[str, RackFigures]:
-    figures = {name: RackFigures(rack) for name, rack in topo.racks.items()}
-    for device in topo.devices.values():
-        if device.rack is None:
-            continue
-        entry = catalog_device(catalog, device)
-        kw = planned_w(bp, catalog, device) / 1000
-        fig = figures[device.rack]
-        fig.devices.append(device)
-        fig.power_kw += kw
-        fig.liquid_kw += kw * entry.cooling.liquid_fraction
-        fig.air_kw += kw * (1 - entry.cooling.liquid_fraction)
-        fig.weight_kg += entry.weight_kg
-        fig.u_used += device.u_height
-    return figures
+def planned_w(power: PowerPlanning, entry: CatalogDevice, device_class: str) -> float:
+    """Planned draw of one device in watts: its catalog maximum times its class's load factor."""
+    return entry.max_power_w * load_factor(power, device_class)

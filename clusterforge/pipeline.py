@@ -1,13 +1,20 @@
-"""The stages in order, with an error gate after each: load -> validate -> expand -> check -> render."""
+"""The stages in order, with an error gate after each: load -> validate -> expand -> check -> render.
+
+The only module that puts the stages together: every command loads with `load_valid`, analyses once with
+`analyse` (expand + check) and renders from that analysis, so no command expands or checks twice.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from .checks import run_checks
-from .errors import BlueprintError, Severity
-from .expand import expand
+from .errors import BlueprintError, Finding, Severity
+from .expand import Topology, expand
 from .loader import load_blueprint
+from .plan import Plan, build_plan
 from .render import render
 from .render.consistency import consistency_findings
 from .validate import ValidBlueprint, validate
@@ -21,18 +28,45 @@ def load_valid(path: Path) -> ValidBlueprint:
     return validate(loaded)
 
 
-def render_files(valid: ValidBlueprint, templates: Path | None = None) -> dict[str, str]:
-    """Every output file of a valid blueprint, with its manifest; raises when a check finds an error."""
+@dataclass(frozen=True)
+class Analysis:
+    """A valid blueprint expanded and checked once; what plan, check, render, export and diff work from."""
+
+    valid: ValidBlueprint
+    topo: Topology
+    findings: list[Finding]
+    """Expansion warnings and every check's findings, suppressions applied, sorted."""
+
+    @cached_property
+    def plan(self) -> Plan:
+        return build_plan(self.valid, self.topo, self.findings)
+
+    @property
+    def blocking(self) -> list[Finding]:
+        """Unsuppressed errors: they stop a render."""
+        return [f for f in self.findings if f.severity is Severity.ERROR and not f.suppressed_by]
+
+
+def analyse(valid: ValidBlueprint) -> Analysis:
+    """Expand and check; raises BlueprintError when expansion fails (check errors are findings)."""
     # expand: placement, fabrics, cabling, addresses (raises on errors)
     topo, expand_findings = expand(valid)
-    # check: physical and fabric checks; unsuppressed errors stop the render
-    findings = run_checks(valid, topo, expand_findings)
-    errors = [f for f in findings if f.severity is Severity.ERROR and not f.suppressed_by]
-    if errors:
-        raise BlueprintError(errors)
+    # check: physical and fabric checks, then the blueprint's suppressions
+    return Analysis(valid, topo, run_checks(valid, topo, expand_findings))
+
+
+def render_analysis(analysis: Analysis, templates: Path | None = None) -> dict[str, str]:
+    """Every output file of an analysed blueprint, with its manifest; raises when a check found an error."""
+    if analysis.blocking:
+        raise BlueprintError(analysis.blocking)
     # render: one renderer per output family, then a cross-check of what they wrote
-    files = render(valid, topo, findings, templates)
-    problems = consistency_findings(valid, topo, files)
+    files = render(analysis.valid, analysis.topo, analysis.findings, templates, analysis.plan)
+    problems = consistency_findings(analysis.valid, analysis.topo, files)
     if problems:
         raise BlueprintError(problems)
-    return with_manifest(files, valid.source_sha256())
+    return with_manifest(files, analysis.valid.source_sha256())
+
+
+def render_files(valid: ValidBlueprint, templates: Path | None = None) -> dict[str, str]:
+    """`render_analysis(analyse(valid))`: for callers that need nothing but the files."""
+    return render_analysis(analyse(valid), templates)

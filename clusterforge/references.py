@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from functools import cache
-from importlib.resources import files
 
 from . import codes
 from .catalog import Catalog, RackType, Server, Sourced, Switch
@@ -13,14 +11,8 @@ from .errors import DataPath, Finding, Severity
 from .model import Blueprint, ComputeFabric, OobFabric
 from .model.fabric import LeafSpineFabric
 from .model.naming import is_hostname
+from .model.nccl import nccl_variables
 from .schema_errors import did_you_mean
-
-
-@cache
-def nccl_variables() -> frozenset[str]:
-    """The NCCL environment variables NCCL reads (the project's copy of the list, from NCCL's source)."""
-    text = files("clusterforge").joinpath("data/nccl_env_vars.txt").read_text(encoding="utf-8")
-    return frozenset(line.strip() for line in text.splitlines() if line.strip())
 
 
 def _error(code: str, message: str, path: DataPath, hint: str | None = None) -> Finding:
@@ -97,7 +89,7 @@ def _node_groups(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
                 yield _unknown(codes.UNKNOWN_RACK, "rack", rack, racks, (*base, "placement", "racks", j))
 
 
-def _hosts(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
+def _hosts(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
     owner: dict[str, int] = {}
     for i, group in enumerate(bp.node_groups):
         path: DataPath = ("node_groups", i, "hostname")
@@ -143,7 +135,7 @@ def _fabrics(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
         yield from _tier_models(fabric, catalog, base)
 
 
-def _pools(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
+def _pools(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
     named = list(bp.fabrics.items())
     for i, (name, fabric) in enumerate(named):
         for other, other_fabric in named[:i]:
@@ -167,7 +159,7 @@ def _tier_models(fabric: LeafSpineFabric, catalog: Catalog, base: DataPath) -> I
         yield _error(codes.TECHNOLOGY_MISMATCH, "roce settings on an InfiniBand fabric", (*base, "roce"))
 
 
-def _slurm(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
+def _slurm(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
     if bp.slurm is None:
         return
     hosts = {h for g in bp.node_groups for h in g.hostnames()}
@@ -180,13 +172,13 @@ def _slurm(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
                             for i, p in enumerate(bp.slurm.partitions)), "partition")
 
 
-def _workloads(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
+def _workloads(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
     for w, workload in enumerate(bp.workloads):
         yield from _group_refs(bp, workload.node_groups, ("workloads", w, "node_groups"))
     yield from _duplicates(((w.name, ("workloads", i, "name")) for i, w in enumerate(bp.workloads)), "workload")
 
 
-def _nccl(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
+def _nccl(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
     known = nccl_variables()
     for i, group in enumerate(bp.node_groups):
         for name in group.nccl:

@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__
+from .version import __version__
 
 MANIFEST = "manifest.json"
 

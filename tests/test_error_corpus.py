@@ -29,5 +29,5 @@ def test_bad_input(case: str, target: str) -> None:
 @pytest.mark.parametrize(("case", "target"), CASES[:5], ids=[c for c, _ in CASES[:5]])
 def test_github_format_annotates_file_and_line(case: str, target: str) -> None:
     result = run_cli("validate", "--format", "github", target, cwd=ERRORS_DIR)
-    assert result.returncode == 1
-    assert result.stdout.startswith("::error file=")
+    assert result.returncode == 1, case
+    assert result.stdout.startswith("::error file="), case

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from typing import Any
 
 import networkx as nx
 import pytest
@@ -13,10 +14,11 @@ EXAMPLES = [p.name for p in BLUEPRINTS]
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-def plan_of(name: str) -> dict:  # type: ignore[type-arg]
+def plan_of(name: str) -> dict[str, Any]:
     result = run_cli("plan", f"blueprints/{name}", "--format", "json")
     assert result.returncode == 0, result.stdout + result.stderr
-    return json.loads(result.stdout)  # type: ignore[no-any-return]
+    plan: dict[str, Any] = json.loads(result.stdout)
+    return plan
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -83,7 +85,7 @@ def test_fabric_svg_from_graphviz(name: str, grouped: bool, tmp_path) -> None:  
     result = run_cli("export", f"blueprints/{name}", "--format", "svg", "--fabric", "compute", "-o", str(out))
     assert result.returncode == 0, result.stdout + result.stderr
     svg = ET.parse(out).getroot()
-    titles = [g.findtext(f"{SVG}title") for g in svg.iter(f"{SVG}g") if g.get("class") == "node"]
+    titles = [g.findtext(f"{SVG}title") or "" for g in svg.iter(f"{SVG}g") if g.get("class") == "node"]
     if grouped:
         # 72 trays in SUs of 32 -> 3 SU boxes, the UFM, 4 rail leaf groups and one spine plane
         assert sorted(titles) == sorted(["gb SU1", "gb SU2", "gb SU3", "ufm", "compute spine plane 1",

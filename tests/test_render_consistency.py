@@ -27,7 +27,7 @@ def _rendered(path: Path) -> tuple[ValidBlueprint, Topology, dict[str, str]]:
     return valid, topo, render(valid, topo, findings)
 
 
-def _problems(path: Path, change: Callable[[dict[str, str]], None]) -> list[str]:
+def _problems(path: Path, change: Callable[[dict[str, str]], object]) -> list[str]:
     valid, topo, files = _rendered(path)
     changed = dict(files)
     change(changed)

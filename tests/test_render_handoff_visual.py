@@ -218,7 +218,7 @@ def evil_blueprint(tmp_path: Path) -> Path:
     return path
 
 
-def test_report_markdown_has_the_figures_findings_and_estimates(tmp_path: Path) -> None:
+def test_report_markdown_has_the_figures_findings_and_estimates() -> None:
     valid, topo, findings = expanded("h200-training-pod.yaml")
     md = render_report(RenderContext(valid, topo, findings))["handoff/report.md"]
     lines = md.splitlines()

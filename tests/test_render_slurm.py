@@ -95,7 +95,7 @@ BLOCK_LINE = re.compile(r"^BlockName=(?P<name>[A-Za-z0-9_-]+) Nodes=(?P<nodes>\S
 SIZES_LINE = re.compile(r"^BlockSizes=(?P<sizes>\d+(,\d+)*)$")
 
 
-def test_block_topology_follows_the_documented_grammar(tmp_path: Path) -> None:
+def test_block_topology_follows_the_documented_grammar() -> None:
     """topology.conf(5), topology/block (Slurm 23.11+, BlockSizes 24.05+): `BlockName=<name> Nodes=<hostlist>`
     lines and one `BlockSizes=<base>[,<size>...]` line, each size a power-of-two multiple of the one before."""
     files = render_files(load_valid(Path("blueprints/gb200-nvl72.yaml")))

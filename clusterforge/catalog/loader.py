@@ -10,8 +10,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from .. import codes
-from ..errors import CatalogError, Finding, Severity, SourceLocation
-from ..loader import display_name
+from ..errors import CatalogError, Finding, Severity, SourceLocation, display_name
 from ..model.base import _CATALOG_KEY
 from ..model.blueprint import CatalogFile
 from ..schema_errors import did_you_mean, findings_from_validation
@@ -110,11 +109,11 @@ def _load_native(catalog: Catalog, path: Path, display: str) -> list[Finding]:
                                     "keys to entries", (section,), sources.locate((section,))))
             continue
         for key, raw in entries.items():
-            findings += _add_entry(catalog, model, key, raw, data, sources, (section, key))
+            findings += _add_entry(catalog, model, key, raw, sources, (section, key))
     return findings
 
 
-def _add_entry(catalog: Catalog, model: type[Sourced], key: str, raw: Any, data: Any, sources: SourceMap,
+def _add_entry(catalog: Catalog, model: type[Sourced], key: str, raw: Any, sources: SourceMap,
                path: tuple[str, ...]) -> list[Finding]:
     origin = sources.locate(path, key=True) or SourceLocation("?", 1, 1)
     if not _CATALOG_KEY.match(key):
@@ -139,7 +138,7 @@ def _load_netbox(catalog: Catalog, path: Path, display: str, spec: CatalogFile) 
         return [Finding(codes.CATALOG_NETBOX, Severity.ERROR, f"cannot use NetBox device type: {exc}", (),
                         SourceLocation(display, 1, 1))]
     model = ENTRY_TYPES[{"server": "servers", "switch": "switches", "equipment": "equipment"}[spec.kind]]
-    return _add_entry(catalog, model, key, raw, raw, SourceMap({(): SourceLocation(display, 1, 1)}, {}), ())
+    return _add_entry(catalog, model, key, raw, SourceMap({(): SourceLocation(display, 1, 1)}, {}), ())
 
 
 def _cross_references(catalog: Catalog) -> list[Finding]:

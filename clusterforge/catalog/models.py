@@ -320,8 +320,6 @@ class CableMedia(Sourced):
     """True when each end needs a transceiver (optics plus fibre)."""
 
 
-CatalogEntry = Annotated[GPU | NIC | Server | Switch | Equipment | RackType | CableMedia,
-                         Field(discriminator="kind")]
 ENTRY_TYPES: dict[str, type[Sourced]] = {
     "gpus": GPU, "nics": NIC, "servers": Server, "switches": Switch, "equipment": Equipment,
     "racks": RackType, "cables": CableMedia,

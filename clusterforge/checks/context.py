@@ -8,8 +8,8 @@ from functools import cached_property
 from ..errors import DataPath, Finding, Severity
 from ..expand.ports import booked_ports
 from ..expand.topology import Topology
-from ..physical import RackFigures, rack_figures
 from ..validate import ValidBlueprint
+from .figures import RackFigures, rack_figures
 
 
 @dataclass

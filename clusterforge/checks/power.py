@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from .. import codes
 from ..catalog.models import Device as CatalogDevice
 from ..errors import Finding, Severity
-from ..expand.placement import DERATE, FILL
-from ..physical import catalog_device, planned_w
+from ..physical import DERATE, FILL
 from .context import CheckContext
+from .figures import catalog_device, planned_w
 
 HEADROOM_WARN = FILL  # the share automatic placement fills to
 

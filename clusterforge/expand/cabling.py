@@ -16,7 +16,7 @@ END_ALLOWANCE_M = 0.5   # routing inside the rack at each end (cable manager to 
 TRAY_RISE_M = 0.3       # from the top of a rack up to the overhead tray
 
 
-def _height_m(rack: Rack, device: Device) -> float:
+def _height_m(device: Device) -> float:
     """Height of the device's centre above the rack floor."""
     assert device.u is not None
     return (device.u - 1 + device.u_height / 2) * U_METRES
@@ -27,11 +27,11 @@ def run_length_m(a: Device, b: Device, rack_a: Rack, rack_b: Rack, rack_pitch_m:
     """Cable length between two devices: straight up/down inside one rack, else up to the overhead tray,
     along rows and across aisles (Manhattan), and down again."""
     if rack_a.name == rack_b.name:
-        run = abs(_height_m(rack_a, a) - _height_m(rack_b, b))
+        run = abs(_height_m(a) - _height_m(b))
     else:
         top_a = rack_a.rack_type.u_height * U_METRES
         top_b = rack_b.rack_type.u_height * U_METRES
-        run = ((top_a - _height_m(rack_a, a)) + (top_b - _height_m(rack_b, b)) + 2 * TRAY_RISE_M
+        run = ((top_a - _height_m(a)) + (top_b - _height_m(b)) + 2 * TRAY_RISE_M
                + abs(rack_a.position - rack_b.position) * rack_pitch_m
                + abs(rack_a.row_index - rack_b.row_index) * row_pitch_m)
     return round(run + 2 * END_ALLOWANCE_M + slack_m, 2)

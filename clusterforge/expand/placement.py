@@ -7,25 +7,13 @@ from .. import codes
 from ..catalog import Equipment, RackType, Server, Switch
 from ..catalog.models import Device as CatalogDevice
 from ..model import NodeGroup
+from ..physical import FILL, planned_w, usable_feed_kw
 from .context import ExpandContext
 from .topology import Device, Rack
 
-DERATE = 0.8  # continuous load on a feed: at most 80% of its rating (NEC 210.19/210.20)
-FILL = 0.9    # automatic placement keeps 10% of a rack's usable power and cooling as headroom
-
-
-def usable_feed_kw(rack_type: RackType) -> float:
-    """Power the rack may draw with its redundancy honoured: 2N -> one side, N+1 -> all but one feed."""
-    feeds = {"2N": rack_type.feeds // 2 or 1, "N+1": max(rack_type.feeds - 1, 1), "none": rack_type.feeds}
-    return feeds[rack_type.feed_redundancy] * rack_type.feed.capacity_kw * DERATE
-
-
-def load_factor(ctx: ExpandContext, device_class: str) -> float:
-    return ctx.bp.power.load_factor.get(device_class, 1.0)  # type: ignore[call-overload]
-
 
 def planned_kw(ctx: ExpandContext, entry: CatalogDevice, device_class: str) -> float:
-    return entry.max_power_w * load_factor(ctx, device_class) / 1000.0
+    return planned_w(ctx.bp.power, entry, device_class) / 1000.0
 
 
 def place_racks(ctx: ExpandContext) -> None:

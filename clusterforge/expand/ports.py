@@ -55,11 +55,6 @@ def native_share(group: PortGroup, speed: float) -> float:
     return 1 / per_native(group, speed)
 
 
-def link_speed(port_speed: float, group: PortGroup) -> float:
-    """Speed a link runs at between a port of `port_speed` and `group` (the slower side wins)."""
-    return min(port_speed, group.speed_gbps)
-
-
 class PortAllocator:
     """Hands out a switch port group's ports: downlinks from the bottom, uplinks from the top, the
     topmost `reserved` native ports kept free (for fabric managers) until asked for explicitly."""

@@ -96,15 +96,6 @@ class NvlinkDomain:
 
 
 @dataclass
-class TierStats:
-    switches: int = 0
-    down_gbps: float = 0.0
-    up_gbps: float = 0.0
-    ports_used: int = 0
-    ports_total: int = 0
-
-
-@dataclass
 class FabricSummary:
     """What the expander decided for a network: tiers, models and the resulting ratios."""
 
@@ -196,9 +187,6 @@ class Topology:
         data = self._graph.get_edge_data(a, b)
         return [self.links[i] for i in data["links"]] if data else []
 
-    def neighbours(self, device: str) -> list[str]:
-        return sorted(self._graph.neighbors(device))
-
     def ports_used(self, device: str) -> int:
         """Data ports in use on `device` (management/BMC links not counted)."""
         return self._ports_used[device]
@@ -208,6 +196,18 @@ class Topology:
         return sorted({link.b for link in self.links_of(node)
                        if link.fabric == fabric and link.tier == "node-leaf" and link.a == node
                        and (rail is None or link.rail == rail)})
+
+    def group_fabrics(self) -> dict[str, set[str]]:
+        """Node group -> the networks (leaf/spine fabrics) its nodes are wired to."""
+        found: dict[str, set[str]] = defaultdict(set)
+        seen: set[tuple[str, str]] = set()
+        for link in self.links:
+            if link.tier == "node-leaf" and (link.a, link.fabric) not in seen:
+                seen.add((link.a, link.fabric))
+                group = self.devices[link.a].group
+                if group is not None:
+                    found[group].add(link.fabric)
+        return dict(found)
 
     def fabric_links(self, fabric: str, tier: LinkTier | None = None) -> Iterable[Link]:
         return (link for link in self.links if link.fabric == fabric and (tier is None or link.tier == tier))

@@ -8,12 +8,14 @@ from pathlib import Path
 from .. import codes
 from ..errors import ClusterforgeError, Finding, Severity
 from ..expand.topology import Topology
+from ..plan import Plan
 from ..validate import ValidBlueprint
 from .ansible import render_ansible
 from .bom import render_bom
 from .cabling import render_cabling
 from .context import RenderContext
 from .elevation import render_elevation
+from .jinja import raised_in_site_template
 from .nccl import render_nccl
 from .report import render_report
 from .slurm import render_slurm
@@ -35,15 +37,16 @@ RENDERERS: dict[str, Renderer] = {
 
 
 def render(valid: ValidBlueprint, topo: Topology, findings: list[Finding], templates: Path | None = None,
-           ) -> dict[str, str]:
-    ctx = RenderContext(valid, topo, findings, templates)
+           plan: Plan | None = None) -> dict[str, str]:
+    ctx = RenderContext(valid, topo, findings, templates, plan)
     out: dict[str, str] = {}
     for family, renderer in RENDERERS.items():
         try:
             files = renderer(ctx)
-        except ClusterforgeError:
-            raise
-        except Exception as exc:  # a template error in a site's override is the user's to fix
+        except Exception as exc:
+            if not raised_in_site_template(exc, templates):
+                raise  # a renderer's own bug: the CLI reports it as an internal error (exit 3)
+            # an error in a site's override template is the user's to fix
             raise ClusterforgeError([Finding(codes.RENDER_FAILED, Severity.ERROR,
                                              f"rendering {family} failed: {type(exc).__name__}: {exc}")]) from exc
         for path, text in files.items():

@@ -6,6 +6,7 @@ The roles only copy: every host's list of files (source in the output folder, de
 
 from __future__ import annotations
 
+from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from .ansible_model import all_vars, build_inventory
 from .context import RenderContext
@@ -21,12 +22,12 @@ STATIC = {
 }
 
 
-def installable_paths(valid: ValidBlueprint) -> set[str]:
+def installable_paths(valid: ValidBlueprint, topo: Topology) -> set[str]:
     """What hosts need of the Slurm and NCCL families' files, from those families' own plans, so no role
     copies a file that does not exist (the consistency check proves it on the combined output). An NCCL
     topology file with placeholder addresses is not installed: nothing on the host would read it."""
     rendered = set(slurm_paths(valid))
-    for entry in nccl_groups(valid):
+    for entry in nccl_groups(valid, topo):
         rendered.add(entry.conf)
         if entry.installs_topology and entry.topology is not None:
             rendered.add(entry.topology)
@@ -35,9 +36,9 @@ def installable_paths(valid: ValidBlueprint) -> set[str]:
 
 def render_ansible(ctx: RenderContext) -> dict[str, str]:
     model = {"cluster": ctx.valid.blueprint.name}
+    inventory = build_inventory(ctx.valid, ctx.topo, installable_paths(ctx.valid, ctx.topo))
     files = {
-        "ansible/inventory.yml": ctx.render("ansible/inventory.yml.j2", {
-            **model, "groups": inventory_yaml(build_inventory(ctx.valid, ctx.topo, installable_paths(ctx.valid)))}),
+        "ansible/inventory.yml": ctx.render("ansible/inventory.yml.j2", {**model, "groups": inventory_yaml(inventory)}),
         "ansible/group_vars/all.yml": ctx.render("ansible/group_vars/all.yml.j2", {
             **model, "vars": all_vars(ctx.valid)}),
     }

@@ -68,7 +68,7 @@ def install_vars(prefix: str, files: list[InstallFile]) -> dict[str, list[str] |
     return {f"{prefix}_dirs": sorted({f.dir for f in files}), f"{prefix}_files": [f.as_var() for f in files]}
 
 
-def slurm_files(valid: ValidBlueprint, rendered: set[str]) -> list[InstallFile]:
+def slurm_files(rendered: set[str]) -> list[InstallFile]:
     """The Slurm files every controller and partition node gets, where the Slurm family rendered them."""
     wanted = [InstallFile(paths.SLURM_CONF, paths.SLURM_CONF_INSTALLED),
               InstallFile(paths.SLURM_GRES, f"{paths.SLURM_INSTALL_DIR}/gres.conf"),
@@ -101,9 +101,9 @@ def _network_of_kind(valid: ValidBlueprint, kind: str) -> str | None:
     return next((name for name, fabric in valid.blueprint.fabrics.items() if fabric.kind == kind), None)
 
 
-def _rails(valid: ValidBlueprint, topo: Topology) -> dict[str, dict[int, dict[str, str]]]:
+def _rails(topo: Topology) -> dict[str, dict[int, dict[str, str]]]:
     """node -> rail -> its NIC on that rail, the leaf and leaf port, and the NIC's address."""
-    compute = {name for name, fabric in valid.blueprint.fabrics.items() if fabric.kind == "compute"}
+    compute = {name for name, fabric in topo.fabrics.items() if fabric.kind == "compute"}
     rails: dict[str, dict[int, dict[str, str]]] = defaultdict(dict)
     for link in topo.links:
         if link.fabric in compute and link.tier == "node-leaf" and link.rail is not None:
@@ -178,37 +178,60 @@ def _children(groups: dict[str, Group]) -> Group:
     return {"children": dict(sorted(groups.items()))}
 
 
+class _HostVars:
+    """Every host's vars: placement, kind-specific facts, then addresses (ansible_host first)."""
+
+    def __init__(self, valid: ValidBlueprint, topo: Topology) -> None:
+        self.valid, self.topo = valid, topo
+        self.single, self.ports = _interfaces(topo)
+        self.inband, self.oob = _network_of_kind(valid, "inband"), _network_of_kind(valid, "oob")
+        self.rails = _rails(topo)
+
+    def __call__(self, device: Device) -> HostVars:
+        own = (_node_vars(self.valid, self.topo, device, self.rails.get(device.name, {})) if device.kind == "node"
+               else _switch_vars(self.topo, device))
+        addresses = _addresses(device, self.single, self.ports, self.inband, self.oob)
+        return {**{k: v for k, v in addresses.items() if k == "ansible_host"}, **own,
+                **{k: v for k, v in addresses.items() if k != "ansible_host"}}
+
+
 def build_inventory(valid: ValidBlueprint, topo: Topology, rendered: set[str]) -> dict[str, Any]:
     """The inventory as one nested dict ({'all': {'children': ...}}), in the order it is written.
 
     `rendered` holds the paths the other families rendered, so the roles only copy files that exist."""
-    blueprint = valid.blueprint
     names = GroupNames()
-    single, ports = _interfaces(topo)
-    inband, oob = _network_of_kind(valid, "inband"), _network_of_kind(valid, "oob")
-    rails = _rails(valid, topo)
+    host_vars = _HostVars(valid, topo)
     nodes = sorted(topo.nodes(), key=lambda d: d.name)
     switches = sorted((d for d in topo.devices.values() if d.kind == "switch"), key=lambda d: d.name)
+    node_groups, gpu_groups = _node_groups(valid, nodes, names, host_vars, rendered)
+    top: dict[str, Group] = {"nodes": _children(node_groups),
+                             "switches": _children(_fabric_groups(switches, names, host_vars))}
+    names.name("nodes")
+    names.name("switches")
+    top.update(_placement_groups(topo, nodes, switches, names))
+    top[names.name("gpu_nodes")] = _children(gpu_groups)
+    if valid.blueprint.slurm is not None:
+        top.update(_slurm_groups(valid, names, rendered))
+    return {"all": {"children": top}}
 
-    def host_vars(device: Device) -> HostVars:
-        own = (_node_vars(valid, topo, device, rails.get(device.name, {})) if device.kind == "node"
-               else _switch_vars(topo, device))
-        addresses = _addresses(device, single, ports, inband, oob)
-        return {**{k: v for k, v in addresses.items() if k == "ansible_host"}, **own,
-                **{k: v for k, v in addresses.items() if k != "ansible_host"}}
 
+def _node_groups(valid: ValidBlueprint, nodes: list[Device], names: GroupNames, host_vars: _HostVars,
+                 rendered: set[str]) -> tuple[dict[str, Group], dict[str, Group]]:
+    """nodegroup_<group> with its hosts' vars (and the NCCL files of GPU groups), and the GPU groups' names."""
     node_groups: dict[str, Group] = {}
     gpu_groups: dict[str, Group] = {}
-    for group in sorted(blueprint.node_groups, key=lambda g: g.name):
-        members = [n for n in nodes if n.group == group.name]
-        entry: Group = {"hosts": {n.name: host_vars(n) for n in members}}
-        server = valid.catalog.require(group.model, Server)
+    for group in sorted(valid.blueprint.node_groups, key=lambda g: g.name):
+        entry: Group = {"hosts": {n.name: host_vars(n) for n in nodes if n.group == group.name}}
         name = names.name("nodegroup", group.name)
-        if server.gpus:
+        if valid.catalog.require(group.model, Server).gpus:
             entry = {"vars": install_vars("cf_nccl", nccl_files(group.name, group.model, rendered)), **entry}
             gpu_groups[name] = {}
         node_groups[name] = entry
+    return node_groups, gpu_groups
 
+
+def _fabric_groups(switches: list[Device], names: GroupNames, host_vars: _HostVars) -> dict[str, Group]:
+    """fabric_<network> with children switch_<network>_<tier>, whose hosts carry the switches' vars."""
     fabrics: dict[str, Group] = {}
     for fabric in sorted({s.group for s in switches if s.group}):
         tiers: dict[str, Group] = {}
@@ -216,13 +239,15 @@ def build_inventory(valid: ValidBlueprint, topo: Topology, rendered: set[str]) -
             members = [s for s in switches if s.group == fabric and s.role == tier]
             tiers[names.name("switch", fabric, tier)] = {"hosts": {s.name: host_vars(s) for s in members}}
         fabrics[names.name("fabric", fabric)] = _children(tiers)
+    return fabrics
 
-    top: dict[str, Group] = {"nodes": _children(node_groups), "switches": _children(fabrics)}
-    names.name("nodes")
-    names.name("switches")
+
+def _placement_groups(topo: Topology, nodes: list[Device], switches: list[Device], names: GroupNames,
+                      ) -> dict[str, Group]:
+    """role_<role>, row_<row> with rack_<rack> children, su_<n> and rail_<n> (compute leaves)."""
+    top: dict[str, Group] = {}
     for role in sorted({n.role for n in nodes}):
         top[names.name("role", role)] = _members([n.name for n in nodes if n.role == role])
-
     racks: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for device in (*nodes, *switches):
         if device.rack is not None:
@@ -232,14 +257,11 @@ def build_inventory(valid: ValidBlueprint, topo: Topology, rendered: set[str]) -
                                                  for rack, members in racks[row].items()})
     for su in sorted({n.su for n in nodes if n.su is not None}):
         top[names.name("su", su)] = _members([n.name for n in nodes if n.su == su])
-    compute = {name for name, fabric in blueprint.fabrics.items() if fabric.kind == "compute"}
+    compute = {name for name, fabric in topo.fabrics.items() if fabric.kind == "compute"}
     rail_leaves = [s for s in switches if s.group in compute and s.role == "leaf" and s.rail is not None]
     for rail in sorted({s.rail for s in rail_leaves if s.rail is not None}):
         top[names.name("rail", rail)] = _members([s.name for s in rail_leaves if s.rail == rail])
-    top[names.name("gpu_nodes")] = _children(gpu_groups)
-    if blueprint.slurm is not None:
-        top.update(_slurm_groups(valid, names, rendered))
-    return {"all": {"children": top}}
+    return top
 
 
 def _slurm_groups(valid: ValidBlueprint, names: GroupNames, rendered: set[str]) -> dict[str, Group]:
@@ -250,7 +272,7 @@ def _slurm_groups(valid: ValidBlueprint, names: GroupNames, rendered: set[str]) 
     partitions = {names.name("slurm_partition", p.name): _members(sorted({h for g in p.node_groups
                                                                             for h in hostnames[g]}))
                   for p in slurm.partitions}
-    return {names.name("slurm"): {"vars": install_vars("cf_slurm", slurm_files(valid, rendered)),
+    return {names.name("slurm"): {"vars": install_vars("cf_slurm", slurm_files(rendered)),
                                   "children": {names.name("slurm_controllers"): _members(slurm.controllers),
                                                names.name("slurm_nodes"): _children(partitions)}}}
 

@@ -244,7 +244,7 @@ def _topology_problems(mode: str, files: dict[str, str], slurm_nodes: set[str]) 
 def _nccl_problems(valid: ValidBlueprint, topo: Topology, files: dict[str, str], top: dict[str, Any] | None,
                    ) -> Iterator[str]:
     node_vars = _hosts(top.get("nodes")) if top is not None else {}
-    for entry in nccl_groups(valid):
+    for entry in nccl_groups(valid, topo):
         text = files.get(entry.conf)
         if text is None:
             yield f"{entry.conf} is missing for GPU node group {entry.group.name}"

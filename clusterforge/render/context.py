@@ -11,7 +11,7 @@ import hostlist
 
 from ..errors import Finding
 from ..expand.topology import Topology
-from ..plan import build_plan
+from ..plan import Plan, build_plan
 from ..validate import ValidBlueprint
 from .jinja import render_template
 
@@ -25,6 +25,8 @@ class RenderContext:
     findings: list[Finding]
     templates: Path | None = None
     """A site's template folder, searched before the shipped templates."""
+    plan: Plan | None = None
+    """`clusterforge plan`'s figures when the caller has them already (the pipeline does)."""
     _shared: dict[Callable[..., Any], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def shared(self, compute: Callable[[RenderContext], T]) -> T:
@@ -38,12 +40,12 @@ class RenderContext:
         return render_template(template, model, self.templates)
 
 
-def shared_plan(ctx: RenderContext) -> dict[str, Any]:
-    """`clusterforge plan`'s figures for `ctx`, worked out once for the renderers that show them."""
-    return ctx.shared(_plan_of)
+def shared_plan(ctx: RenderContext) -> Plan:
+    """`clusterforge plan`'s figures for `ctx`: the caller's, or worked out once for the renderers that show them."""
+    return ctx.plan if ctx.plan is not None else ctx.shared(_plan_of)
 
 
-def _plan_of(ctx: RenderContext) -> dict[str, Any]:
+def _plan_of(ctx: RenderContext) -> Plan:
     return build_plan(ctx.valid, ctx.topo, ctx.findings)
 
 

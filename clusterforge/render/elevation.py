@@ -70,7 +70,7 @@ def page_drawings(ctx: RenderContext, folder: str) -> dict[str, str]:
 
 
 def _draw_racks(ctx: RenderContext) -> dict[str, str]:
-    racks = shared_plan(ctx)["power"]["racks"]
+    racks = shared_plan(ctx).power.racks
     placed: dict[str, list[Device]] = defaultdict(list)
     for device in ctx.topo.devices.values():
         if device.rack is not None:

@@ -47,3 +47,23 @@ def environment(override: Path | None = None) -> jinja2.Environment:
 
 def render_template(name: str, model: dict[str, Any], override: Path | None = None) -> str:
     return environment(override).get_template(name).render(**model)
+
+
+def raised_in_site_template(exc: BaseException, override: Path | None) -> bool:
+    """Whether `exc` comes from a template of the site's override folder (a syntax error in it, or a frame of
+    its code: Jinja puts template files into tracebacks), not from clusterforge's own code or templates."""
+    if override is None:
+        return False
+    root = override.resolve()
+
+    def inside(name: str | None) -> bool:
+        return name is not None and Path(name).resolve().is_relative_to(root)
+
+    if isinstance(exc, jinja2.TemplateSyntaxError) and inside(exc.filename):
+        return True
+    tb = exc.__traceback__
+    while tb is not None:
+        if inside(tb.tb_frame.f_code.co_filename):
+            return True
+        tb = tb.tb_next
+    return False

@@ -82,7 +82,7 @@ def optic_code(media: str, n: int, speed: float) -> str:
     return f"DR{n}"
 
 
-def transceiver_name(media: str, cage: str, speed: float, ports: int, code: str) -> str:
+def transceiver_name(cage: str, speed: float, ports: int, code: str) -> str:
     """'400G OSFP SR4', or '800G OSFP 2x400G SR4 (twin-port)' when several ports share the cage's module."""
     cage_text = cage.upper()
     if ports == 1:
@@ -144,7 +144,7 @@ class PartsCatalog:
         per_cage = _ports_per_cage(group, speed)
         transceiver = key = ""
         if optical_media:
-            transceiver = transceiver_name(optical_media, cage, speed, per_cage, code)
+            transceiver = transceiver_name(cage, speed, per_cage, code)
             key = (f"{self.media[optical_media][0]}:{cage}:{speed_text(speed * per_cage)}:"
                    f"{per_cage}x{speed_text(speed)}:{code.lower()}")
         fields = (model, cage, per_cage, transceiver, key)

@@ -33,10 +33,11 @@ from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from ..catalog import PortGroup, Server
+from ..expand.topology import Topology
 from ..model import ComputeFabric
-from ..model.fabric import InbandFabric, LeafSpineFabric, RoCE
+from ..model.fabric import InbandFabric, RoCE
+from ..model.nccl import nccl_variables
 from ..model.nodes import NcclValue, NodeGroup
-from ..references import nccl_variables
 from ..validate import ValidBlueprint
 from . import paths
 from .context import RenderContext
@@ -53,7 +54,10 @@ class NcclGroup:
     """A GPU node group on a compute fabric, which gets an nccl.conf (and its model's topology file, if any)."""
     group: NodeGroup
     server: Server
+    fabric_name: str
     fabric: ComputeFabric
+    inband: str | None
+    """The in-band network the group is on, if any."""
 
     @property
     def conf(self) -> str:
@@ -74,55 +78,38 @@ class NcclGroup:
         return real_bus_ids(self.server)
 
 
-def nccl_groups(valid: ValidBlueprint) -> list[NcclGroup]:
-    """The node groups this family renders for, decided from the blueprint alone (the Ansible roles use it)."""
+def nccl_groups(valid: ValidBlueprint, topo: Topology) -> list[NcclGroup]:
+    """The GPU node groups the topology wires to a compute fabric: this family renders for them, and the
+    Ansible roles install what it renders."""
+    on = topo.group_fabrics()
     found = []
     for group in valid.blueprint.node_groups:
         server = valid.catalog.require(group.model, Server)
-        fabric = _compute_fabric(valid, group, server)
-        if server.gpus is not None and fabric is not None:
-            found.append(NcclGroup(group, server, fabric))
+        attached = on.get(group.name, set())
+        # the blueprint's order decides when a group is on more than one network of a kind
+        compute = [(name, f) for name, f in valid.blueprint.fabrics.items()
+                   if name in attached and isinstance(f, ComputeFabric)]
+        inband = [name for name, f in valid.blueprint.fabrics.items()
+                  if name in attached and isinstance(f, InbandFabric)]
+        if server.gpus is not None and compute:
+            found.append(NcclGroup(group, server, *compute[0], inband[0] if inband else None))
     return found
 
 
 def render_nccl(ctx: RenderContext) -> dict[str, str]:
     files: dict[str, str] = {}
     topologies: dict[str, dict[str, Any]] = {}
-    for entry in nccl_groups(ctx.valid):
+    for entry in nccl_groups(ctx.valid, ctx.topo):
         model = entry.group.model
         if entry.topology is not None and model not in topologies:
             topologies[model] = topology_model(ctx.valid.blueprint.name, model, entry.server)
-        files[entry.conf] = ctx.render(
-            "nccl/nccl.conf.j2", conf_model(ctx, entry.group, entry.server, entry.fabric, topologies.get(model)))
+        files[entry.conf] = ctx.render("nccl/nccl.conf.j2", conf_model(ctx, entry, topologies.get(model)))
     for model, topo in sorted(topologies.items()):
         files[paths.nccl_topology(model)] = ctx.render("nccl/topology.xml.j2", topo)
     return files
 
 
 # --- nccl.conf ----------------------------------------------------------------------------------------
-def _attached(group: NodeGroup, server: Server, fabric: LeafSpineFabric, role: str) -> bool:
-    """Whether `group` is on `fabric`, by the rule the expander uses (listed, or has ports of its role)."""
-    if fabric.node_groups is not None:
-        return group.name in fabric.node_groups
-    return bool(server.port_groups(role))  # type: ignore[arg-type]
-
-
-def _compute_fabric(valid: ValidBlueprint, group: NodeGroup, server: Server) -> ComputeFabric | None:
-    if not server.port_groups("compute"):
-        return None
-    for fabric in valid.blueprint.fabrics.values():
-        if isinstance(fabric, ComputeFabric) and _attached(group, server, fabric, "compute"):
-            return fabric
-    return None
-
-
-def _inband_fabric(ctx: RenderContext, group: NodeGroup, server: Server) -> InbandFabric | None:
-    for fabric in ctx.valid.blueprint.fabrics.values():
-        if isinstance(fabric, InbandFabric) and _attached(group, server, fabric, "inband"):
-            return fabric
-    return None
-
-
 def hca_devices(server: Server) -> tuple[list[str], bool]:
     """RDMA device names of the compute ports in rail order, and whether they all come from the catalog."""
     groups: list[PortGroup] = server.port_groups("compute")
@@ -138,11 +125,10 @@ def _value(value: NcclValue) -> str:
     return str(value)
 
 
-def conf_model(ctx: RenderContext, group: NodeGroup, server: Server, fabric: ComputeFabric,
-               topology: dict[str, Any] | None) -> dict[str, Any]:
+def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | None) -> dict[str, Any]:
     """Settings and header comments of one group's nccl.conf."""
     bp = ctx.valid.blueprint
-    fabric_name = next(name for name, f in bp.fabrics.items() if f is fabric)
+    group, server, fabric, fabric_name = entry.group, entry.server, entry.fabric, entry.fabric_name
     devices, known = hca_devices(server)
     settings: dict[str, str] = {"NCCL_IB_HCA": "=" + ",".join(f"{d}:1" for d in devices)}
     notes = [f"clusterforge: NCCL settings of node group {group.name} ({group.model}) in blueprint {bp.name}",
@@ -153,9 +139,8 @@ def conf_model(ctx: RenderContext, group: NodeGroup, server: Server, fabric: Com
     else:
         notes.append(f"HCA names NOT KNOWN for {group.model}: mlx5_0 to mlx5_{len(devices) - 1} in port order "
                      "assumed; check with ibdev2netdev and set the port group's devices in a catalog file")
-    inband = _inband_fabric(ctx, group, server)
     ports = sum(g.count for g in server.port_groups("inband"))
-    if inband is not None and ports:
+    if entry.inband is not None and ports:
         first = server.port_groups("inband")[0]
         name = INBAND_BOND if ports > 1 else f"{first.name}1"
         settings["NCCL_SOCKET_IFNAME"] = f"={name}"

@@ -13,11 +13,11 @@ import html
 import re
 import textwrap
 from dataclasses import dataclass
-from typing import Any
 
 from ..catalog import Catalog
 from ..catalog.models import Device as CatalogDevice
 from ..expand.topology import Device, Rack
+from ..plan import RackPlan
 from .escape import Escaped
 
 # --- geometry (px) --------------------------------------------------------------------------------
@@ -175,15 +175,15 @@ class Metric:
         return BAR_HIGH if share >= 0.9 else BAR_OK
 
 
-def rack_metrics(rack: Rack, figures: dict[str, Any]) -> list[Metric]:
+def rack_metrics(rack: Rack, figures: RackPlan) -> list[Metric]:
     cooling = rack.rack_type.cooling
     air = "rear-door air" if cooling.method == "rear-door" else "air"
-    metrics = [Metric("Power", figures["power_kw"], figures["usable_power_kw"], "kW usable feed power"),
-               Metric(f"Heat to {air}", figures["air_kw"], cooling.air_kw, "kW",
-                      f"; total heat {num(figures['heat_kw'])} kW = {figures['heat_btu_h']:,} BTU/h")]
-    if cooling.liquid_kw or figures["liquid_kw"]:
-        metrics.append(Metric("Heat to liquid", figures["liquid_kw"], cooling.liquid_kw, "kW"))
-    metrics.append(Metric("Weight", figures["weight_kg"], rack.rack_type.max_load_kg, "kg max load",
+    metrics = [Metric("Power", figures.power_kw, figures.usable_power_kw, "kW usable feed power"),
+               Metric(f"Heat to {air}", figures.air_kw, cooling.air_kw, "kW",
+                      f"; total heat {num(figures.heat_kw)} kW = {figures.heat_btu_h:,} BTU/h")]
+    if cooling.liquid_kw or figures.liquid_kw:
+        metrics.append(Metric("Heat to liquid", figures.liquid_kw, cooling.liquid_kw, "kW"))
+    metrics.append(Metric("Weight", figures.weight_kg, rack.rack_type.max_load_kg, "kg max load",
                           f"; empty rack {num(rack.rack_type.weight_kg)} kg"))
     return metrics
 
@@ -240,7 +240,7 @@ class RackDrawer:
         self._reserved_spans: dict[tuple[int, tuple[tuple[int, int, str], ...]], str] = {}
         self._legends: dict[tuple[tuple[str, ...], bool, int], tuple[str, int]] = {}
 
-    def svg(self, rack: Rack, figures: dict[str, Any], placed: list[Device]) -> str:
+    def svg(self, rack: Rack, figures: RackPlan, placed: list[Device]) -> str:
         """The <svg> element of `rack` holding the devices `placed` (no XML declaration)."""
         text = self.text
         rack_u = rack.rack_type.u_height
@@ -331,10 +331,10 @@ class RackDrawer:
                 close=f"</text>{others}\n  </g>\n"))
         return shapes[0], shapes[1]
 
-    def _footer(self, rack: Rack, figures: dict[str, Any], y: int) -> tuple[str, int]:
+    def _footer(self, rack: Rack, figures: RackPlan, y: int) -> tuple[str, int]:
         """The rack's figures with bars against its limits, then its space: the same for racks alike."""
         reserved = sum(1 for slot in rack.used if slot is not None and slot.startswith("reserved:"))
-        key = (rack.type_key, reserved, rack.free_units(), y, *figures.items())
+        key = (rack.type_key, reserved, rack.free_units(), y, figures)
         if key not in self._footers:
             lines = []
             for metric in rack_metrics(rack, figures):
@@ -348,7 +348,7 @@ class RackDrawer:
                           f'    <rect x="{bar_x}" y="{y - 8}" width="{filled}" height="9" '
                           f'fill="{metric.bar_colour()}"/>']
                 y += FOOTER_LINE
-            space = (f"Space: {figures['u_used']} of {figures['u_total']} U used by devices, {reserved} U reserved, "
+            space = (f"Space: {figures.u_used} of {figures.u_total} U used by devices, {reserved} U reserved, "
                      f"{rack.free_units()} U free")
             lines.append(f'    <text x="{MARGIN}" y="{y}">{self.text[space]}</text>')
             self._footers[key] = ("".join(f"{line}\n" for line in lines), y + FOOTER_LINE)

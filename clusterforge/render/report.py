@@ -15,6 +15,7 @@ from ..catalog import CableMedia, Server, Sourced
 from ..catalog.models import Device as CatalogDevice
 from ..errors import Finding
 from ..expand.topology import Topology
+from ..plan import FabricPlan, OobPlan, Plan
 from ..validate import ValidBlueprint
 from .context import RenderContext, shared_plan
 from .elevation import escaped, finding_where, legend_model, page_drawings, rows_model, xml_text
@@ -45,40 +46,41 @@ def table(title: str, columns: list[str], rows: Iterable[list[str]], numeric: It
             "classes": classes or ["" for _ in body]}
 
 
-def _summary(plan: dict[str, Any]) -> dict[str, Any]:
-    power = plan["power"]
-    domains = ", ".join(f"{n} × {size} GPUs" for size, n in plan["nvlink_domains"].items()) or "none"
-    roles = ", ".join(f"{n} {role}" for role, n in plan["nodes_by_role"].items())
-    rows = [["Nodes", f"{plan['nodes']} ({roles})"], ["GPUs", str(plan["gpus"])], ["Racks", str(plan["racks"])],
-            ["NVLink domains", domains], ["Cables", str(plan["cables_total"])],
-            ["IT power", f"{num(power['power_kw'])} kW"],
-            ["Heat", f"{num(power['heat_kw'])} kW ({power['heat_btu_h']:,} BTU/h)"]]
-    if power["facility_kw"]:
-        rows.append(["Facility power at the site's PUE", f"{num(power['facility_kw'])} kW"])
+def _summary(plan: Plan) -> dict[str, Any]:
+    power = plan.power
+    domains = ", ".join(f"{n} × {size} GPUs" for size, n in plan.nvlink_domains.items()) or "none"
+    roles = ", ".join(f"{n} {role}" for role, n in plan.nodes_by_role.items())
+    rows = [["Nodes", f"{plan.nodes} ({roles})"], ["GPUs", str(plan.gpus)], ["Racks", str(plan.racks)],
+            ["NVLink domains", domains], ["Cables", str(plan.cables_total)],
+            ["IT power", f"{num(power.power_kw)} kW"],
+            ["Heat", f"{num(power.heat_kw)} kW ({power.heat_btu_h:,} BTU/h)"]]
+    if power.facility_kw:
+        rows.append(["Facility power at the site's PUE", f"{num(power.facility_kw)} kW"])
     return table("Summary", ["", "value"], rows)
 
 
-def _ratio_text(fabric: dict[str, Any], tier: str, count: int) -> str:
-    ratio = fabric.get("oversubscription", {}).get(tier)
+def _ratio_text(fabric: FabricPlan | OobPlan, tier: str, count: int) -> str:
+    if isinstance(fabric, OobPlan):
+        return ""
+    ratio = fabric.oversubscription.get(tier)
     if ratio is not None:
         return f"{num(ratio)}:1"
-    if fabric["kind"] == "oob":
-        return ""
-    return "single switch" if count == 1 and fabric["tiers"] == 1 else "top tier, no uplinks"
+    return "single switch" if count == 1 and fabric.tiers == 1 else "top tier, no uplinks"
 
 
-def _fabrics(plan: dict[str, Any], topo: Topology) -> list[dict[str, Any]]:
+def _fabrics(plan: Plan, topo: Topology) -> list[dict[str, Any]]:
     networks, tiers = [], []
-    for name, fabric in plan["fabrics"].items():
-        links = ", ".join(f"{n} {tier}" for tier, n in fabric["links"].items())
-        if fabric["kind"] == "oob":
+    for name, fabric in plan.fabrics.items():
+        links = ", ".join(f"{n} {tier}" for tier, n in fabric.links.items())
+        target = ""
+        if isinstance(fabric, OobPlan):
             networks.append([name, "oob", "", "", "", "", "", "", links])
         else:
-            target = f"{num(fabric['oversubscription_target'])}:1"
-            networks.append([name, fabric["kind"], fabric["technology"], fabric["topology"], str(fabric["tiers"]),
-                             str(fabric["nodes"]), str(fabric["endpoints"]), num(fabric["bisection_tbps"]), links])
-        for tier, count in fabric["switches"].items():
-            wanted = target if fabric["kind"] != "oob" and tier == "leaf" else ""
+            target = f"{num(fabric.oversubscription_target)}:1"
+            networks.append([name, fabric.kind, fabric.technology, fabric.topology, str(fabric.tiers),
+                             str(fabric.nodes), str(fabric.endpoints), num(fabric.bisection_tbps), links])
+        for tier, count in fabric.switches.items():
+            wanted = target if tier == "leaf" else ""
             models = ", ".join(sorted({d.model for d in topo.switches(name, tier)}))
             tiers.append([name, tier, str(count), models, _ratio_text(fabric, tier, count), wanted])
     return [table("Fabrics", ["network", "kind", "technology", "topology", "tiers", "nodes", "ports",
@@ -89,20 +91,19 @@ def _fabrics(plan: dict[str, Any], topo: Topology) -> list[dict[str, Any]]:
                         "switches.")]
 
 
-def _racks(plan: dict[str, Any], valid: ValidBlueprint, topo: Topology) -> list[dict[str, Any]]:
+def _racks(plan: Plan, valid: ValidBlueprint, topo: Topology) -> list[dict[str, Any]]:
     rows, classes = [], []
-    for name, r in plan["power"]["racks"].items():
+    for name, r in plan.power.racks.items():
         rack_type = topo.racks[name].rack_type
-        share = r["power_kw"] / r["usable_power_kw"] if r["usable_power_kw"] else 0.0
-        rows.append([name, r["row"], num(r["power_kw"]), num(r["usable_power_kw"]), f"{share:.0%}",
-                     num(r["heat_kw"]), f"{r['heat_btu_h']:,}", f"{num(r['air_kw'])} / {num(rack_type.cooling.air_kw)}",
-                     f"{num(r['liquid_kw'])} / {num(rack_type.cooling.liquid_kw)}",
-                     f"{num(r['weight_kg'])} / {num(rack_type.max_load_kg)}", f"{r['u_used']}/{r['u_total']}"])
+        share = r.power_kw / r.usable_power_kw if r.usable_power_kw else 0.0
+        rows.append([name, r.row, num(r.power_kw), num(r.usable_power_kw), f"{share:.0%}",
+                     num(r.heat_kw), f"{r.heat_btu_h:,}", f"{num(r.air_kw)} / {num(rack_type.cooling.air_kw)}",
+                     f"{num(r.liquid_kw)} / {num(rack_type.cooling.liquid_kw)}",
+                     f"{num(r.weight_kg)} / {num(rack_type.max_load_kg)}", f"{r.u_used}/{r.u_total}"])
         classes.append("over" if share > 1 else "high" if share >= 0.9 else "")
     cdu = {row.name: num(row.cdu_kw) if row.cdu_kw else "" for row in valid.blueprint.floor.rows}
-    per_row = [[name, num(r["power_kw"]), num(r["heat_kw"]), num(r["liquid_kw"]), cdu.get(name, ""),
-                num(r["weight_kg"])]
-               for name, r in plan["power"]["rows"].items()]
+    per_row = [[name, num(r.power_kw), num(r.heat_kw), num(r.liquid_kw), cdu.get(name, ""), num(r.weight_kg)]
+               for name, r in plan.power.rows.items()]
     return [table("Power and heat per rack", ["rack", "row", "power kW", "usable kW", "load", "heat kW",
                                               "heat BTU/h", "air kW / capacity", "liquid kW / capacity",
                                               "weight kg / max load", "U used"],
@@ -176,7 +177,7 @@ def report_model(ctx: RenderContext) -> dict[str, Any]:
         "overridden": ", ".join(overridden),
         "sections": [_summary(plan),
                      table("Nodes by role", ["role", "nodes"],
-                           [[role, str(n)] for role, n in plan["nodes_by_role"].items()], numeric=(1,)),
+                           [[role, str(n)] for role, n in plan.nodes_by_role.items()], numeric=(1,)),
                      *_fabrics(plan, topo), *_racks(plan, valid, topo), *_findings(ctx, ctx.findings),
                      _estimates(valid, topo)],
     }

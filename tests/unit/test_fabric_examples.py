@@ -35,7 +35,7 @@ def test_rail_optimized_two_tier_512_gpus() -> None:
     # rail 3 of node 40 (SU 2, since nodes 1-32 are SU 1) lands on SU 2's rail-3 leaf
     leaf = topo.devices[topo.leaf_of("gpu040", "compute", rail=3)[0]]
     assert (leaf.su, leaf.rail) == (2, 3)
-    plan = build_plan(valid, topo, [])
+    plan = build_plan(valid, topo, []).as_dict()
     fabric = plan["fabrics"]["compute"]
     assert fabric["switches"] == {"leaf": 16, "spine": 8}
     assert fabric["oversubscription"] == {"leaf": 1.0}
@@ -92,6 +92,6 @@ def test_oversubscribed_leaf_two_to_one() -> None:
     valid = dgx_blueprint(84, ratio="2:1")
     topo, _ = expand(valid)
     assert len(topo.switches("compute", "leaf")) == 16
-    plan = build_plan(valid, topo, [])
+    plan = build_plan(valid, topo, []).as_dict()
     assert plan["fabrics"]["compute"]["oversubscription"]["leaf"] == 2.0
     assert plan["fabrics"]["compute"]["scalable_unit"] == 42

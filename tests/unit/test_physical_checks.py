@@ -47,12 +47,12 @@ def test_dgx_h100_rack_of_four_on_two_three_phase_feeds() -> None:
     valid = valid_from(data)
     topo, early = expand(valid)
     findings = run_checks(valid, topo, early)
-    rack = build_plan(valid, topo, findings)["power"]["racks"]["A1-001"]
-    assert rack["power_kw"] == 40.96
-    assert rack["usable_power_kw"] == 57.5
-    assert rack["heat_btu_h"] == 139761
-    assert rack["weight_kg"] == 529.2
-    assert rack["air_kw"] == 40.96 and rack["liquid_kw"] == 0
+    rack = build_plan(valid, topo, findings).power.racks["A1-001"]
+    assert rack.power_kw == 40.96
+    assert rack.usable_power_kw == 57.5
+    assert rack.heat_btu_h == 139761
+    assert rack.weight_kg == 529.2
+    assert rack.air_kw == 40.96 and rack.liquid_kw == 0
     # Each DGX has 6 x 3.3 kW PSUs in 4+2 (13.2 kW with two failed: fine). With the PSUs spread over the two
     # feeds, losing one feed leaves 3 PSUs = 9.9 kW for a 10.2 kW draw: a warning, one per node group.
     loss = [f for f in findings if f.code == "CF-POWER-004"]
@@ -95,10 +95,10 @@ def test_nvl72_rack_on_liquid() -> None:
     valid = valid_from(nvl72())
     topo, early = expand(valid)
     findings = run_checks(valid, topo, early)
-    rack = build_plan(valid, topo, findings)["power"]["racks"]["A01"]
-    assert (rack["power_kw"], rack["liquid_kw"], rack["air_kw"]) == (117.32, 98.82, 18.5)
-    assert rack["usable_power_kw"] == 241.52
-    assert rack["weight_kg"] == 710.8
+    rack = build_plan(valid, topo, findings).power.racks["A01"]
+    assert (rack.power_kw, rack.liquid_kw, rack.air_kw) == (117.32, 98.82, 18.5)
+    assert rack.usable_power_kw == 241.52
+    assert rack.weight_kg == 710.8
     assert not [f for f in findings if f.severity.value != "info"]
     assert [d.gpus for d in topo.domains] == [72]
 

@@ -84,7 +84,7 @@ def plan_of(tmp_path: Path, text: str) -> dict[str, Any]:
     path.write_text(text)
     valid = validate(load_blueprint(path))
     topo, findings = expand(valid)
-    return build_plan(valid, topo, findings)
+    return build_plan(valid, topo, findings).as_dict()
 
 
 @pytest.mark.parametrize("row", H100_WITH_UFM, ids=[f"{r[0]}su" for r in H100_WITH_UFM])
