@@ -51,7 +51,7 @@ def test_three_scalable_units_round_12_up_to_16_for_an_even_spread() -> None:
 def _plan(data: dict[str, Any]) -> dict[str, Any]:
     valid = valid_from(data)
     topo, findings = expand(valid)
-    return build_plan(valid, topo, run_checks(valid, topo, findings))
+    return build_plan(valid, topo, run_checks(valid, topo, findings)).as_dict()
 
 
 def test_uplinks_for_the_nodes_present() -> None:
@@ -91,7 +91,7 @@ def test_a_25g_port_books_the_breakout_sub_port_in_expand_check_and_plan() -> No
         ups = sum(1 for link in topo.links if link.a == leaf.name and link.tier == "leaf-spine")
         assert booked[leaf.name]["swp"][0] == expected + ups
         assert booked[leaf.name]["swp"][0] <= 64
-    plan = build_plan(valid, topo, checked)
+    plan = build_plan(valid, topo, checked).as_dict()
     used, _total = plan["fabrics"]["inband"]["ports_used"]["leaf"]
     assert used == round(sum(booked[s.name]["swp"][0] for s in topo.switches("inband", "leaf")), 2)
 
