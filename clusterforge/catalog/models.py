@@ -244,6 +244,9 @@ class Equipment(Device):
 
     kind: Literal["equipment"] = "equipment"
     role: Literal["nvswitch", "power-shelf", "patch-panel", "other"]
+    efficiency: Annotated[float, Field(gt=0.5, le=1.0)] | None = None
+    """Power shelves: share of the input power delivered to the rack's busbar; the devices of the rack that
+    have no PSUs of their own draw through the shelves, and the rest is lost as heat."""
 
 
 class FixedDevice(Strict):

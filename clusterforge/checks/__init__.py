@@ -13,7 +13,7 @@ from .context import CheckContext
 from .cooling import check_rack_cooling, check_row_and_hall_cooling
 from .fabric_use import check_idle_switches, check_leaf_up_over_down, check_planes
 from .ports import check_oversubscription, check_switch_radix, check_unconnected_ports
-from .power import check_psu_redundancy, check_rack_power
+from .power import check_power_shelves, check_psu_redundancy, check_rack_power
 from .space import check_space
 from .weight import check_weight
 
@@ -25,6 +25,7 @@ CHECKS: tuple[Check, ...] = (
     check_weight,
     check_rack_power,
     check_psu_redundancy,
+    check_power_shelves,
     check_rack_cooling,
     check_row_and_hall_cooling,
     check_switch_radix,

@@ -39,6 +39,50 @@ def check_rack_power(ctx: CheckContext) -> Iterator[Finding]:
                               ctx.rack_path(name), name, "less than 10% headroom for growth and inrush")
 
 
+def surviving_shelves(shelves: int, rack_type_feeds: int, redundancy: str) -> int:
+    """Power shelves still fed when one side (2N) or one feed (N+1) fails; shelves spread over feeds in turn."""
+    if redundancy == "2N":
+        return shelves - shelves // 2
+    if redundancy == "N+1":
+        return shelves - math.ceil(shelves / rack_type_feeds)
+    return shelves
+
+
+def check_power_shelves(ctx: CheckContext) -> Iterator[Finding]:
+    """A rack powered through shelves (GB200 NVL72) is judged against the shelves left when a side fails."""
+    catalog = ctx.valid.catalog
+    no_spare: list[tuple[str, int, float, int, float, float]] = []
+    for name, fig in sorted(ctx.figures.items()):
+        if not fig.shelves or not fig.shelf_load_kw:
+            continue
+        rack_type = fig.rack.rack_type
+        psus = catalog_device(catalog, fig.shelves[0]).psus
+        assert psus is not None
+        left = surviving_shelves(len(fig.shelves), rack_type.feeds, rack_type.feed_redundancy)
+        full_kw = left * psus.count * psus.rating_w / 1000
+        spare_kw = left * psus.required * psus.rating_w / 1000
+        if fig.shelf_load_kw > full_kw + 1e-9:
+            yield ctx.finding(codes.SHELVES_SIDE_LOSS, Severity.ERROR, f"rack {name}: when one side fails, {left} of "
+                              f"{len(fig.shelves)} power shelves ({full_kw:.1f} kW) remain for {fig.shelf_load_kw:.1f} "
+                              "kW of trays and switch trays", ctx.rack_path(name), name)
+        elif fig.shelf_load_kw > spare_kw + 1e-9:
+            no_spare.append((name, left, fig.shelf_load_kw, left * psus.count, full_kw, spare_kw))
+    if no_spare:
+        name, left, load, count, full_kw, spare_kw = no_spare[0]
+        racks = [r[0] for r in no_spare]
+        shown = ", ".join(racks[:6]) + (", ..." if len(racks) > 6 else "")
+        yield ctx.finding(codes.SHELVES_SIDE_LOSS_NO_SPARE, Severity.WARNING,
+                          f"{len(racks)} rack{'s' if len(racks) != 1 else ''} ({shown}): when one side fails, the "
+                          f"{left} power shelves left carry {load:.1f} kW on {count} PSUs ({full_kw:.1f} kW); with "
+                          f"one PSU per shelf kept spare ({psus_text(ctx, name)}) they carry {spare_kw:.1f} kW",
+                          ctx.rack_path(name), name)
+
+
+def psus_text(ctx: CheckContext, rack: str) -> str:
+    psus = catalog_device(ctx.valid.catalog, ctx.figures[rack].shelves[0]).psus
+    return psus.redundancy if psus else ""
+
+
 def surviving_psus(count: int, feeds: int) -> int:
     """PSUs still fed when the feed with the most PSUs is lost."""
     return count - math.ceil(count / feeds)

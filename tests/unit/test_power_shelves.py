@@ -1,0 +1,42 @@
+"""GB200 NVL72 racks: power drawn through the power shelves with their conversion loss, and judged
+against the shelves left when one A/B side fails. Figures computed by hand in the comments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clusterforge.checks import run_checks
+from clusterforge.checks.power import surviving_shelves
+from clusterforge.expand import expand
+from clusterforge.loader import load_blueprint
+from clusterforge.plan import build_plan
+from clusterforge.validate import validate
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(("shelves", "feeds", "redundancy", "left"),
+                         [(8, 8, "2N", 4), (8, 8, "N+1", 7), (8, 4, "N+1", 6), (8, 8, "none", 8)])
+def test_shelves_left_when_a_side_or_feed_fails(shelves: int, feeds: int, redundancy: str, left: int) -> None:
+    # 2N: side A (half of the shelves) is lost; N+1: the feed with the most shelves (8 over 4 feeds: 2)
+    assert surviving_shelves(shelves, feeds, redundancy) == left
+
+
+def test_nvl72_rack_power_with_shelf_loss_and_one_side() -> None:
+    valid = validate(load_blueprint(REPO / "blueprints/gb200-nvl72.yaml"))
+    topo, early = expand(valid)
+    findings = run_checks(valid, topo, early)
+    rack = build_plan(valid, topo, findings).power.racks["A01"]
+    # through the shelves: 18 trays x 5.8 kW + 9 NVLink switch trays x 1.4 kW = 117.0 kW of DC load;
+    # at 97.5% the shelves draw 117.0 / 0.975 = 120.0 kW (3.0 kW lost as heat), plus two SN2201 on their
+    # own PSUs at 0.16 kW each = 120.32 kW from the feeds
+    assert rack.power_kw == 120.32
+    # A/B sides (2N): one side of 4 x 415 V 3-phase 60 A feeds = 4 x 43.13 kW x 0.8 derating = 138.01 kW
+    assert rack.usable_power_kw == 138.01
+    # side A lost: 4 shelves x 6 x 5.5 kW = 132 kW carry the 117 kW, but with 5+1 kept per shelf only 110 kW
+    side = [f for f in findings if f.code == "CF-POWER-006"]
+    assert len(side) == 1 and "4 power shelves left carry 117.0 kW on 24 PSUs (132.0 kW)" in side[0].message
+    assert "110.0 kW" in side[0].message
+    assert not [f for f in findings if f.code in ("CF-POWER-001", "CF-POWER-005")]
