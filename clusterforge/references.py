@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from . import codes
 from .catalog import Catalog, RackType, Server, Sourced, Switch
 from .errors import DataPath, Finding, Severity
-from .model import Blueprint, ComputeFabric, OobFabric
+from .model import Blueprint, OobFabric
 from .model.fabric import LeafSpineFabric
 from .model.naming import is_hostname
 from .model.nccl import nccl_variables
@@ -155,8 +155,6 @@ def _tier_models(fabric: LeafSpineFabric, catalog: Catalog, base: DataPath) -> I
         if not found and switch is not None and switch.technology != fabric.technology:
             yield _error(codes.TECHNOLOGY_MISMATCH, f"{tier} switch '{key}' is {switch.technology}, but fabric "
                          f"'{base[-1]}' is {fabric.technology}", (*base, tier))
-    if isinstance(fabric, ComputeFabric) and fabric.technology == "infiniband" and fabric.roce:
-        yield _error(codes.TECHNOLOGY_MISMATCH, "roce settings on an InfiniBand fabric", (*base, "roce"))
 
 
 def _slurm(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
