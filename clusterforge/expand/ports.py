@@ -7,6 +7,7 @@ the slowest speed the group offers (natively or as a breakout) that is at least 
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ..catalog import Catalog, PortGroup, Switch
@@ -65,7 +66,15 @@ class PortAllocator:
         self.high = group.count - reserved
         self.reserved_next = group.count - reserved
         self._split: dict[float, tuple[int, int]] = {}
+        self._booking: dict[float, tuple[float, int]] = {}
+        """speed -> (sub-port speed, sub-ports per native port), the booking rule's answer kept per speed."""
         self.used = 0
+
+    def booking(self, speed: float) -> tuple[float, int]:
+        known = self._booking.get(speed)
+        if known is None:
+            known = self._booking[speed] = (sub_port_speed(self.group, speed), per_native(self.group, speed))
+        return known
 
     @property
     def free_native(self) -> int:
@@ -73,9 +82,10 @@ class PortAllocator:
 
     def capacity(self, speed: float) -> int:
         """Logical ports still free at `speed` (not counting reserved ones)."""
-        pending = self._split.get(sub_port_speed(self.group, speed))
-        extra = per_native(self.group, speed) - pending[1] if pending else 0
-        return self.free_native * per_native(self.group, speed) + extra
+        key, split = self.booking(speed)
+        pending = self._split.get(key)
+        extra = split - pending[1] if pending else 0
+        return self.free_native * split + extra
 
     def _name(self, native: int, sub: int | None) -> str:
         group = self.group
@@ -87,14 +97,13 @@ class PortAllocator:
         return f"{group.name}{native + 1}"
 
     def take_low(self, speed: float) -> str | None:
-        split = per_native(self.group, speed)
+        key, split = self.booking(speed)
         if split == 1:
             if self.low >= self.high:
                 return None
             self.low += 1
             self.used += 1
             return self._name(self.low - 1, None)
-        key = sub_port_speed(self.group, speed)
         native, sub = self._split.get(key, (-1, split))
         if sub >= split:
             if self.low >= self.high:
@@ -121,6 +130,9 @@ class PortAllocator:
         return self._name(self.reserved_next - 1, None)
 
 
+_NAME_PART = re.compile(r"[^0-9]*")
+
+
 def port_group_of(switch: Switch, port: str) -> PortGroup | None:
     """The data port group a port name belongs to (the longest group-name prefix)."""
     return max((g for g in data_groups(switch) if port.startswith(g.name)), key=lambda g: len(g.name), default=None)
@@ -131,6 +143,9 @@ def booked_ports(topo: Topology, catalog: Catalog) -> dict[str, dict[str, tuple[
     by the booking rule above; the port check, the idle-switch check and the plan all read this."""
     booked: dict[str, dict[str, list[float]]] = {}
     models: dict[str, Switch | None] = {}
+    groups: dict[tuple[str, str], PortGroup | None] = {}
+    """(model, port name up to its first digit) -> port group, checked against the port's name."""
+    shares: dict[tuple[str, str, float], float] = {}
     for link in topo.links:
         for device_name, port in ((link.a, link.a_port), (link.b, link.b_port)):
             if link.tier == "oob" and device_name == link.a:
@@ -139,9 +154,19 @@ def booked_ports(topo: Topology, catalog: Catalog) -> dict[str, dict[str, tuple[
             if model not in models:
                 models[model] = catalog.get(model, Switch)
             switch = models[model]
-            group = port_group_of(switch, port) if switch is not None else None
+            if switch is None:
+                continue
+            prefix = (model, _NAME_PART.match(port).group(0))  # type: ignore[union-attr]
+            if prefix not in groups:
+                groups[prefix] = port_group_of(switch, port)
+            group = groups[prefix]
+            if group is not None and not port.startswith(group.name):  # a group name with digits
+                group = port_group_of(switch, port)
             if group is not None:
                 entry = booked.setdefault(device_name, {}).setdefault(group.name, [0.0, group.count])
-                entry[0] += native_share(group, link.speed_gbps)
+                key = (model, group.name, link.speed_gbps)
+                if key not in shares:
+                    shares[key] = native_share(group, link.speed_gbps)
+                entry[0] += shares[key]
     return {name: {g: (round(used, 6), int(total)) for g, (used, total) in groups.items()}
             for name, groups in booked.items()}
