@@ -19,6 +19,7 @@ from .pipeline import analyse, load_valid, render_files
 from .plan import plan_text
 from .schema_doc import blueprint_schema, reference_markdown
 from .version import __version__
+from .workload import fit_json, fit_text, fit_workloads
 from .writer import TreeDiff, compare_tree, write_tree
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INTERNAL = 0, 1, 3  # click exits 2 on a usage error
@@ -125,6 +126,28 @@ def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str) -> None:
     if fmt == "json":
         click.echo(json.dumps({"blueprints": report}, indent=2, sort_keys=True))
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
+
+
+@cli.command("fit")
+@click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--suggest", is_flag=True, help="for a workload that does not fit or misses a target: the smallest "
+              "layout of its node groups that does")
+def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
+    """Will the workloads fit and how fast: memory per GPU, step time, tokens/s, energy and cost per token."""
+    try:
+        analysis = analyse(load_valid(blueprint))
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text")
+        sys.exit(EXIT_FINDINGS)
+    fits = fit_workloads(analysis.valid.blueprint, analysis.valid.catalog)
+    work = [f for f in analysis.findings if f.code.startswith("CF-WORK-")]
+    if fmt == "json":
+        click.echo(json.dumps(fit_json(fits, work, suggest), indent=2, sort_keys=True))
+    else:
+        click.echo(fit_text(fits, work, suggest))
+        _print_findings([f for f in work if not f.suppressed_by], "text")
+    sys.exit(EXIT_FINDINGS if any(f.severity is Severity.ERROR and not f.suppressed_by for f in work) else EXIT_OK)
 
 
 @cli.command("render")

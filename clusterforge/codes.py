@@ -48,6 +48,7 @@ FAMILIES = {
     "PORT": "Switch and node ports",
     "OVERSUB": "Oversubscription",
     "CABLE": "Cabling",
+    "WORK": "Workload fit",
     "SUPPRESS": "Suppressions",
     "RENDER": "Rendering",
     "DIFF": "diff",
@@ -81,7 +82,7 @@ SCHEMA_TYPE = _code("CF-SCHEMA-006", ERROR, "a value has the wrong type", "write
 
 # --- catalog files (catalog/loader)
 CATALOG_UNREADABLE = _code("CF-CAT-001", ERROR, "a catalog file cannot be read", "fix the path in `catalogs` (relative to the blueprint)", "cannot read catalog file no-such-catalog.yaml: No such file or directory (catalogs[0])")
-CATALOG_SECTION = _code("CF-CAT-002", ERROR, "a catalog file has an unknown or malformed section", "use the sections servers, switches, gpus, nics, racks, equipment, cables", "unknown catalog section 'switchs' (did you mean 'switches'?)")
+CATALOG_SECTION = _code("CF-CAT-002", ERROR, "a catalog file has an unknown or malformed section", "use the sections servers, switches, gpus, nics, racks, equipment, cables, models", "unknown catalog section 'switchs' (did you mean 'switches'?)")
 CATALOG_KEY = _code("CF-CAT-003", ERROR, "a catalog key is not 'vendor/model' in lowercase", "rename the entry, e.g. `acme/gpu-box`", "catalog key 'ACME/GPU-Box' must be 'vendor/model' in lowercase")
 CATALOG_NETBOX = _code("CF-CAT-004", ERROR, "a NetBox device type cannot be used", "give the device type the field the message names (e.g. a power port's maximum_draw)", "cannot use NetBox device type: power port 'PSU1' has no maximum_draw")
 CATALOG_REFERENCE = _code("CF-CAT-005", ERROR, "a catalog entry refers to an unknown entry", "fix the key, or add the entry it refers to", "acme/gpu-box: unknown gpu 'nvidia/h10' (did you mean 'nvidia/h100'?)")
@@ -157,6 +158,17 @@ OVERSUBSCRIBED = _code("CF-OVERSUB-001", WARNING, "switches above the oversubscr
 
 # --- cabling (expand/cabling)
 NO_CABLE_REACHES = _code("CF-CABLE-001", ERROR, "no cable media reaches a run", "move the switches closer (switch_racks) or add a media type to the catalog", "no cable media reaches 612.3 m at 400G between gpu001:ib1 and compute-leaf001:p1")
+
+# --- workload fit (checks/workloads)
+WORKLOAD_TOO_MANY_GPUS = _code("CF-WORK-001", ERROR, "a workload needs more GPUs than its node groups have", "add nodes, or run it on fewer GPUs", "training job 'big' needs 5000 GPUs, node groups gpu have 248")
+WORKLOAD_LAYOUT = _code("CF-WORK-002", ERROR, "the parallel sizes do not divide the GPUs or the batch", "make tensor x pipeline x context x data parallel equal the GPUs, and the global batch a multiple of data parallel x micro batch x sequence", "training job 'big': tensor 8 x pipeline 4 x context 1 x data 8 = 256 GPUs, but the job has 248")
+WORKLOAD_TP_OVER_NVLINK = _code("CF-WORK-003", WARNING, "a tensor-parallel group is larger than an NVLink domain", "keep tensor parallel within the NVLink domain; add pipeline or data parallel instead", "training job 'big': tensor parallel 16 spans 2 NVLink domains of 8 GPUs, so its per-layer collectives cross the fabric at 50 GB/s instead of NVLink's 450 GB/s")
+WORKLOAD_TRAINING_MEMORY = _code("CF-WORK-004", ERROR, "a training job does not fit in GPU memory", "take the layout the hint gives (more tensor or pipeline parallel, a higher ZeRO stage, recomputation)", "training job 'big' needs 212 GB per GPU, 127 GB are usable (weights 17.6, gradients 17.6, optimizer 52.9, activations 124)")
+WORKLOAD_INFERENCE_MEMORY = _code("CF-WORK-005", ERROR, "an inference replica cannot hold its weights and KV cache", "lower the concurrency or context, or give each replica more GPUs (the hint says how many)", "inference service 'chat' needs 240 GB per replica for weights and 64 sessions of 16,384 tokens, 173 GB are usable")
+WORKLOAD_TTFT = _code("CF-WORK-006", WARNING, "time to first token above its target", "give each replica more GPUs, use a faster precision, or accept a longer target", "inference service 'chat': time to first token 1,560 ms for 16,384 tokens, target 500 ms")
+WORKLOAD_DECODE_RATE = _code("CF-WORK-007", WARNING, "decode tokens/s per session below its target", "fewer sessions per replica, or more GPUs per replica (the hint says how many)", "inference service 'chat': 9.1 tokens/s per session at 64 sessions, target 20")
+WORKLOAD_GPUS_TOGETHER = _code("CF-WORK-008", WARNING, "the workloads together need more GPUs than their node groups have", "run them at different times on purpose, or add nodes", "workloads on gpu need 264 GPUs together, the node groups have 248 (pretrain 248, eval 16)")
+WORKLOAD_SHAPE_UNKNOWN = _code("CF-WORK-009", INFO, "a workload gives only its parameter count", "name a catalog model (model: meta/llama-3-70b) or write its shape, so KV cache and activations are counted", "workload 'pretrain' gives only model_params_b: KV cache and activations are not counted")
 
 # --- suppressions (checks)
 UNUSED_SUPPRESSION = _code("CF-SUPPRESS-001", WARNING, "a suppression matches no finding", "remove it, or fix its code or target", "suppression of CF-POWER-002 for 'A01' matches no finding")

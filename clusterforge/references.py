@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from . import codes
-from .catalog import Catalog, RackType, Server, Sourced, Switch
+from .catalog import Catalog, ModelShapeEntry, RackType, Server, Sourced, Switch
 from .errors import DataPath, Finding, Severity
 from .model import Blueprint, OobFabric
 from .model.fabric import LeafSpineFabric
@@ -170,9 +170,11 @@ def _slurm(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
                             for i, p in enumerate(bp.slurm.partitions)), "partition")
 
 
-def _workloads(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
+def _workloads(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
     for w, workload in enumerate(bp.workloads):
         yield from _group_refs(bp, workload.node_groups, ("workloads", w, "node_groups"))
+        if workload.model is not None:
+            yield from _catalog_ref(catalog, workload.model, ModelShapeEntry, "model shape", ("workloads", w, "model"))
     yield from _duplicates(((w.name, ("workloads", i, "name")) for i, w in enumerate(bp.workloads)), "workload")
 
 

@@ -1,9 +1,9 @@
 """The hardware catalog: built-in entries plus the user's catalog files."""
 
 from .loader import BUILTIN_FILES, Catalog, load_catalog
-from .models import GPU, NIC, CableMedia, Equipment, PortGroup, RackType, Server, Sourced, Switch
+from .models import GPU, NIC, CableMedia, Equipment, ModelShapeEntry, PortGroup, RackType, Server, Sourced, Switch
 
 __all__ = [
-    "BUILTIN_FILES", "GPU", "NIC", "CableMedia", "Catalog", "Equipment", "PortGroup", "RackType", "Server", "Sourced",
-    "Switch", "load_catalog",
+    "BUILTIN_FILES", "GPU", "NIC", "CableMedia", "Catalog", "Equipment", "ModelShapeEntry", "PortGroup", "RackType",
+    "Server", "Sourced", "Switch", "load_catalog",
 ]

@@ -21,7 +21,7 @@ from .netbox import netbox_entry
 DATA_DIR = Path(__file__).parent / "data"
 # Order is irrelevant for lookups; it is fixed so that error output is stable.
 BUILTIN_FILES = ("gpus.yaml", "nics.yaml", "servers.yaml", "switches.yaml", "equipment.yaml", "racks.yaml",
-                 "cables.yaml")
+                 "cables.yaml", "models.yaml")
 
 E = TypeVar("E", bound=Sourced)
 

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..model.base import CatalogKey, Count, Fraction, NonNegativeCount, PositiveFloat, Strict
+from ..model.workload import ModelShapeFields
 
 Technology = Literal["infiniband", "ethernet"]
 _DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -323,7 +324,13 @@ class CableMedia(Sourced):
     """True when each end needs a transceiver (optics plus fibre)."""
 
 
+class ModelShapeEntry(Sourced, ModelShapeFields):
+    """A published model's shape (from its config.json or paper), for workloads that name it."""
+
+    kind: Literal["model"] = "model"
+
+
 ENTRY_TYPES: dict[str, type[Sourced]] = {
     "gpus": GPU, "nics": NIC, "servers": Server, "switches": Switch, "equipment": Equipment,
-    "racks": RackType, "cables": CableMedia,
+    "racks": RackType, "cables": CableMedia, "models": ModelShapeEntry,
 }

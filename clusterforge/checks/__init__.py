@@ -16,10 +16,12 @@ from .ports import check_oversubscription, check_switch_radix, check_unconnected
 from .power import check_power_shelves, check_psu_redundancy, check_rack_power
 from .space import check_space
 from .weight import check_weight
+from .workloads import check_workloads
 
 Check = Callable[[CheckContext], Iterable[Finding]]
 
-# Physical checks first (space, weight, power, cooling), then the fabric; order only sets report order.
+# Physical checks first (space, weight, power, cooling), then the fabric, then the workloads it must run;
+# order only sets report order.
 CHECKS: tuple[Check, ...] = (
     check_space,
     check_weight,
@@ -34,6 +36,7 @@ CHECKS: tuple[Check, ...] = (
     check_leaf_up_over_down,
     check_planes,
     check_unconnected_ports,
+    check_workloads,
 )
 
 

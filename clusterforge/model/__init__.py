@@ -5,10 +5,10 @@ from .fabric import ComputeFabric, Fabric, InbandFabric, OobFabric, StorageFabri
 from .nodes import NodeGroup, Placement
 from .site import Floor, Row, Site
 from .slurm import Partition, Slurm
-from .workload import InferenceService, TrainingJob, Workload
+from .workload import InferenceService, ModelShape, ModelShapeFields, Prices, TrainingJob, Workload
 
 __all__ = [
-    "Blueprint", "CatalogFile", "ComputeFabric", "Fabric", "Floor", "InbandFabric", "InferenceService",
-    "NodeGroup", "OobFabric", "Partition", "Placement", "PowerPlanning", "Row", "Site", "Slurm",
-    "StorageFabric", "Suppression", "TrainingJob", "Workload",
+    "Blueprint", "CatalogFile", "ComputeFabric", "Fabric", "Floor", "InbandFabric", "InferenceService", "ModelShape",
+    "ModelShapeFields", "NodeGroup", "OobFabric", "Partition", "Placement", "PowerPlanning", "Prices", "Row", "Site",
+    "Slurm", "StorageFabric", "Suppression", "TrainingJob", "Workload",
 ]

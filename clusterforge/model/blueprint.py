@@ -11,7 +11,7 @@ from .fabric import Fabric
 from .nodes import NodeGroup
 from .site import Floor, Site
 from .slurm import Slurm
-from .workload import Workload
+from .workload import Prices, Workload
 
 DeviceClass = Literal["compute", "login", "storage", "management", "fabric-manager", "switch", "equipment"]
 
@@ -68,6 +68,8 @@ class Blueprint(Strict):
     """Slurm cluster settings; leave out for clusters without Slurm."""
     workloads: list[Workload] = Field(default_factory=list)
     """Training jobs and inference services the cluster must fit."""
+    prices: Prices | None = None
+    """GPU-hour or capex and electricity prices, for cost per million tokens and per training run."""
     power: PowerPlanning = PowerPlanning()
     """Power planning factors."""
     suppress: list[Suppression] = Field(default_factory=list)

@@ -1,26 +1,87 @@
-"""Workloads the cluster is built for. Only the schema lives here; the fit analysis is a separate step."""
+"""Workloads the cluster is built for: a model's shape, training jobs, inference services and prices.
+
+Only the schema lives here; the fit analysis (memory, time, cost) is `clusterforge/workload/`.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from .base import Count, Identifier, PositiveFloat, Strict
+from .base import CatalogKey, Count, Fraction, Identifier, PositiveFloat, Strict
 
 Tokens = Annotated[int, Field(ge=1, le=1_000_000_000)]
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "fp4", "int8", "int4"]
+Dim = Annotated[int, Field(ge=1, le=10_000_000)]
+
+
+class ModelShapeFields(Strict):
+    """The figures of a transformer that memory and time depend on (a Hugging Face config.json has them)."""
+
+    params_b: PositiveFloat = Field(le=100_000)
+    """Total parameters in billions (all experts of a mixture-of-experts model)."""
+    layers: Dim
+    """Transformer layers (num_hidden_layers)."""
+    hidden: Dim
+    """Hidden size (hidden_size)."""
+    heads: Dim
+    """Attention (query) heads (num_attention_heads)."""
+    kv_heads: Dim
+    """Key/value heads (num_key_value_heads; fewer than heads with grouped-query attention)."""
+    head_dim: Dim
+    """Dimension of one attention head (head_dim, usually hidden / heads)."""
+    vocab: Dim
+    """Vocabulary size (vocab_size)."""
+    experts: Count | None = None
+    """Routed experts per mixture-of-experts layer; leave out for a dense model."""
+    experts_per_token: Count | None = None
+    """Routed experts each token uses (num_experts_per_tok)."""
+    active_params_b: PositiveFloat | None = None
+    """Parameters one token uses, in billions (mixture of experts); default: all of them."""
+    kv_latent_dim: Dim | None = None
+    """Multi-head latent attention (DeepSeek): values cached per token and layer (kv_lora_rank + qk_rope_head_dim),
+    replacing 2 x kv_heads x head_dim."""
+
+    @model_validator(mode="after")
+    def _check_moe(self) -> ModelShapeFields:
+        if (self.experts is None) != (self.experts_per_token is None):
+            raise ValueError("give both experts and experts_per_token, or neither")
+        if self.experts is not None and self.experts_per_token is not None and self.experts_per_token > self.experts:
+            raise ValueError("experts_per_token cannot exceed experts")
+        if self.active_params_b is not None and self.active_params_b > self.params_b:
+            raise ValueError("active_params_b cannot exceed params_b")
+        return self
+
+
+class ModelShape(ModelShapeFields):
+    """A model shape written in the blueprint."""
 
 
 class WorkloadBase(Strict):
     name: Identifier
     """Workload name."""
-    model_params_b: PositiveFloat = Field(le=100_000)
-    """Model size in billions of parameters."""
+    model: CatalogKey | None = None
+    """A published model shape from the catalog's `models` section, e.g. 'meta/llama-3-70b'."""
+    shape: ModelShape | None = None
+    """The model's shape, when it is not in the catalog."""
+    model_params_b: PositiveFloat | None = Field(default=None, le=100_000)
+    """Model size in billions of parameters, when neither model nor shape is given (memory of weights and
+    optimizer state, and FLOPs, only: KV cache and activations need the shape)."""
     precision: Precision = "bf16"
     """Numeric precision of weights and compute."""
     node_groups: list[Identifier] | None = None
     """Node groups the workload runs on; default: all compute groups."""
+    memory_headroom: Fraction = 0.1
+    """Share of each GPU's memory kept free for the CUDA context, communication buffers and fragmentation."""
+
+    @model_validator(mode="after")
+    def _one_model(self) -> WorkloadBase:
+        given = [n for n in ("model", "shape", "model_params_b") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of model (a catalog shape), shape, or model_params_b"
+                             + (f"; got {', '.join(given)}" if given else ""))
+        return self
 
 
 class TrainingJob(WorkloadBase):
@@ -29,13 +90,32 @@ class TrainingJob(WorkloadBase):
     gpus: Count
     """GPUs the job runs on."""
     tensor_parallel: Count = 1
-    """Tensor-parallel degree (GPUs that split each layer)."""
+    """Tensor-parallel degree (GPUs that split each layer); belongs inside one NVLink domain."""
     pipeline_parallel: Count = 1
     """Pipeline-parallel degree (stages)."""
+    context_parallel: Count = 1
+    """Context-parallel degree (GPUs that split each sequence)."""
+    expert_parallel: Count = 1
+    """Expert-parallel degree (GPUs that split the experts of a mixture-of-experts layer), within data parallel."""
+    data_parallel: Count | None = None
+    """Data-parallel degree; default: gpus / (tensor x pipeline x context parallel)."""
     sequence_length: Tokens = 4096
     """Training sequence length in tokens."""
     global_batch_tokens: Tokens | None = None
-    """Tokens per optimizer step across all data-parallel replicas."""
+    """Tokens per optimizer step across all data-parallel replicas; default: one micro batch per replica."""
+    micro_batch: Count = 1
+    """Sequences per micro batch on each GPU."""
+    optimizer: Literal["adam", "sgd"] = "adam"
+    """Adam keeps an fp32 master copy, momentum and variance (12 bytes per parameter); SGD with momentum 8."""
+    zero_stage: Literal[0, 1, 2, 3] = 1
+    """ZeRO sharding over the data-parallel group: 1 optimizer state, 2 also gradients, 3 also weights (FSDP)."""
+    recompute: Literal["none", "selective", "full"] = "selective"
+    """Activation recomputation: none keeps every activation, selective recomputes attention, full keeps only
+    each layer's input."""
+    mfu: Fraction = 0.4
+    """Model FLOPs utilisation the step time is computed at (measured large jobs reach 0.35-0.55)."""
+    tokens: PositiveFloat | None = None
+    """Tokens the whole run trains on, for its duration and cost."""
 
 
 class InferenceService(WorkloadBase):
@@ -45,10 +125,47 @@ class InferenceService(WorkloadBase):
     """Independent copies of the model being served."""
     gpus_per_replica: Count
     """GPUs that serve one copy."""
+    tensor_parallel: Count | None = None
+    """Tensor-parallel degree inside a replica; default: gpus_per_replica / expert_parallel."""
+    expert_parallel: Count = 1
+    """Expert-parallel degree inside a replica."""
+    kv_precision: Precision | None = None
+    """Precision of the KV cache; default: the weight precision, but at least 8 bits."""
     context_tokens: Tokens = 8192
     """Longest context (prompt plus output) a request may use."""
+    prompt_tokens: Tokens | None = None
+    """Prompt length the time to first token is computed for; default: the whole context."""
     concurrent_requests: Count = 1
     """Requests in flight per replica at peak."""
+    prefill_mfu: Fraction = 0.5
+    """Utilisation of peak FLOPS while a prompt is processed (prefill is compute bound)."""
+    decode_bandwidth_efficiency: Fraction = 0.8
+    """Share of the HBM bandwidth decode reaches (measured 0.7-0.9 on H100/H200/GB200)."""
+    ttft_target_ms: PositiveFloat | None = None
+    """Target time to first token at `prompt_tokens`, in milliseconds."""
+    tokens_per_s_target: PositiveFloat | None = None
+    """Target output tokens per second of each session at full concurrency."""
 
 
 Workload = Annotated[TrainingJob | InferenceService, Field(discriminator="kind")]
+
+
+class Prices(Strict):
+    """What GPU time and power cost, for cost per million tokens and per training run."""
+
+    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
+    """ISO 4217 code the prices are in."""
+    gpu_hour: PositiveFloat | None = None
+    """All-in price of one GPU-hour (cloud or internal rate); replaces capex and electricity."""
+    capex_per_gpu: PositiveFloat | None = None
+    """Purchase cost per GPU, including its share of server, network and installation."""
+    depreciation_years: PositiveFloat = Field(default=4, le=20)
+    """Years over which the capex is written off."""
+    electricity_kwh: float | None = Field(default=None, ge=0)
+    """Price of one kWh at the meter; the site's PUE scales IT power to facility power."""
+
+    @model_validator(mode="after")
+    def _some_price(self) -> Prices:
+        if self.gpu_hour is None and self.capex_per_gpu is None and self.electricity_kwh is None:
+            raise ValueError("give gpu_hour, or capex_per_gpu and/or electricity_kwh")
+        return self

@@ -14,6 +14,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("version", "errors", "codes", "codes_doc", "yamlsafe", "schema_errors")),
     ("model and catalog", ("model", "catalog", "physical", "schema_doc")),
     ("load and validate", ("loader", "references", "validate")),
+    ("workload", ("workload",)),
     ("expand", ("expand",)),
     ("check", ("checks",)),
     ("plan", ("plan",)),

@@ -1,0 +1,77 @@
+"""What a workload runs on: its node groups' GPU, NVLink domain, fabric bandwidth and power, from the catalog."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..catalog import GPU, Catalog, Server
+from ..model import Blueprint, ComputeFabric
+from ..model.workload import Precision, WorkloadBase
+from ..physical import planned_w
+
+
+@dataclass(frozen=True)
+class Hardware:
+    groups: list[str]
+    gpu_key: str
+    gpu: GPU
+    gpus: int
+    """GPUs in the workload's node groups."""
+    gpus_per_node: int
+    nvlink_domain: int
+    """GPUs in one NVLink domain (8 on an HGX board, 72 in a GB200 NVL72 rack); 1 without NVLink."""
+    nic_gbps_per_gpu: float
+    """Compute-fabric bandwidth per GPU (one direction)."""
+    oversubscription: float
+    """The compute fabric's target ratio; collectives across its upper tiers see bandwidth / ratio."""
+    storage_gbps_per_node: float
+    gpu_w: float
+    """Planned power of the node divided by its GPUs (the GPU's share of CPUs, NICs, fans)."""
+
+    @property
+    def nvlink_gbs(self) -> float:
+        """NVLink bandwidth per GPU and direction in GB/s (the catalog gives both directions together)."""
+        return (self.gpu.gpu_link_gbs or 0.0) / 2
+
+    def peak_tflops(self, precision: Precision) -> float:
+        """Dense tensor throughput at a precision: 8- and 4-bit formats run at the FP8 rate where there is one."""
+        if precision in ("fp8", "int8", "fp4", "int4") and self.gpu.fp8_tflops:
+            return self.gpu.fp8_tflops
+        if precision == "fp32":
+            return self.gpu.bf16_tflops / 2  # TF32 tensor cores run at half the BF16 rate
+        return self.gpu.bf16_tflops
+
+
+def compute_groups(bp: Blueprint, catalog: Catalog, workload: WorkloadBase) -> list[str]:
+    if workload.node_groups:
+        return list(workload.node_groups)
+    return [g.name for g in bp.node_groups if g.role == "compute" and catalog.require(g.model, Server).gpus]
+
+
+def hardware_for(bp: Blueprint, catalog: Catalog, workload: WorkloadBase) -> Hardware | None:
+    """None when the workload's groups hold no GPUs."""
+    groups = [g for g in bp.node_groups if g.name in compute_groups(bp, catalog, workload)]
+    servers = [(g, catalog.require(g.model, Server)) for g in groups]
+    with_gpus = [(g, s) for g, s in servers if s.gpus is not None]
+    if not with_gpus:
+        return None
+    group, server = with_gpus[0]
+    assert server.gpus is not None
+    per_node = server.gpus.count
+    nic = sum(p.count * p.speed_gbps for p in server.port_groups("compute"))
+    storage = sum(p.count * p.speed_gbps for p in server.port_groups("storage"))
+    return Hardware(
+        groups=[g.name for g, _ in with_gpus], gpu_key=server.gpus.model,
+        gpu=catalog.require(server.gpus.model, GPU),
+        gpus=sum(g.count * s.gpus.count for g, s in with_gpus if s.gpus is not None),
+        gpus_per_node=per_node, nvlink_domain=server.gpus.nvlink_domain,
+        nic_gbps_per_gpu=nic / per_node, oversubscription=_oversubscription(bp, group.name),
+        storage_gbps_per_node=storage, gpu_w=planned_w(bp.power, server, "compute") / per_node)
+
+
+def _oversubscription(bp: Blueprint, group: str) -> float:
+    for fabric in bp.fabrics.values():
+        if isinstance(fabric, ComputeFabric) and (fabric.node_groups is None or group in fabric.node_groups):
+            return float(fabric.oversubscription)
+    return 1.0
+

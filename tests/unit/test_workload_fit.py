@@ -1,0 +1,276 @@
+"""Workload fit against hand computations from published model shapes and data sheets, and against published
+TensorRT-LLM measurements on H200; one test per CF-WORK finding."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from factories import dgx_data, valid_from
+from helpers import run_cli
+
+from clusterforge.catalog import load_catalog
+from clusterforge.checks import run_checks
+from clusterforge.errors import Finding
+from clusterforge.expand import expand
+from clusterforge.model import InferenceService, TrainingJob
+from clusterforge.workload import InferenceFit, TrainingFit, fit_workloads
+from clusterforge.workload.hardware import hardware_for
+from clusterforge.workload.memory import inference_memory, training_memory
+from clusterforge.workload.shape import resolve_shape
+from clusterforge.workload.speed import inference_speed, prefill_flops
+
+CATALOG = load_catalog()
+
+
+def training(**fields: Any) -> dict[str, Any]:
+    return {"name": "job", "kind": "training", "model": "meta/llama-3-70b", **fields}
+
+
+def inference(**fields: Any) -> dict[str, Any]:
+    return {"name": "svc", "kind": "inference", "model": "meta/llama-3-70b", **fields}
+
+
+def cluster(nodes: int, workloads: list[dict[str, Any]], model: str = "nvidia/dgx-h200") -> dict[str, Any]:
+    data = dgx_data(nodes, model=model)
+    data["workloads"] = workloads
+    return data
+
+
+def findings_of(data: dict[str, Any]) -> list[Finding]:
+    valid = valid_from(data)
+    topo, early = expand(valid)
+    return [f for f in run_checks(valid, topo, early) if f.code.startswith("CF-WORK-")]
+
+
+def fits_of(data: dict[str, Any]) -> list[TrainingFit | InferenceFit]:
+    valid = valid_from(data)
+    return fit_workloads(valid.blueprint, valid.catalog)
+
+
+# --- shapes and memory by hand
+
+
+def test_llama3_70b_kv_cache_per_token_in_bf16() -> None:
+    # 2 (K and V) x 80 layers x 8 KV heads x 128 head dim x 2 bytes = 327,680 bytes
+    svc = InferenceService.model_validate(inference(replicas=1, gpus_per_replica=8, precision="bf16",
+                                                    context_tokens=8192))
+    memory = inference_memory(svc, resolve_shape(svc, CATALOG), 141)
+    assert memory.kv_per_token == 2 * 80 * 8 * 128 * 2 == 327_680
+    assert memory.kv_per_session == 327_680 * 8192  # 2.68 GB per 8k-token session
+
+
+def test_llama31_405b_weights_in_fp8() -> None:
+    # The published shape (Llama 3 Herd of Models, Table 3) summed: per layer Q and O 16384^2 each, K and V
+    # 16384 x 1024 each (8 heads x 128), the SwiGLU MLP 3 x 16384 x 53248; embeddings and output head 2 x
+    # 128256 x 16384; two RMSNorm vectors per layer and a final one. The sum is the 405,853,388,800 parameters
+    # Hugging Face lists for meta-llama/Llama-3.1-405B. One byte per parameter in fp8.
+    per_layer = 2 * 16384**2 + 2 * 16384 * 1024 + 3 * 16384 * 53248 + 2 * 16384
+    params = 126 * per_layer + 2 * 128256 * 16384 + 16384
+    assert params == 405_853_388_800
+    svc = InferenceService.model_validate(inference(model="meta/llama-3.1-405b", replicas=1, gpus_per_replica=8,
+                                                    precision="fp8"))
+    weights = inference_memory(svc, resolve_shape(svc, CATALOG), 141).weights
+    assert weights == pytest.approx(params, rel=1e-4)  # 405.85 GB: fits 8 x H200 (1,128 GB), not 4 x H100
+
+
+def test_llama3_70b_tp8_pp4_zero1_memory_per_gpu() -> None:
+    # 256 GPUs = TP8 x PP4 x DP8. Parameters per GPU n = 70.55e9 / 32 = 2.2047e9; bf16 weights 2n = 4.41 GB,
+    # gradients 2n = 4.41 GB, Adam state 12n / DP8 = 3.31 GB (ZeRO-1). Activations with sequence parallel and
+    # selective recomputation (Korthikanti et al. 2022): 34 s b h / t per layer = 34 x 8192 x 8192 / 8 bytes
+    # = 285.2 MB, times 80 layers (1F1B: the first stage holds PP micro batches of L/PP layers) = 22.8 GB.
+    job = TrainingJob.model_validate(training(gpus=256, tensor_parallel=8, pipeline_parallel=4, zero_stage=1,
+                                              sequence_length=8192))
+    memory = training_memory(job, resolve_shape(job, CATALOG))
+    n = 70.55e9 / 32
+    assert memory.weights == pytest.approx(2 * n)
+    assert memory.gradients == pytest.approx(2 * n)
+    assert memory.optimizer == pytest.approx(12 * n / 8)
+    assert memory.activations == pytest.approx(80 * 34 * 8192 * 8192 / 8)
+    assert memory.total / 1e9 == pytest.approx(34.95, abs=0.01)
+    zero3 = training_memory(job, resolve_shape(job, CATALOG), zero_stage=3)
+    assert zero3.weights == pytest.approx(2 * n / 8) and zero3.gradients == pytest.approx(2 * n / 8)
+
+
+def test_mixture_of_experts_splits_dense_and_expert_parameters() -> None:
+    # Mixtral 8x7B: P = D + 8e = 46.7B, A = D + 2e = 12.9B, so e = 33.8 / 6 = 5.633B and D = 1.633B
+    job = TrainingJob.model_validate(training(model="mistralai/mixtral-8x7b", gpus=64, tensor_parallel=2,
+                                              expert_parallel=8))
+    shape = resolve_shape(job, CATALOG)
+    assert shape.expert_params == pytest.approx(8 * 33.8e9 / 6)
+    assert shape.dense_params == pytest.approx(46.7e9 - 8 * 33.8e9 / 6)
+    # dense split over TP2, experts over TP2 x EP8
+    n = training_memory(job, shape).params_per_gpu
+    assert n == pytest.approx(shape.dense_params / 2 + shape.expert_params / 16)
+
+
+# --- speed by hand
+
+
+def test_h200_decode_bound_from_its_hbm_bandwidth() -> None:
+    # One Llama 3 70B replica in fp8 on one H200, one session of one token: each decode step reads the
+    # 70.55 GB of weights and 163,840 bytes of fp8 KV cache at 4.8 TB/s (data sheet) -> 14.70 ms, 68.0 tokens/s.
+    data = cluster(1, [inference(replicas=1, gpus_per_replica=1, precision="fp8", context_tokens=1,
+                                 decode_bandwidth_efficiency=1.0)])
+    (fit,) = fits_of(data)
+    assert isinstance(fit, InferenceFit)
+    step = (70.55e9 + 163_840) / 4.8e12
+    assert fit.speed.decode_step_s == pytest.approx(step)
+    assert fit.speed.tokens_per_s_session == pytest.approx(68.04, abs=0.01)
+    assert fit.speed.decode_memory_bound
+
+
+def test_training_step_time_from_flops_at_mfu() -> None:
+    # PaLM's model FLOPs per token: 6N + 12 L H Q T = 6 x 70.55e9 + 12 x 80 x 64 x 128 x 8192 = 4.877e11.
+    # 240 H200 at 989.4 TFLOPS bf16 and MFU 0.4 run 15,728,640 tokens in 4.877e11 x 15,728,640 /
+    # (240 x 989.4e12 x 0.4) = 80.77 s: 194,700 tokens/s.
+    data = cluster(30, [training(gpus=240, tensor_parallel=8, sequence_length=8192, global_batch_tokens=15_728_640,
+                                 mfu=0.4)])
+    (fit,) = fits_of(data)
+    assert isinstance(fit, TrainingFit)
+    flops = 6 * 70.55e9 + 12 * 80 * 64 * 128 * 8192
+    assert fit.speed.flops_per_token == pytest.approx(flops)
+    assert fit.speed.compute_s == pytest.approx(flops * 15_728_640 / (240 * 989.4e12 * 0.4))
+    # Data parallel: ring reduce-scatter + all-gather of the bf16 gradients of one GPU (70.55e9 / 8 x 2 bytes),
+    # 2 x 29/30 of it, at one 400G NIC per GPU (50 GB/s) at 1:1.
+    assert fit.speed.collectives_s["data"] == pytest.approx(2 * 29 / 30 * 70.55e9 / 8 * 2 / 50e9)
+    assert fit.speed.collective_tier == {"tensor": "nvlink", "data": "fabric"}
+    # Tensor (sequence parallel): 8 x 7/8 x s b h x 2 bytes per layer, 80 layers, 64 micro batches at 450 GB/s
+    assert fit.speed.collectives_s["tensor"] == pytest.approx(8 * 7 / 8 * 8192 * 8192 * 2 * 80 * 64 / 450e9)
+
+
+def test_prefill_time_to_first_token() -> None:
+    # 8,192-token prompt on 4 H200 in fp8 at 50% of 4 x 1978.9 TFLOPS: 2 x 70.55e9 x 8192 + causal attention
+    # 2 x 80 x 8192^2 x 8192 = 1.1559e15 + 8.796e13 FLOPs -> 314 ms
+    data = cluster(1, [inference(replicas=1, gpus_per_replica=4, precision="fp8", prompt_tokens=8192,
+                                 context_tokens=32768)])
+    (fit,) = fits_of(data)
+    assert isinstance(fit, InferenceFit)
+    flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
+    assert fit.speed.ttft_s == pytest.approx(flops / (4 * 1978.9e12 * 0.5))
+    assert fit.speed.ttft_s * 1000 == pytest.approx(314.3, abs=0.1)
+
+
+# Published: TensorRT-LLM H200 launch note (release 0.5.0, docs/source/blogs/H200launch.md), "H200 FP8 Max
+# throughput", Llama 2 70B, output tokens/s: (batch, TP, input, output) -> measured.
+H200_LLAMA2_70B = [((512, 1, 128, 128), 3014), ((64, 2, 2048, 128), 682), ((32, 1, 2048, 128), 303)]
+LLAMA2_70B = {"params_b": 68.98, "layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "head_dim": 128,
+              "vocab": 32000}  # Llama 2 70B config.json; 80 x 855.6M + 2 x 32000 x 8192 = 68.98B
+
+
+@pytest.mark.parametrize(("case", "measured"), H200_LLAMA2_70B)
+def test_throughput_within_25_percent_of_published_h200_measurements(case: tuple[int, int, int, int],
+                                                                     measured: float) -> None:
+    """A batch runs all its prefills, then its output steps: B x OSL tokens in B x prefill + OSL x decode step
+    (decode at the batch's final context, our upper bound). The model is optimistic by design; the measured
+    figure lies within 25% below it."""
+    batch, tp, isl, osl = case
+    data = cluster(1, [{"name": "svc", "kind": "inference", "shape": LLAMA2_70B, "precision": "fp8",
+                        "replicas": 1, "gpus_per_replica": tp, "context_tokens": isl + osl,
+                        "prompt_tokens": isl, "concurrent_requests": batch}])
+    valid = valid_from(data)
+    svc = valid.blueprint.workloads[0]
+    assert isinstance(svc, InferenceService)
+    shape = resolve_shape(svc, valid.catalog)
+    hw = hardware_for(valid.blueprint, valid.catalog, svc)
+    assert hw is not None
+    memory = inference_memory(svc, shape, hw.gpu.memory_gb)
+    assert memory.total <= memory.usable
+    speed = inference_speed(svc, shape, hw, memory)
+    prefill = prefill_flops(shape, isl) / (tp * hw.peak_tflops("fp8") * 1e12 * svc.prefill_mfu)
+    predicted = batch * osl / (batch * prefill + osl * speed.decode_step_s)
+    print(f"batch {batch} TP{tp} {isl}/{osl}: predicted {predicted:.0f}, measured {measured}")
+    assert 0.75 <= measured / predicted <= 1.0, f"predicted {predicted:.0f}, measured {measured}"
+
+
+# --- findings
+
+
+def test_job_that_does_not_fit_gets_the_smallest_tensor_parallel_that_does() -> None:
+    # TP1, DP32 on H200: weights and gradients 2 x 70.55e9 x 2 bytes = 282.2 GB, Adam 12 x 70.55e9 / 32 =
+    # 26.5 GB, activations 80 x 34 x 8192 x 8192 = 182.5 GB: 491 GB against 141 x 0.9 = 126.9 GB usable
+    (finding,) = findings_of(cluster(4, [training(gpus=32, tensor_parallel=1, sequence_length=8192)]))
+    assert finding.code == "CF-WORK-004"
+    assert finding.message == ("training job 'job' needs 491 GB per GPU, 127 GB are usable (weights 141, "
+                               "gradients 141, optimizer 26.5, activations 183)")
+    # TP8 (the NVLink domain): 17.6 + 17.6 + 12 x 8.82 / 4 = 26.5, plus 22.8 of activations = 84.5 GB
+    assert finding.hint == "fits with tensor_parallel: 8 (84.5 GB per GPU, 4 nodes)"
+
+
+def test_service_that_misses_its_latency_target() -> None:
+    # 32k-token prompt on 4 H200: 2 x 70.55e9 x 32768 + 2 x 80 x 32768^2 x 8192 = 6.031e15 FLOPs at 50% of
+    # 4 x 1978.9 TFLOPS = 3.958e15 FLOP/s -> 1,524 ms; target 500 ms. Eight GPUs take 762 ms, sixteen 381 ms:
+    # the hint's smallest replica (a power of two up to the cluster's 16 GPUs) that meets it.
+    found = findings_of(cluster(2, [inference(replicas=1, gpus_per_replica=4, precision="fp8",
+                                              context_tokens=32768, ttft_target_ms=500)]))
+    (ttft,) = [f for f in found if f.code == "CF-WORK-006"]
+    assert ttft.message == ("inference service 'svc': time to first token 1,520 ms for 32,768 tokens, "
+                            "target 500 ms")
+    # at 16 GPUs: (70.55 GB weights + 5.37 GB KV held twice, TP16 over 8 KV heads) / 16 = 5.08 GB per GPU
+    assert ttft.hint == "meets it with gpus_per_replica: 16 (5.08 GB per GPU, 2 nodes)"
+    # 16 GPUs per replica spans two 8-GPU NVLink domains: that layout gets its own warning when taken
+    assert {f.code for f in found} == {"CF-WORK-006"}
+
+
+def test_sessions_that_do_not_fit_a_replica_get_the_concurrency_that_does() -> None:
+    # The issue's case: 64 sessions of 16k tokens of a 70B model on 4 x L40S (4 x 48 GB x 0.9 = 172.8 GB usable).
+    # fp8 weights 70.55 GB; fp8 KV 163,840 B/token x 16,384 = 2.684 GB per session; (172.8 - 70.55) / 2.684 = 38.
+    data = cluster(1, [inference(replicas=2, gpus_per_replica=4, precision="fp8", context_tokens=16384,
+                                 concurrent_requests=64)], model="generic/l40s-4u-8gpu")
+    (finding,) = findings_of(data)
+    assert finding.code == "CF-WORK-005"
+    assert "needs 242 GB per replica for weights and 64 sessions of 16,384 tokens, 173 GB are usable" in finding.message
+    assert finding.hint is not None and finding.hint.startswith("at most 38 sessions of 16,384 tokens fit")
+
+
+def test_tensor_parallel_across_nvlink_domains_and_too_many_gpus() -> None:
+    found = findings_of(cluster(2, [training(gpus=5000, tensor_parallel=16)]))
+    assert {f.code for f in found} >= {"CF-WORK-001", "CF-WORK-003"}
+    (many,) = [f for f in found if f.code == "CF-WORK-001"]
+    assert many.message == "training job 'job' needs 5000 GPUs, node groups gpu have 16"
+    (tp,) = [f for f in found if f.code == "CF-WORK-003"]
+    assert "tensor parallel 16 spans 2 NVLink domains of 8 GPUs" in tp.message
+    assert "at 50 GB/s instead of NVLink's 450 GB/s" in tp.message
+
+
+def test_layout_and_batch_that_do_not_divide() -> None:
+    found = findings_of(cluster(4, [training(gpus=32, tensor_parallel=8, pipeline_parallel=3),
+                                    training(name="b", gpus=32, tensor_parallel=8, global_batch_tokens=100_000)]))
+    messages = sorted(f.message for f in found if f.code == "CF-WORK-002")
+    assert messages == [
+        "training job 'b': global batch of 100,000 tokens is not a multiple of data parallel 4 x micro batch 1 x "
+        "sequence 4,096 = 16,384",
+        "training job 'job': tensor 8 x pipeline 3 x context 1 x data 1 = 24 GPUs, but the job has 32",
+    ]
+
+
+def test_workloads_together_and_a_shape_given_by_size_only() -> None:
+    found = findings_of(cluster(2, [training(gpus=16, tensor_parallel=8),
+                                    {"name": "old", "kind": "inference", "model_params_b": 8, "replicas": 1,
+                                     "gpus_per_replica": 1}]))
+    assert {f.code for f in found} == {"CF-WORK-008", "CF-WORK-009"}
+    (together,) = [f for f in found if f.code == "CF-WORK-008"]
+    assert together.message == "workloads on gpu need 17 GPUs together, the node groups have 16 (job 16, old 1)"
+
+
+def test_unknown_model_is_a_reference_error() -> None:
+    from clusterforge.errors import BlueprintError
+
+    with pytest.raises(BlueprintError) as caught:
+        valid_from(cluster(1, [inference(model="meta/lama-3-8b", replicas=1, gpus_per_replica=1)]))
+    (finding,) = caught.value.findings
+    assert finding.code == "CF-REF-002"
+    assert "unknown model shape 'meta/lama-3-8b' in workloads[0].model (did you mean 'meta/llama-3-8b'?)" in \
+        finding.message
+
+
+def test_fit_command_on_the_examples() -> None:
+    result = run_cli("fit", "blueprints/h200-training-pod.yaml", "--format", "json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = json.loads(result.stdout)
+    pretrain = data["workloads"]["llama3-70b-pretrain"]
+    assert pretrain["memory_gb"]["total"] <= pretrain["memory_gb"]["usable"]
+    assert data["workloads"]["llama3-70b-eval"]["kv_bytes_per_token"] == 163_840  # fp8 KV
+    text = run_cli("fit", "blueprints/l40s-inference.yaml", "--suggest")
+    assert text.returncode == 0 and "llama3-70b-chat (inference, meta/llama-3-70b, fp8" in text.stdout
