@@ -158,7 +158,10 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
               help="site template folder; its templates replace the shipped ones of the same path")
 @click.option("--check", "check_only", is_flag=True,
               help="write nothing; exit 1 and list stale, missing and extra files if the folder is not fresh")
-def render_cmd(blueprint: Path, output: Path | None, templates: Path | None, check_only: bool) -> None:
+@click.option("--force", is_flag=True,
+              help="write into a folder that holds files clusterforge did not write (they are kept, except those "
+                   "of the same path as a rendered file)")
+def render_cmd(blueprint: Path, output: Path | None, templates: Path | None, check_only: bool, force: bool) -> None:
     """Render the deployment files: Ansible, Slurm, NCCL (and the handoff pack)."""
     try:
         valid = load_valid(blueprint)
@@ -172,7 +175,11 @@ def render_cmd(blueprint: Path, output: Path | None, templates: Path | None, che
         diff = compare_tree(files, target)
         _print_tree_diff(diff, target, len(files))
         sys.exit(EXIT_OK if diff.fresh else EXIT_FINDINGS)
-    write_tree(files, target)
+    try:
+        write_tree(files, target, force=force)
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text")
+        sys.exit(EXIT_FINDINGS)
     click.echo(f"{display_name(target)}: wrote {len(files)} files")
 
 
@@ -183,8 +190,13 @@ def render_cmd(blueprint: Path, output: Path | None, templates: Path | None, che
               show_default=True, help="folder holding one rendered folder per blueprint name")
 def render_check_cmd(folder: Path, output_root: Path) -> None:
     """`render --check` for every blueprint in a folder (for CI and pre-commit)."""
+    if not folder.is_dir():
+        raise click.BadParameter(f"{display_name(folder)} is not a folder", param_hint="--blueprints")
+    blueprints = sorted(folder.glob("*.yaml"))
+    if not blueprints:
+        raise click.BadParameter(f"{display_name(folder)} holds no *.yaml blueprint", param_hint="--blueprints")
     stale = False
-    for blueprint in sorted(folder.glob("*.yaml")):
+    for blueprint in blueprints:
         try:
             valid = load_valid(blueprint)
             files = render_files(valid)
@@ -203,6 +215,8 @@ def _print_tree_diff(diff: TreeDiff, target: Path, count: int) -> None:
     for label, paths in (("stale", diff.stale), ("missing", diff.missing), ("extra", diff.extra)):
         for rel in paths:
             click.echo(f"{label}: {display_name(target / rel)}")
+    for rel in diff.unmanaged:
+        click.echo(f"kept: {display_name(target / rel)} (not written by clusterforge)")
     click.echo(f"{display_name(target)}: {'fresh' if diff.fresh else 'out of date'} ({count} files)")
 
 

@@ -39,7 +39,7 @@ def test_manifest_lists_every_file_with_its_hash(tmp_path: Path) -> None:
     assert manifest["version"] and len(manifest["blueprint_sha256"]) == 64
 
 
-def test_check_detects_changed_missing_and_extra_files(tmp_path: Path) -> None:
+def test_check_detects_changed_and_missing_files_and_keeps_others(tmp_path: Path) -> None:
     out = tmp_path / "out"
     bp = "blueprints/l40s-inference.yaml"
     assert run_cli("render", bp, "-o", str(out)).returncode == 0
@@ -53,11 +53,11 @@ def test_check_detects_changed_missing_and_extra_files(tmp_path: Path) -> None:
     assert stale.returncode == 1
     assert "stale: " in stale.stdout and "slurm/slurm.conf" in stale.stdout
     assert "missing: " in stale.stdout and "slurm/gres.conf" in stale.stdout
-    assert "extra: " in stale.stdout and "notes.txt" in stale.stdout
+    assert "kept: " in stale.stdout and "notes.txt" in stale.stdout
     assert tree_hashes(out) == before, "--check wrote something"
-    # a real render replaces the folder: the stray file disappears, the edits are undone
+    # a real render replaces what it wrote: the edits are undone, the file a person added stays
     assert run_cli("render", bp, "-o", str(out)).returncode == 0
-    assert not (out / "notes.txt").exists()
+    assert (out / "notes.txt").read_text() == "stray\n"
     assert run_cli("render", bp, "-o", str(out), "--check").returncode == 0
 
 

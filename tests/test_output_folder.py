@@ -1,0 +1,287 @@
+"""The output folder: only clusterforge's own is replaced, nothing a person put there is lost, kills and
+concurrent renders leave a whole tree, and file-system failures are clear errors with the old tree untouched."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import REPO, run_cli
+
+from clusterforge import fsops, writer
+from clusterforge.errors import ClusterforgeError
+from clusterforge.writer import MANIFEST, manifest_files, with_manifest, write_tree
+
+BP = "blueprints/l40s-inference.yaml"
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every entry under `folder` (files by content hash, links by target, folders by name)."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        rel = str(path.relative_to(folder))
+        if path.is_symlink():
+            out[rel] = "link:" + os.readlink(path)
+        elif path.is_file():
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            out[rel] = "dir"
+    return out
+
+
+def tree(version: int, files: int = 3) -> dict[str, str]:
+    body = {f"family/file{i}.txt": f"v{version} file {i}\n" for i in range(files)}
+    return with_manifest(body, f"{version:064d}")
+
+
+def assert_whole(folder: Path) -> int:
+    """The folder holds one render, complete: every file its manifest lists, with that content. Its version."""
+    listed = manifest_files(folder)
+    assert listed is not None, f"{folder} has no manifest"
+    versions = {(folder / rel).read_text().split()[0] for rel in listed - {MANIFEST}}
+    assert len(versions) == 1, versions
+    return int(versions.pop()[1:])
+
+
+def leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if "clusterforge-" in p.name)
+
+
+# --- whose folder it is ---------------------------------------------------------------------------------
+
+def test_render_into_a_repository_root_is_refused_and_touches_nothing(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    shutil.copy(REPO / BP, repo / "cluster.yaml")
+    (repo / "README.md").write_text("ours\n")
+    before = snapshot(repo)
+    result = run_cli("render", str(repo / "cluster.yaml"), "-o", str(repo))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "CF-OUT-001" in result.stdout and "--force" in result.stdout and "nothing was written" in result.stdout
+    assert "Traceback" not in result.stderr
+    assert snapshot(repo) == before
+    assert leftovers(tmp_path) == []
+
+
+def test_a_folder_of_unrelated_files_is_refused(tmp_path: Path) -> None:
+    home = tmp_path / "some" / "dir"
+    home.mkdir(parents=True)
+    (home / "thesis.tex").write_text("years of work\n")
+    result = run_cli("render", BP, "-o", str(home))
+    assert result.returncode == 1 and "CF-OUT-001" in result.stdout
+    assert snapshot(home) == {"thesis.tex": hashlib.sha256(b"years of work\n").hexdigest()}
+
+
+def test_an_empty_or_missing_folder_is_written(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    for name in ("empty", "missing/deeper"):
+        result = run_cli("render", BP, "-o", str(tmp_path / name))
+        assert result.returncode == 0, result.stdout
+        assert manifest_files(tmp_path / name) is not None
+
+
+def test_files_a_person_added_survive_a_rerender_and_old_outputs_go(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_tree(tree(1, files=4), out)
+    (out / "NOTES.md").write_text("site notes\n")
+    (out / "family" / "local.txt").write_text("kept\n")
+    (out / "scratch").mkdir()
+    (out / "link").symlink_to("/etc/hostname")
+    write_tree(tree(2, files=2), out)
+    assert assert_whole(out) == 2
+    assert not (out / "family/file3.txt").exists(), "a file the previous render wrote and this one does not"
+    assert (out / "NOTES.md").read_text() == "site notes\n"
+    assert (out / "family/local.txt").read_text() == "kept\n"
+    assert (out / "scratch").is_dir() and os.readlink(out / "link") == "/etc/hostname"
+
+
+def test_a_new_output_never_silently_replaces_a_persons_file(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_tree(tree(1, files=1), out)
+    (out / "family/file2.txt").write_text("hand-written\n")
+    before = snapshot(out)
+    with pytest.raises(ClusterforgeError) as caught:
+        write_tree(tree(2, files=3), out)
+    assert caught.value.findings[0].code == "CF-OUT-002" and "family/file2.txt" in caught.value.findings[0].message
+    assert snapshot(out) == before
+    write_tree(tree(2, files=3), out, force=True)
+    assert assert_whole(out) == 2
+
+
+def test_force_writes_into_a_foreign_folder_file_by_file_and_deletes_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "site"
+    (folder / "family").mkdir(parents=True)
+    (folder / "family/file0.txt").write_text("replaced\n")
+    (folder / "family/other.txt").write_text("kept\n")
+    (folder / ".git").mkdir()
+    (folder / ".git/HEAD").write_text("ref: refs/heads/main\n")
+    write_tree(tree(1), folder, force=True)
+    assert assert_whole(folder) == 1
+    assert (folder / "family/other.txt").read_text() == "kept\n"
+    assert (folder / ".git/HEAD").read_text() == "ref: refs/heads/main\n"
+    assert [p.name for p in folder.rglob("*clusterforge-*")] == []
+
+
+def test_force_never_writes_through_a_symbolic_link(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "family").symlink_to(outside)
+    with pytest.raises(ClusterforgeError) as caught:
+        write_tree(tree(1), folder, force=True)
+    assert caught.value.findings[0].code == "CF-OUT-002"
+    assert list(outside.iterdir()) == []
+
+
+def test_output_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "out").write_text("a file\n")
+    with pytest.raises(ClusterforgeError) as caught:
+        write_tree(tree(1), tmp_path / "out")
+    assert caught.value.findings[0].code == "CF-OUT-001"
+    assert (tmp_path / "out").read_text() == "a file\n"
+
+
+@pytest.mark.parametrize("rel", ["../escaped.svg", "/etc/passwd", "a/../../b", "a//b", ".hidden", "a/b\nc",
+                                 "rack/\x00x", "é/x", "a/" + "b" * 200, "/".join("d" * 9)])
+def test_no_rendered_path_can_leave_the_folder(tmp_path: Path, rel: str) -> None:
+    with pytest.raises(ClusterforgeError) as caught:
+        write_tree({rel: "x\n", MANIFEST: "{}\n"}, tmp_path / "out")
+    assert caught.value.findings[0].code == "CF-OUT-004"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == []
+
+
+# --- kills and concurrent renders -----------------------------------------------------------------------
+
+def killed_at(step: str, nth: int, action: Callable[[], Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run `action` in a child process that dies (SIGKILL-like: no cleanup runs) at the nth call of `step`."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child never returns
+        calls = {"n": 0}
+        module, name = (os, step) if hasattr(os, step) and step != "exchange" else (fsops, "_renameat2_exchange")
+        real = getattr(module, name)
+
+        def dying(*args: Any, **kwargs: Any) -> Any:
+            calls["n"] += 1
+            if calls["n"] == nth:
+                os._exit(9)
+            return real(*args, **kwargs)
+        monkeypatch.setattr(module, name, dying)
+        try:
+            action()
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) in (0, 9)
+
+
+def kill_points() -> Iterator[tuple[str, int]]:
+    yield from (("link", 1), ("rename", 1), ("rename", 2), ("exchange", 1), ("chmod", 1), ("mkdir", 2))
+
+
+@pytest.mark.parametrize(("step", "nth"), list(kill_points()))
+@pytest.mark.parametrize("can_exchange", [True, False], ids=["renameat2", "two-renames"])
+def test_a_killed_render_leaves_a_whole_tree_and_the_next_run_cleans_up(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str, nth: int, can_exchange: bool) -> None:
+    if not can_exchange:
+        monkeypatch.setattr(fsops, "_renameat2_exchange", lambda a, b: False)
+    out = tmp_path / "out"
+    write_tree(tree(1), out)
+    (out / "NOTES.md").write_text("kept\n")
+    killed_at(step, nth, lambda: write_tree(tree(2), out), monkeypatch)
+    if out.exists() or can_exchange:
+        assert assert_whole(out) in (1, 2), "the folder is missing or mixed after a kill"
+    write_tree(tree(3), out)
+    assert assert_whole(out) == 3
+    assert (out / "NOTES.md").read_text() == "kept\n"
+    assert leftovers(tmp_path) == [], "the next run did not clean up"
+
+
+def test_concurrent_renders_into_one_folder_both_finish_whole(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    procs = [subprocess.Popen([sys.executable, "-m", "clusterforge", "render", BP, "-o", str(out)],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    results = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], results
+    assert run_cli("render", BP, "-o", str(out), "--check").returncode == 0
+    assert leftovers(tmp_path) == []
+
+
+def test_a_held_lock_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    write_tree(tree(1), out)
+    monkeypatch.setattr(writer, "locked", lambda parent: fsops.locked(parent, timeout_s=0.3))
+    with fsops.locked(tmp_path), pytest.raises(ClusterforgeError) as caught:
+        write_tree(tree(2), out)
+    assert caught.value.findings[0].code == "CF-OUT-005"
+    assert assert_whole(out) == 1
+
+
+# --- file-system failures -------------------------------------------------------------------------------
+
+@pytest.fixture
+def small_mount(tmp_path: Path) -> Iterator[Path]:
+    """A real 4 MiB tmpfs (needs root and mount rights; skipped where the machine does not allow it)."""
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True,
+                          check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_read_only_file_system_is_a_clear_error(small_mount: Path) -> None:
+    out = small_mount / "out"
+    assert run_cli("render", BP, "-o", str(out)).returncode == 0
+    before = snapshot(out)
+    subprocess.run(["mount", "-o", "remount,ro", str(small_mount)], check=True)
+    result = run_cli("render", BP, "-o", str(out))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "CF-OUT-003" in result.stdout and "Read-only file system" in result.stdout
+    assert snapshot(out) == before
+
+
+def test_a_full_disk_is_a_clear_error_and_leaves_nothing_behind(small_mount: Path) -> None:
+    out = small_mount / "out"
+    write_tree(tree(1), out)
+    before = snapshot(out)
+    big = with_manifest({f"f{i}.txt": "x" * 600_000 + "\n" for i in range(8)}, "0" * 64)
+    with pytest.raises(ClusterforgeError) as caught:
+        write_tree(big, out)
+    assert caught.value.findings[0].code == "CF-OUT-003"
+    assert "No space left on device" in caught.value.findings[0].message
+    assert snapshot(out) == before
+    assert leftovers(small_mount) == []
+
+
+def test_a_mount_point_is_not_replaced_but_force_writes_into_it(small_mount: Path) -> None:
+    write_tree(tree(1), small_mount)  # empty: written file by file
+    assert assert_whole(small_mount) == 1
+    with pytest.raises(ClusterforgeError) as caught:
+        write_tree(tree(2), small_mount)
+    assert caught.value.findings[0].code == "CF-OUT-003" and "mount point" in caught.value.findings[0].message
+    assert assert_whole(small_mount) == 1
+    write_tree(tree(2), small_mount, force=True)
+    assert assert_whole(small_mount) == 2
+
+
+# --- render-check ---------------------------------------------------------------------------------------
+
+def test_render_check_on_a_missing_or_empty_folder_fails(tmp_path: Path) -> None:
+    missing = run_cli("render-check", "--blueprints", str(tmp_path / "nosuchdir"))
+    assert missing.returncode == 2 and "is not a folder" in missing.stderr
+    empty = run_cli("render-check", "--blueprints", str(tmp_path))
+    assert empty.returncode == 2 and "no *.yaml blueprint" in empty.stderr
