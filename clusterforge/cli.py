@@ -24,6 +24,9 @@ from .writer import TreeDiff, compare_tree, write_tree
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INTERNAL = 0, 1, 3  # click exits 2 on a usage error
 FORMATS = click.Choice(["text", "json", "github"])
+ALLOW_DIR = click.option(
+    "--allow-dir", "allow", multiple=True, type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="a folder outside the blueprint's repository that includes and catalogs may be read from (repeatable)")
 
 
 def _print_findings(findings: Sequence[Finding], fmt: str) -> None:
@@ -40,13 +43,14 @@ def cli() -> None:
 @cli.command("validate")
 @click.argument("blueprints", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
-def validate_cmd(blueprints: tuple[Path, ...], fmt: str) -> None:
+@ALLOW_DIR
+def validate_cmd(blueprints: tuple[Path, ...], fmt: str, allow: tuple[Path, ...]) -> None:
     """Check blueprints against the schema and the catalog; report every error at once."""
     results: list[dict[str, Any]] = []
     failed = False
     for path in blueprints:
         try:
-            valid = load_valid(path)
+            valid = load_valid(path, allow)
         except ClusterforgeError as exc:
             failed = True
             results.append({"blueprint": display_name(path), "valid": False,
@@ -79,10 +83,11 @@ def _count(findings: Sequence[Finding]) -> str:
 @cli.command("plan")
 @click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def plan_cmd(blueprint: Path, fmt: str) -> None:
+@ALLOW_DIR
+def plan_cmd(blueprint: Path, fmt: str, allow: tuple[Path, ...]) -> None:
     """Expand a blueprint and summarise it: nodes, GPUs, racks, fabrics per tier, cables."""
     try:
-        analysis = analyse(load_valid(blueprint))
+        analysis = analyse(load_valid(blueprint, allow))
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
@@ -98,14 +103,15 @@ def plan_cmd(blueprint: Path, fmt: str) -> None:
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
               help="lowest severity of an unsuppressed finding that makes the exit status 1")
-def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str) -> None:
+@ALLOW_DIR
+def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str, allow: tuple[Path, ...]) -> None:
     """Expand blueprints and run every check: ports, oversubscription, space, weight, power, cooling."""
     failing = {Severity.ERROR} if fail_on == "error" else {Severity.ERROR, Severity.WARNING}
     failed = False
     report: list[dict[str, Any]] = []
     for path in blueprints:
         try:
-            findings = analyse(load_valid(path)).findings
+            findings = analyse(load_valid(path, allow)).findings
         except ClusterforgeError as exc:
             findings = exc.findings
         active = [f for f in findings if not f.suppressed_by]
@@ -161,10 +167,12 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
 @click.option("--force", is_flag=True,
               help="write into a folder that holds files clusterforge did not write (they are kept, except those "
                    "of the same path as a rendered file)")
-def render_cmd(blueprint: Path, output: Path | None, templates: Path | None, check_only: bool, force: bool) -> None:
+@ALLOW_DIR
+def render_cmd(blueprint: Path, output: Path | None, templates: Path | None, check_only: bool, force: bool,
+               allow: tuple[Path, ...]) -> None:
     """Render the deployment files: Ansible, Slurm, NCCL (and the handoff pack)."""
     try:
-        valid = load_valid(blueprint)
+        valid = load_valid(blueprint, allow)
         files = render_files(valid, templates)
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
@@ -188,7 +196,8 @@ def render_cmd(blueprint: Path, output: Path | None, templates: Path | None, che
               show_default=True, help="folder of blueprints (*.yaml at its top level)")
 @click.option("--output-root", type=click.Path(path_type=Path, file_okay=False), default=Path("inventories"),
               show_default=True, help="folder holding one rendered folder per blueprint name")
-def render_check_cmd(folder: Path, output_root: Path) -> None:
+@ALLOW_DIR
+def render_check_cmd(folder: Path, output_root: Path, allow: tuple[Path, ...]) -> None:
     """`render --check` for every blueprint in a folder (for CI and pre-commit)."""
     if not folder.is_dir():
         raise click.BadParameter(f"{display_name(folder)} is not a folder", param_hint="--blueprints")
@@ -198,7 +207,7 @@ def render_check_cmd(folder: Path, output_root: Path) -> None:
     stale = False
     for blueprint in blueprints:
         try:
-            valid = load_valid(blueprint)
+            valid = load_valid(blueprint, allow)
             files = render_files(valid)
         except ClusterforgeError as exc:
             _print_findings(exc.findings, "text")
@@ -241,10 +250,12 @@ def diff_cmd(old: str, new: str, fmt: str) -> None:
               help="json: node-link topology; dot/svg: fabric diagram (svg needs Graphviz)")
 @click.option("--fabric", "fabrics", multiple=True, help="fabric(s) to draw (default: all but out-of-band)")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="file to write (default: stdout)")
-def export_cmd(blueprint: Path, fmt: str, fabrics: tuple[str, ...], output: Path | None) -> None:
+@ALLOW_DIR
+def export_cmd(blueprint: Path, fmt: str, fabrics: tuple[str, ...], output: Path | None,
+               allow: tuple[Path, ...]) -> None:
     """Export the expanded topology as JSON, or its fabrics as a Graphviz diagram."""
     try:
-        topo = analyse(load_valid(blueprint)).topo
+        topo = analyse(load_valid(blueprint, allow)).topo
         if fmt == "json":
             text = node_link_json(topo)
         else:

@@ -31,10 +31,10 @@ class Snapshot:
     expands: bool = True
 
 
-def snapshot(path: Path, label: str) -> Snapshot:
+def snapshot(path: Path, label: str, allow: tuple[Path, ...] = ()) -> Snapshot:
     """The plan, findings and files of one version, from one analysis; a version that does not expand keeps
     its errors."""
-    valid = load_valid(path)
+    valid = load_valid(path, allow)
     try:
         analysis = analyse(valid)
     except BlueprintError as exc:
@@ -252,6 +252,7 @@ def _side_notes(diff: dict[str, Any]) -> list[str]:
 
 def diff_specs(old_spec: str, new_spec: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="clusterforge-diff-") as tmp:
-        old = snapshot(materialize(old_spec, Path(tmp), "OLD"), old_spec)
-        new = snapshot(materialize(new_spec, Path(tmp), "NEW"), new_spec)
+        # a revision's tree is unpacked without its .git: the unpacked tree is the blueprint's repository
+        old = snapshot(materialize(old_spec, Path(tmp), "OLD"), old_spec, (Path(tmp),))
+        new = snapshot(materialize(new_spec, Path(tmp), "NEW"), new_spec, (Path(tmp),))
     return semantic_diff(old, new)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import codes
 from .errors import BlueprintError, DataPath, Finding, Severity, SourceLocation, display_name
+from .inputs import InputPolicy, InputRefused
 from .yamlsafe import SourceMap, YamlError, read_yaml
 
 MAX_INCLUDE_DEPTH = 8
@@ -21,6 +23,9 @@ class LoadedBlueprint:
     sources: SourceMap
     files: list[Path]
     """Every file read, the main one first, then includes in the order they were merged."""
+    policy: InputPolicy | None = None
+    """Which files the blueprint may read (includes here, catalogs in the validate stage); None: the files
+    inside the blueprint's repository."""
 
 
 def _error(code: str, message: str, location: SourceLocation | None, path: DataPath = (),
@@ -28,11 +33,14 @@ def _error(code: str, message: str, location: SourceLocation | None, path: DataP
     return BlueprintError([Finding(code, Severity.ERROR, message, path, location, hint)])
 
 
-def _read_file(path: Path, included_from: SourceLocation | None) -> tuple[dict[str, Any], SourceMap]:
+def _read_file(path: Path, included_from: SourceLocation | None, policy: InputPolicy,
+               ) -> tuple[dict[str, Any], SourceMap]:
     display = display_name(path)
     included_from = included_from or SourceLocation(display, 0, 0)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = policy.read_text(path)
+    except InputRefused as exc:
+        raise _error(codes.YAML_INCLUDE, f"will not read {display}: {exc}", included_from) from None
     except FileNotFoundError:
         raise _error(codes.YAML_INCLUDE, f"file not found: {display}", included_from) from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -50,9 +58,10 @@ def _read_file(path: Path, included_from: SourceLocation | None) -> tuple[dict[s
     return data, sources
 
 
-def load_blueprint(path: Path) -> LoadedBlueprint:
-    """Read `path` and merge its includes (depth first, in the order listed)."""
-    loaded = LoadedBlueprint(path, {}, SourceMap({}, {}), [])
+def load_blueprint(path: Path, allow: Sequence[Path] = ()) -> LoadedBlueprint:
+    """Read `path` and merge its includes (depth first, in the order listed); files are read only inside the
+    blueprint's repository and the `allow`ed folders."""
+    loaded = LoadedBlueprint(path, {}, SourceMap({}, {}), [], InputPolicy.for_blueprint(path, allow))
     _load_into(loaded, path, None, ())
     return loaded
 
@@ -65,7 +74,7 @@ def _load_into(loaded: LoadedBlueprint, path: Path, included_from: SourceLocatio
                      included_from)
     if len(chain) > MAX_INCLUDE_DEPTH:
         raise _error(codes.YAML_INCLUDE, f"includes nest deeper than {MAX_INCLUDE_DEPTH} levels", included_from)
-    data, sources = _read_file(path, included_from)
+    data, sources = _read_file(path, included_from, loaded.policy or InputPolicy.for_blueprint(loaded.path))
     loaded.files.append(path)
     includes = data.get("include", [])
     if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):

@@ -6,6 +6,7 @@ The only module that puts the stages together: every command loads with `load_va
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -21,9 +22,10 @@ from .validate import ValidBlueprint, validate
 from .writer import with_manifest
 
 
-def load_valid(path: Path) -> ValidBlueprint:
-    # load: YAML with includes -> raw data + source map (raises BlueprintError)
-    loaded = load_blueprint(path)
+def load_valid(path: Path, allow: Sequence[Path] = ()) -> ValidBlueprint:
+    # load: YAML with includes -> raw data + source map (raises BlueprintError); files only from the
+    # blueprint's repository and the allowed folders
+    loaded = load_blueprint(path, allow)
     # validate: schema, catalog, references (raises BlueprintError with every error found)
     return validate(loaded)
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from . import codes
+from .bounds import port_findings, size_findings
 from .catalog import Catalog, load_catalog
-from .errors import BlueprintError, CatalogError, Severity
+from .errors import BlueprintError, CatalogError, Finding, Severity
+from .inputs import InputPolicy
 from .loader import LoadedBlueprint
 from .model import Blueprint
 from .references import reference_findings
@@ -41,16 +44,25 @@ class ValidBlueprint:
         return digest.hexdigest()
 
 
+def _raise_located(loaded: LoadedBlueprint, findings: Iterable[Finding]) -> None:
+    located = [replace(f, location=loaded.sources.locate(f.path, key=True)) for f in findings]
+    if located:
+        raise BlueprintError(located)
+
+
 def validate(loaded: LoadedBlueprint) -> ValidBlueprint:
     try:
         blueprint = Blueprint.model_validate(loaded.data)
     except ValidationError as exc:
         raise BlueprintError(findings_from_validation(exc, loaded.data, loaded.sources, Blueprint)) from None
+    _raise_located(loaded, size_findings(blueprint))
     try:
-        catalog = load_catalog(blueprint.catalog_files(), loaded.path.parent)
+        policy = loaded.policy or InputPolicy.for_blueprint(loaded.path)
+        catalog = load_catalog(blueprint.catalog_files(), loaded.path.parent, policy)
     except CatalogError as exc:
         raise BlueprintError([replace(f, location=loaded.sources.locate(f.path)) if f.location is None and f.path
                               else f for f in exc.findings]) from None
+    _raise_located(loaded, port_findings(blueprint, catalog))
     findings = [replace(f, location=loaded.sources.locate(f.path, key=f.code == codes.UNKNOWN_NCCL_VARIABLE))
                 for f in reference_findings(blueprint, catalog)]
     if any(f.severity is Severity.ERROR for f in findings):

@@ -18,9 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import ClusterforgeError, Finding, Severity
+from .errors import ClusterforgeError, Finding, Severity, display_name
 from .fsops import FolderBusy, locked, swap_in
-from .loader import display_name
 from .output_paths import UnsafePath, check_relative
 from .version import __version__
 

@@ -15,9 +15,10 @@ import yaml
 
 from . import codes
 from .errors import DataPath, Finding, Severity, SourceLocation
+from .inputs import MAX_FILE_BYTES
 
-MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_NODES = 500_000  # counted with aliases expanded, so a "billion laughs" document stops early
+MAX_DEPTH = 32  # a blueprint nests about 6 deep; a recursive alias nests forever
 
 
 class StrictResolverLoader(yaml.SafeLoader):
@@ -38,6 +39,19 @@ _RESOLVERS = [
 ]
 for _tag, _pattern, _first in _RESOLVERS:
     StrictResolverLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    """YAML 1.2 core integers: decimal (`010` is ten), `0o` octal, `0x` hex; PyYAML would read `010` as 8."""
+    text = str(loader.construct_scalar(node))
+    body = text.lstrip("+-")
+    sign = -1 if text.startswith("-") else 1
+    if body[:2] in ("0o", "0x"):
+        return sign * int(body[2:], 8 if body[1] == "o" else 16)
+    return sign * int(body, 10)
+
+
+StrictResolverLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 @dataclass
@@ -96,6 +110,9 @@ class _Builder:
 
     def build(self, node: yaml.Node, path: DataPath) -> Any:
         self.nodes += 1
+        if len(path) > MAX_DEPTH:
+            raise _fail(codes.YAML_TOO_LARGE, f"values nest deeper than {MAX_DEPTH} levels (or an alias refers to itself)",
+                        _loc(self.display, node.start_mark), path[:MAX_DEPTH])
         if self.nodes > MAX_NODES:
             raise _fail(codes.YAML_TOO_LARGE, f"document expands to more than {MAX_NODES} values "
                         "(too many aliases, or a file far larger than a blueprint)",
@@ -110,6 +127,9 @@ class _Builder:
         except yaml.constructor.ConstructorError as exc:
             raise _fail(codes.YAML_SYNTAX, f"cannot read value: {exc.problem}",
                         _loc(self.display, node.start_mark), path) from None
+        except (ValueError, TypeError, OverflowError):
+            raise _fail(codes.YAML_SYNTAX, f"cannot read {node.tag.rsplit(':', 1)[-1]} value {_short(node.value)}",
+                        _loc(self.display, node.start_mark), path) from None
 
     def _mapping(self, node: yaml.MappingNode, path: DataPath) -> dict[str, Any]:
         """Integer keys (port speeds) become strings; models convert them back where they want ints."""
@@ -120,7 +140,7 @@ class _Builder:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 merged.update(self._merge_source(value_node, path))
                 continue
-            key = self.loader.construct_object(key_node)
+            key = self._key(key_node, path)
             if isinstance(key, int) and not isinstance(key, bool):
                 key = str(key)
             if not isinstance(key, str):
@@ -137,6 +157,16 @@ class _Builder:
             if key not in result:
                 result[key] = value
         return result
+
+    def _key(self, node: yaml.Node, path: DataPath) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            raise _fail(codes.YAML_SYNTAX, "mapping keys must be strings, not lists or mappings",
+                        _loc(self.display, node.start_mark), path)
+        try:
+            return self.loader.construct_object(node)
+        except (yaml.constructor.ConstructorError, ValueError, TypeError, OverflowError):
+            raise _fail(codes.YAML_SYNTAX, f"cannot read key {_short(node.value)}",
+                        _loc(self.display, node.start_mark), path) from None
 
     def _merge_source(self, node: yaml.Node, path: DataPath) -> dict[str, Any]:
         sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
@@ -164,9 +194,20 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
         raise _fail(codes.YAML_SYNTAX, f"YAML syntax error: {problem}", location) from None
     except yaml.YAMLError as exc:
         raise _fail(codes.YAML_SYNTAX, f"YAML syntax error: {exc}", SourceLocation(display, 1, 1)) from None
+    except RecursionError:
+        raise _fail(codes.YAML_TOO_LARGE, "values nest too deeply to be a blueprint", SourceLocation(display, 1, 1)) from None
     finally:
         loader.dispose()
     if root is None:
         return None, SourceMap({}, {})
     builder = _Builder(display, loader)
-    return builder.build(root, ()), builder.sources
+    try:
+        return builder.build(root, ()), builder.sources
+    except RecursionError:
+        raise _fail(codes.YAML_TOO_LARGE, "values nest too deeply to be a blueprint", SourceLocation(display, 1, 1)) from None
+
+
+def _short(value: object) -> str:
+    """A value for a message: repr, cut to 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import tempfile
 from pathlib import Path
 from typing import Any
 
+from clusterforge.inputs import InputPolicy
 from clusterforge.loader import LoadedBlueprint
 from clusterforge.validate import ValidBlueprint, validate
 from clusterforge.yamlsafe import SourceMap
@@ -63,7 +65,9 @@ def dgx_data(nodes: int, *, topology: str = "rail-optimized", tiers: int | str =
 
 
 def valid_from(data: dict[str, Any]) -> ValidBlueprint:
-    return validate(LoadedBlueprint(Path("generated.yaml"), data, SourceMap({}, {}), []))
+    """A blueprint given as data; its catalog files may lie in the repository or a temporary folder."""
+    policy = InputPolicy((Path(__file__).resolve().parent.parent, Path(tempfile.gettempdir()).resolve()))
+    return validate(LoadedBlueprint(Path("generated.yaml"), data, SourceMap({}, {}), [], policy))
 
 
 def dgx_blueprint(nodes: int, **options: Any) -> ValidBlueprint:

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from .. import codes
 from ..errors import CatalogError, Finding, Severity, SourceLocation, display_name
+from ..inputs import InputPolicy, InputRefused
 from ..model.base import _CATALOG_KEY
 from ..model.blueprint import CatalogFile
 from ..schema_errors import did_you_mean, findings_from_validation
@@ -53,7 +54,8 @@ class Catalog:
         self.origins[key] = origin
 
 
-def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None = None) -> Catalog:
+def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None = None,
+                 policy: InputPolicy | None = None) -> Catalog:
     """Built-in catalog, then each user file in order (later entries replace earlier ones)."""
     catalog = Catalog()
     findings: list[Finding] = []
@@ -63,8 +65,8 @@ def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None =
     for i, spec in enumerate(user_files):
         path = (base_dir or Path.cwd()) / spec.path
         display = display_name(path)
-        loaded = (_load_netbox(catalog, path, display, spec) if spec.format == "netbox"
-                  else _load_native(catalog, path, display))
+        loaded = (_load_netbox(catalog, path, display, spec, policy) if spec.format == "netbox"
+                  else _load_native(catalog, path, display, policy))
         # an unreadable file has no line of its own: the blueprint's entry naming it is the place to fix
         findings += [replace(f, path=("catalogs", i), location=None, message=f"{f.message} (catalogs[{i}])")
                      if f.code == codes.CATALOG_UNREADABLE else f
@@ -76,19 +78,20 @@ def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None =
     return catalog
 
 
-def _read(path: Path, display: str) -> tuple[Any, SourceMap]:
+def _read(path: Path, display: str, policy: InputPolicy | None) -> tuple[Any, SourceMap]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise YamlError(Finding(codes.CATALOG_UNREADABLE,
-                                Severity.ERROR, f"cannot read catalog file {display}: {exc.strerror}",
+        text = policy.read_text(path) if policy else path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, InputRefused) as exc:
+        reason = (exc.strerror if isinstance(exc, OSError) else "not UTF-8 text" if isinstance(exc, UnicodeDecodeError)
+                  else str(exc))
+        raise YamlError(Finding(codes.CATALOG_UNREADABLE, Severity.ERROR, f"cannot read catalog file {display}: {reason}",
                                 (), SourceLocation(display, 1, 1))) from None
     return read_yaml(text, display)
 
 
-def _load_native(catalog: Catalog, path: Path, display: str) -> list[Finding]:
+def _load_native(catalog: Catalog, path: Path, display: str, policy: InputPolicy | None = None) -> list[Finding]:
     try:
-        data, sources = _read(path, display)
+        data, sources = _read(path, display, policy)
     except YamlError as exc:
         return [exc.finding]
     if not isinstance(data, dict):
@@ -116,7 +119,7 @@ def _load_native(catalog: Catalog, path: Path, display: str) -> list[Finding]:
 def _add_entry(catalog: Catalog, model: type[Sourced], key: str, raw: Any, sources: SourceMap,
                path: tuple[str, ...]) -> list[Finding]:
     origin = sources.locate(path, key=True) or SourceLocation("?", 1, 1)
-    if not _CATALOG_KEY.match(key):
+    if not _CATALOG_KEY.fullmatch(key):
         return [Finding(codes.CATALOG_KEY, Severity.ERROR, f"catalog key '{key}' must be 'vendor/model' in "
                         "lowercase", path, origin)]
     try:
@@ -127,9 +130,10 @@ def _add_entry(catalog: Catalog, model: type[Sourced], key: str, raw: Any, sourc
     return []
 
 
-def _load_netbox(catalog: Catalog, path: Path, display: str, spec: CatalogFile) -> list[Finding]:
+def _load_netbox(catalog: Catalog, path: Path, display: str, spec: CatalogFile,
+                 policy: InputPolicy | None) -> list[Finding]:
     try:
-        data, _ = _read(path, display)
+        data, _ = _read(path, display, policy)
     except YamlError as exc:
         return [exc.finding]
     try:

@@ -9,25 +9,38 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import Strict as PydanticStrict
 
-from ..model.base import CatalogKey, Count, Fraction, NonNegativeCount, PositiveFloat, Strict
+from ..model.base import (
+    CatalogKey,
+    Count,
+    Fraction,
+    Label,
+    NonNegativeCount,
+    PortName,
+    PositiveFloat,
+    RackName,
+    Strict,
+    plain_text,
+)
 from ..model.workload import ModelShapeFields
 
+SourceText = Annotated[str, Field(max_length=2000), AfterValidator(plain_text)]
 Technology = Literal["infiniband", "ethernet"]
-_DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_BUS_ID = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+_DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+_BUS_ID = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
 PortRole = Literal["compute", "storage", "inband", "oob", "any"]
 Cage = Literal["osfp", "qsfp-dd", "qsfp112", "qsfp56", "qsfp28", "qsfp+", "sfp56", "sfp28", "sfp+", "sfp", "rj45"]
 CoolingMethod = Literal["air", "liquid"]
 
 
 class Sourced(Strict):
-    vendor: str
+    vendor: Label
     """Manufacturer name as printed on the part."""
-    name: str
+    name: Label
     """Human-readable product name."""
-    sources: dict[str, str] = Field(default_factory=dict)
+    sources: dict[Label, SourceText] = Field(default_factory=dict)
     """Where each figure comes from, by field name; a value starting with 'estimate:' marks an estimate."""
 
     def estimated_fields(self) -> list[str]:
@@ -38,7 +51,7 @@ class GPU(Sourced):
     kind: Literal["gpu"] = "gpu"
     memory_gb: PositiveFloat
     """On-package memory (HBM or GDDR) in GB."""
-    memory_type: str
+    memory_type: Label
     memory_bandwidth_tbs: PositiveFloat
     """Memory bandwidth in TB/s."""
     tdp_w: PositiveFloat
@@ -47,7 +60,7 @@ class GPU(Sourced):
     """Dense BF16 tensor throughput in TFLOPS."""
     fp8_tflops: PositiveFloat | None = None
     """Dense FP8 tensor throughput in TFLOPS, where supported."""
-    gpu_link: str | None = None
+    gpu_link: Label | None = None
     """GPU-to-GPU link (NVLink generation, Infinity Fabric), or none for PCIe-only parts."""
     gpu_link_gbs: PositiveFloat | None = None
     """Total GPU-to-GPU bandwidth per GPU in GB/s."""
@@ -65,7 +78,7 @@ class NIC(Sourced):
 
 def _each_matching(values: list[str] | None, pattern: re.Pattern[str], what: str) -> list[str] | None:
     for value in values or []:
-        if not pattern.match(value):
+        if not pattern.fullmatch(value):
             raise ValueError(f"'{value}' is not {what}")
     return values
 
@@ -73,7 +86,7 @@ def _each_matching(values: list[str] | None, pattern: re.Pattern[str], what: str
 class PortGroup(Strict):
     """A set of identical ports on a device."""
 
-    name: str
+    name: PortName
     """Port name prefix; ports are named <name><index>, index from 1."""
     count: Count
     """Logical ports at `speed_gbps`."""
@@ -81,7 +94,7 @@ class PortGroup(Strict):
     cage: Cage
     cages: Count | None = None
     """Physical cages, when several logical ports share one (twin-port OSFP)."""
-    breakout: dict[int, Count] = Field(default_factory=dict)
+    breakout: dict[Annotated[int, PydanticStrict(False)], Count] = Field(default_factory=dict)
     """Other speeds the group can run at, as speed (Gb/s) -> number of logical ports."""
     role: PortRole = "any"
     """What the ports are for on a server; switches use 'any'."""
@@ -110,7 +123,7 @@ class PortGroup(Strict):
         return self.breakout.get(int(speed_gbps), 0)
 
 
-_REDUNDANCY = re.compile(r"^(\d+)\+(\d+)$")
+_REDUNDANCY = re.compile(r"(\d{1,2})\+(\d{1,2})")
 
 
 class PSUs(Strict):
@@ -123,7 +136,7 @@ class PSUs(Strict):
     @field_validator("redundancy")
     @classmethod
     def _check_redundancy(cls, value: str) -> str:
-        if not _REDUNDANCY.match(value):
+        if not _REDUNDANCY.fullmatch(value):
             raise ValueError("must be of the form N+M, e.g. '4+2'")
         return value
 
@@ -135,13 +148,13 @@ class PSUs(Strict):
 
     @property
     def required(self) -> int:
-        match = _REDUNDANCY.match(self.redundancy)
+        match = _REDUNDANCY.fullmatch(self.redundancy)
         assert match
         return int(match.group(1))
 
     @property
     def spare(self) -> int:
-        match = _REDUNDANCY.match(self.redundancy)
+        match = _REDUNDANCY.fullmatch(self.redundancy)
         assert match
         return int(match.group(2))
 
@@ -167,7 +180,7 @@ class GPUComplement(Strict):
 
 
 class CPU(Strict):
-    model: str
+    model: Label
     sockets: Count
     cores_per_socket: Count
     threads_per_core: Annotated[int, Field(ge=1, le=8)] = 2
@@ -177,7 +190,7 @@ class PCIeSwitch(Strict):
     socket: NonNegativeCount
     gpus: list[NonNegativeCount]
     """GPU indexes (0-based) behind this switch."""
-    nics: list[str]
+    nics: list[PortName]
     """Port names behind this switch, e.g. 'ib1'."""
     nic_bus_ids: list[str] | None = None
     """PCI address (domain:bus:device.function, lower-case hex) of each port in `nics`, where the vendor
@@ -255,7 +268,7 @@ class FixedDevice(Strict):
 
     model: CatalogKey
     """Catalog key of an equipment or switch entry."""
-    name: str
+    name: RackName
     """Device name inside the rack, prefixed with the rack name when placed."""
     u: Annotated[int, Field(ge=1, le=60)]
     """Lowest U the device occupies."""
@@ -265,7 +278,7 @@ class ReservedU(Strict):
     u: Annotated[int, Field(ge=1, le=60)]
     """Lowest U of the reserved span."""
     height: Annotated[int, Field(ge=1, le=60)] = 1
-    purpose: str
+    purpose: Label
 
 
 class Feed(Strict):
@@ -310,13 +323,13 @@ class CableMedia(Sourced):
     """A kind of cable or optical link, with how far it reaches at each speed and the lengths it is sold in."""
 
     kind: Literal["media"] = "media"
-    label: str
+    label: Label
     """Short name used in cabling plans: DAC, ACC, AOC, MMF, SMF, Cat6a."""
     preference: int = Field(ge=0, le=100)
     """Lower is preferred (cheaper, lower power) when several media reach."""
     cages: list[Cage]
     """Port cages the media plugs into."""
-    reach_m: dict[int, PositiveFloat]
+    reach_m: dict[Annotated[int, PydanticStrict(False)], PositiveFloat]
     """Longest supported run in metres, by link speed in Gb/s."""
     length_classes_m: list[PositiveFloat]
     """Lengths the cable is ordered in, ascending; fibre runs use patch cords of these lengths."""

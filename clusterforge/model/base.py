@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -13,39 +14,56 @@ MAX_COUNT = 200_000  # no blueprint count goes above this: 100k GPUs is the desi
 class Strict(BaseModel):
     """Frozen, rejects unknown keys; every model of the blueprint and catalog derives from it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, strict=True)
 
 
-_IDENT = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
-_CATALOG_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._+-]*$")
-_RACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
+_IDENT = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+_CATALOG_KEY = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._+-]{0,63}")
+RACK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
+_PORT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,15}")
+_HOST_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_NCCL_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+_NCCL_VALUE = re.compile(r"[A-Za-z0-9_.,:;^/+@%=-]{1,256}")
+_NOT_TEXT = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+"""Unicode categories that are not one line of visible text: controls (newline, NUL, escape), format
+characters (bidirectional overrides), surrogates, private use, unassigned, line and paragraph separators."""
 
 
-def _identifier(value: str) -> str:
-    if not _IDENT.match(value):
-        raise ValueError(
-            "must start with a lowercase letter and hold only lowercase letters, digits, '-' and '_' "
-            "(at most 63 characters)"
-        )
+def _matching(pattern: re.Pattern[str], message: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            raise ValueError(message)
+        return value
+    return AfterValidator(check)
+
+
+def plain_text(value: str) -> str:
+    """One line of visible text: what any output format can carry once escaped for it."""
+    for char in value:
+        if unicodedata.category(char) in _NOT_TEXT:
+            raise ValueError(f"must be one line of visible text; it holds the character U+{ord(char):04X}")
     return value
 
 
-def _catalog_key(value: str) -> str:
-    if not _CATALOG_KEY.match(value):
-        raise ValueError("must be a catalog key of the form 'vendor/model', lowercase, e.g. 'nvidia/qm9700'")
-    return value
-
-
-def _rack_name(value: str) -> str:
-    if not _RACK_NAME.match(value):
-        raise ValueError("must be letters, digits, '-' or '_' (at most 32 characters)")
-    return value
-
-
-Identifier = Annotated[str, AfterValidator(_identifier)]
-CatalogKey = Annotated[str, AfterValidator(_catalog_key)]
-RackName = Annotated[str, AfterValidator(_rack_name)]
+Identifier = Annotated[str, _matching(
+    _IDENT, "must start with a lowercase letter and hold only lowercase letters, digits, '-' and '_' "
+    "(at most 63 characters)")]
+CatalogKey = Annotated[str, _matching(
+    _CATALOG_KEY, "must be a catalog key of the form 'vendor/model', lowercase, e.g. 'nvidia/qm9700'")]
+RackName = Annotated[str, _matching(RACK_NAME, "must be letters, digits, '-' or '_' (at most 32 characters)")]
+PortName = Annotated[str, _matching(
+    _PORT_NAME, "must start with a letter and hold letters, digits, '-' or '_' (at most 16 characters)")]
+HostName = Annotated[str, _matching(_HOST_NAME, "must be a host name: lowercase letters, digits and '-', "
+                                      "not starting or ending with '-' (at most 63 characters)")]
+NcclName = Annotated[str, _matching(_NCCL_NAME, "must be an NCCL variable name in capitals, e.g. NCCL_DEBUG")]
+NcclText = Annotated[str, _matching(_NCCL_VALUE, "must be an NCCL setting without spaces, quotes or '#' "
+                                    "(letters, digits and _ . , : ; ^ / + @ % = -; at most 256 characters)")]
+Text = Annotated[str, Field(max_length=500), AfterValidator(plain_text)]
+"""Free text (descriptions, reasons): one line, no control characters."""
+Label = Annotated[str, Field(max_length=120), AfterValidator(plain_text)]
+"""A short name as people write it (site, vendor, product)."""
 Count = Annotated[int, Field(ge=1, le=MAX_COUNT)]
 NonNegativeCount = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
-PositiveFloat = Annotated[float, Field(gt=0)]
+PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
-from .base import CatalogKey, Fraction, Identifier, Strict
+from .base import CatalogKey, Fraction, Identifier, Label, Strict, Text
 from .fabric import Fabric
 from .nodes import NodeGroup
 from .site import Floor, Site
@@ -19,7 +19,7 @@ DeviceClass = Literal["compute", "login", "storage", "management", "fabric-manag
 class CatalogFile(Strict):
     """A user catalog file; plain strings in `catalogs` are native-format files."""
 
-    path: str
+    path: Text
     """Path relative to the blueprint file."""
     format: Literal["native", "netbox"] = "native"
     """'netbox' reads a NetBox device-type-library YAML file."""
@@ -39,9 +39,9 @@ class PowerPlanning(Strict):
 class Suppression(Strict):
     code: str = Field(pattern=r"^CF-[A-Z]+-\d{3}$")
     """Finding code to silence, e.g. CF-POWER-002."""
-    target: str | None = None
+    target: Label | None = None
     """Limit to findings about this rack, switch or data path; default: every finding with the code."""
-    reason: str = Field(min_length=10)
+    reason: Annotated[Text, Field(min_length=10)]
     """Why this is acceptable; shown in every report."""
 
 
@@ -50,13 +50,13 @@ class Blueprint(Strict):
     """Blueprint format version."""
     name: Identifier
     """Cluster name; names the output folder."""
-    description: str = ""
+    description: Text = ""
     """What the cluster is for, in a sentence."""
     site: Site
     """Where the cluster stands."""
-    include: list[str] = Field(default_factory=list)
+    include: list[Text] = Field(default_factory=list)
     """Files merged into this blueprint (paths relative to this file): lists are appended, mappings joined."""
-    catalogs: list[str | CatalogFile] = Field(default_factory=list)
+    catalogs: list[Text | CatalogFile] = Field(default_factory=list)
     """User catalog files that add or override catalog entries."""
     floor: Floor
     """Rows of racks and their spacing."""

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from .base import CatalogKey, Count, Identifier, NonNegativeCount, RackName, Strict
+from .base import CatalogKey, Count, Identifier, NonNegativeCount, RackName, Strict, Text
 
 Technology = Literal["infiniband", "ethernet"]
 _RATIO = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*$")
@@ -17,7 +17,7 @@ _RATIO = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*$")
 def _parse_ratio(value: object) -> object:
     """'1:1' -> 1.0, '3:1' -> 3.0 (downlink capacity : uplink capacity); numbers pass through."""
     if isinstance(value, str):
-        match = _RATIO.match(value)
+        match = _RATIO.fullmatch(value)
         if not match:
             raise ValueError("must be a ratio such as '1:1' or '2:1', or a number >= 1")
         down, up = float(match.group(1)), float(match.group(2))
@@ -60,11 +60,11 @@ class RoCE(Strict):
 
 
 class FabricBase(Strict):
-    description: str = ""
+    description: Text = ""
     """What the network is for."""
     node_groups: list[Identifier] | None = None
     """Node groups attached to this network; default: every group with ports of the network's role."""
-    ipv4_pool: IPv4Network
+    ipv4_pool: Annotated[IPv4Network, Field(strict=False)]
     """Address pool for the network's interfaces."""
     switch_racks: list[RackName] | None = None
     """Racks that hold this network's switches, filled in order; default: the racks of the nodes."""
@@ -108,7 +108,7 @@ class ComputeFabric(LeafSpineFabric):
     """The GPU-to-GPU fabric between nodes."""
     topology: Literal["rail-optimized", "fat-tree"] = "rail-optimized"
     """Rail-optimized: NIC k of every node in a scalable unit goes to leaf k of that unit."""
-    scalable_unit: Count | None = Field(default=None, le=4096)
+    scalable_unit: Annotated[int, Field(ge=1, le=4096)] | None = None
     """Nodes per scalable unit; default: as many as one leaf's downlinks allow."""
     roce: RoCE | None = None
     """RoCE settings for Ethernet fabrics."""

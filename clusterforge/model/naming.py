@@ -9,13 +9,18 @@ from collections.abc import Mapping
 _HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
 
-def check_pattern(pattern: str, allowed: set[str]) -> str:
-    """Raise ValueError unless `pattern` uses only `allowed` fields, plainly ({name} or {name:spec})."""
+def check_pattern(pattern: str, allowed: set[str], literal: str = r"[A-Za-z0-9_-]*") -> str:
+    """Raise ValueError unless `pattern` uses only `allowed` fields, plainly ({name} or {name:spec}), and its
+    literal text fullmatches `literal` (so the names it makes stay plain names: no '/', '.', spaces)."""
+    if len(pattern) > 64:
+        raise ValueError("a name pattern is at most 64 characters")
     try:
         parts = list(string.Formatter().parse(pattern))
     except ValueError as exc:
         raise ValueError(f"malformed name pattern: {exc}") from None
-    for _, field, spec, conversion in parts:
+    for text, field, spec, conversion in parts:
+        if not re.fullmatch(literal, text):
+            raise ValueError(f"the text {text!r} in the name pattern may hold only letters, digits, '-' and '_'")
         if field is None:
             continue
         if field not in allowed or conversion:
@@ -32,4 +37,4 @@ def expand_pattern(pattern: str, fields: Mapping[str, str | int]) -> str:
 
 def is_hostname(name: str) -> bool:
     """RFC 1123 label, lowercase: valid for DNS, Slurm and Ansible alike."""
-    return bool(_HOSTNAME.match(name))
+    return bool(_HOSTNAME.fullmatch(name))

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .base import CatalogKey, Count, Identifier, RackName, Strict
+from .base import CatalogKey, Count, Identifier, NcclName, NcclText, RackName, Strict
 from .naming import check_pattern
 
 NodeRole = Literal["compute", "login", "storage", "management", "fabric-manager"]
-NcclValue = str | int | float
+NcclValue = NcclText | int | float
 
 
 class Placement(Strict):
@@ -20,7 +20,7 @@ class Placement(Strict):
     """Rows to fill, in order."""
     racks: list[RackName] | None = None
     """Racks to fill, in order."""
-    per_rack: Count | None = Field(default=None, le=100)
+    per_rack: Annotated[int, Field(ge=1, le=100)] | None = None
     """Nodes per rack; default: as many as space, power and cooling allow."""
 
     @model_validator(mode="after")
@@ -43,7 +43,7 @@ class NodeGroup(Strict):
     """Host name pattern; fields {group} and {index} (from 1)."""
     placement: Placement = Placement()
     """Where the nodes go; automatic when left out."""
-    nccl: dict[str, NcclValue] = Field(default_factory=dict)
+    nccl: dict[NcclName, NcclValue] = Field(default_factory=dict)
     """NCCL settings for this group, added to or replacing the derived ones (NCCL_* names only)."""
 
     @field_validator("hostname")

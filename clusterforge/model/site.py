@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from typing import Annotated
 
-from .base import CatalogKey, Count, PositiveFloat, RackName, Strict
+from pydantic import Field, field_validator, model_validator
+
+from .base import RACK_NAME, CatalogKey, Label, PositiveFloat, RackName, Strict
 from .naming import check_pattern
+
+MAX_RACKS_PER_ROW = 200
 
 
 class Site(Strict):
-    name: str
+    name: Label
     """Site or data hall name, as the operations team calls it."""
-    location: str | None = None
+    location: Label | None = None
     """City, campus or building."""
     pue: float | None = Field(default=None, ge=1.0, le=3.0)
     """Power usage effectiveness, for facility power figures."""
@@ -22,7 +26,7 @@ class Site(Strict):
 class Row(Strict):
     name: RackName
     """Row label, e.g. 'A'."""
-    racks: Count = Field(le=200)
+    racks: Annotated[int, Field(ge=1, le=MAX_RACKS_PER_ROW)]
     """Number of racks in the row."""
     rack_type: CatalogKey
     """Catalog key of the rack type used in this row."""
@@ -35,6 +39,15 @@ class Row(Strict):
     @classmethod
     def _check_names(cls, value: str) -> str:
         return check_pattern(value, {"row", "index"})
+
+    @model_validator(mode="after")
+    def _check_expanded_names(self) -> Row:
+        for index in (1, self.racks):
+            name = self.rack_name(index)
+            if not RACK_NAME.fullmatch(name):
+                raise ValueError(f"rack_names makes '{name}' for rack {index}: a rack name is letters, digits, "
+                                 "'-' or '_', at most 32 characters")
+        return self
 
     def rack_name(self, index: int) -> str:
         return self.rack_names.format(row=self.name, index=index)

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .base import Count, Identifier, Strict
+from .base import Count, HostName, Identifier, Strict
 
 _SLURM_TIME = re.compile(r"^(INFINITE|UNLIMITED|\d+|\d+:\d{2}(:\d{2})?|\d+-\d{1,2}(:\d{2}(:\d{2})?)?)$")
 _PARTITION = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -26,14 +26,14 @@ class Partition(Strict):
     @field_validator("name")
     @classmethod
     def _check_name(cls, value: str) -> str:
-        if not _PARTITION.match(value):
+        if not _PARTITION.fullmatch(value):
             raise ValueError("must start with a lowercase letter and hold lowercase letters, digits, '-', '_'")
         return value
 
     @field_validator("max_time")
     @classmethod
     def _check_time(cls, value: str) -> str:
-        if not _SLURM_TIME.match(value):
+        if not _SLURM_TIME.fullmatch(value):
             raise ValueError("must be INFINITE, minutes, HH:MM:SS or D-HH:MM:SS")
         return value
 
@@ -41,7 +41,7 @@ class Partition(Strict):
 class Slurm(Strict):
     cluster_name: Identifier
     """Slurm ClusterName."""
-    controllers: list[str] = Field(min_length=1, max_length=4)
+    controllers: list[HostName] = Field(min_length=1, max_length=4)
     """Host names of slurmctld hosts, primary first; each must be a node of the blueprint."""
     topology: Literal["tree", "block", "none"] = "tree"
     """topology/tree from the compute fabric, topology/block from NVLink domains (Slurm 23.11+)."""

@@ -32,10 +32,26 @@ from ..errors import Finding, Severity
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from . import paths
+from .inventory_yaml import UNSAFE_TAG
 from .nccl import nccl_groups
 
 INVENTORY = "ansible/inventory.yml"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _InventoryLoader(_LOADER):  # type: ignore[misc, valid-type]
+    """Reads Ansible's `!unsafe` tag as the plain value it marks."""
+
+
+def _unsafe(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+
+
+_InventoryLoader.add_constructor("!unsafe", _unsafe)
 _KEY = re.compile(r"(\w+)=(\S+)")
 
 
@@ -96,7 +112,7 @@ def _inventory(files: dict[str, str]) -> dict[str, Any] | None:
     if text is None:
         return None
     data = _load_block_of_json(text)
-    return (data if data is not None else yaml.load(text, Loader=_LOADER))["all"]["children"]
+    return (data if data is not None else yaml.load(text, Loader=_InventoryLoader))["all"]["children"]
 
 
 _BLOCK_LINE = re.compile(r"( *)([A-Za-z0-9_.-]+):(?: (.+))?")
@@ -130,7 +146,7 @@ def _load_block_of_json(text: str) -> dict[str, Any] | None:
             value_indent = None
         else:
             try:
-                parent[key] = json.loads(value)
+                parent[key] = json.loads(value.removeprefix(UNSAFE_TAG))
             except ValueError:
                 return None
             value_indent = indent

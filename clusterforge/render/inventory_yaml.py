@@ -3,7 +3,9 @@
 Written in Python rather than in a recursive template macro: at 100,000 GPUs the inventory has half a
 million lines, and a Jinja2 macro call per value costs ten times what this does. Values are JSON with
 `<`, `>`, `&` and `'` escaped (as Jinja2's `tojson`), which YAML reads as the same strings, so no name or
-address is ever read as another type.
+address is ever read as another type. A value that holds what starts a Jinja2 template (`{{`, `{%`, `{#`, or
+a `#jinja2:` header) is tagged `!unsafe`, so Ansible never templates it; JSON's own braces never form these
+pairs. Names are restricted so that no value holds them; this is the second guard.
 """
 
 from __future__ import annotations
@@ -15,8 +17,13 @@ _ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "'": "
 _ENCODER = json.JSONEncoder(sort_keys=True)
 
 
+UNSAFE_TAG = "!unsafe "
+_TEMPLATE_MARKS = ("{{", "{%", "{#", "#jinja2:")
+
+
 def _json(value: Any) -> str:
-    return _ENCODER.encode(value).translate(_ESCAPES)
+    text = _ENCODER.encode(value).translate(_ESCAPES)
+    return UNSAFE_TAG + text if any(mark in text for mark in _TEMPLATE_MARKS) else text
 
 
 def _value(key: str, item: Any, pad: str, out: list[str]) -> None:

@@ -167,8 +167,14 @@ def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | 
     if unknown:
         raise ValueError(f"NCCL variables not in NCCL's list: {', '.join(unknown)}")
     lines = [f"{name}={value}" for name, value in sorted(settings.items())]
-    assert all("\n" not in line for line in lines) and all("=" not in note for note in notes), "unsafe nccl.conf"
+    unsafe = [line for line in lines if not _CONF_LINE.fullmatch(line)]
+    unsafe += [note for note in notes if "=" in note or not note.isprintable()]
+    if unsafe:  # values are restricted at validation: reaching this is a bug, not a user error
+        raise ValueError(f"nccl.conf line or comment that NCCL would misread: {unsafe[0]!r}")
     return {"comments": notes, "lines": lines}
+
+
+_CONF_LINE = re.compile(r"[A-Z][A-Z0-9_]*=[^\s#'\"]+")
 
 
 # --- topology XML -------------------------------------------------------------------------------------

@@ -173,7 +173,7 @@ def report_model(ctx: RenderContext) -> dict[str, Any]:
     site = bp.site.name + (f", {bp.site.location}" if bp.site.location else "")
     return {
         "title": f"{bp.name}: handoff report",
-        "name": bp.name, "description": bp.description, "site": site, "blueprint": valid.path.name,
+        "name": bp.name, "description": bp.description, "site": site, "blueprint": bp.name,
         "overridden": ", ".join(overridden),
         "sections": [_summary(plan),
                      table("Nodes by role", ["role", "nodes"],

@@ -31,6 +31,6 @@ def render_slurm(ctx: RenderContext) -> dict[str, str]:
     if not wanted:
         return {}
     model = {**asdict(slurm_model(ctx.valid.blueprint, ctx.valid.catalog, ctx.topo)),
-             "blueprint": ctx.valid.path.name, "installed_as": paths.SLURM_CONF_INSTALLED,
+             "blueprint": ctx.valid.blueprint.name, "installed_as": paths.SLURM_CONF_INSTALLED,
              "memory_share": f"{MEMORY_SHARE:.0%}"}
     return {path: ctx.render(TEMPLATES[path], model) for path in wanted}
