@@ -6,7 +6,7 @@ import re
 import unicodedata
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator
 
 MAX_COUNT = 200_000  # no blueprint count goes above this: 100k GPUs is the design ceiling
 
@@ -56,8 +56,18 @@ PortName = Annotated[str, _matching(
 HostName = Annotated[str, _matching(_HOST_NAME, "must be a host name: lowercase letters, digits and '-', "
                                       "not starting or ending with '-' (at most 63 characters)")]
 NcclName = Annotated[str, _matching(_NCCL_NAME, "must be an NCCL variable name in capitals, e.g. NCCL_DEBUG")]
-NcclText = Annotated[str, _matching(_NCCL_VALUE, "must be an NCCL setting without spaces, quotes or '#' "
-                                    "(letters, digits and _ . , : ; ^ / + @ % = -; at most 256 characters)")]
+
+
+def _nccl_value(value: object) -> str | int | float:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ValueError("must be a number or a string")
+    if isinstance(value, str) and not _NCCL_VALUE.fullmatch(value):
+        raise ValueError("must be an NCCL setting without spaces, quotes or '#' "
+                         "(letters, digits and _ . , : ; ^ / + @ % = -; at most 256 characters)")
+    return value
+
+
+NcclValue = Annotated[str | int | float, PlainValidator(_nccl_value, json_schema_input_type=str | int | float)]
 Text = Annotated[str, Field(max_length=500), AfterValidator(plain_text)]
 """Free text (descriptions, reasons): one line, no control characters."""
 Label = Annotated[str, Field(max_length=120), AfterValidator(plain_text)]

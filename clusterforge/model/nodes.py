@@ -6,11 +6,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .base import CatalogKey, Count, Identifier, NcclName, NcclText, RackName, Strict
+from .base import CatalogKey, Count, Identifier, NcclName, NcclValue, RackName, Strict
 from .naming import check_pattern
 
 NodeRole = Literal["compute", "login", "storage", "management", "fabric-manager"]
-NcclValue = NcclText | int | float
 
 
 class Placement(Strict):
