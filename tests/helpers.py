@@ -25,3 +25,22 @@ def error_cases() -> list[tuple[str, str]]:
     cases = [(p.stem, p.name) for p in ERRORS_DIR.glob("*.yaml")]
     cases += [(p.name, f"{p.name}/blueprint.yaml") for p in ERRORS_DIR.iterdir() if p.is_dir()]
     return sorted(cases)
+
+
+def ansible(case_work: Path, *args: str) -> str:
+    """Run an Ansible tool with the traps of this machine closed; fail on a non-zero exit or any warning."""
+    home = case_work / "ansible-home"
+    for sub in ("local", "remote"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    config = home / "ansible.cfg"
+    config.write_text("[defaults]\n", encoding="utf-8")
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "ANSIBLE_CONFIG": str(config), "ANSIBLE_HOME": str(home),
+           "ANSIBLE_LOCAL_TEMP": str(home / "local"), "ANSIBLE_REMOTE_TEMP": str(home / "remote"),
+           "ANSIBLE_INVENTORY_UNPARSED_FAILED": "1", "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "1",
+           "ANSIBLE_INVENTORY_ENABLED": "yaml", "ANSIBLE_DUPLICATE_YAML_DICT_KEY": "error",
+           "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0"}
+    proc = subprocess.run(list(args), env=env, capture_output=True, text=True, timeout=300, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{' '.join(args)} exited {proc.returncode}:\n{output}"
+    assert "WARNING" not in output, f"{' '.join(args)} warned:\n{output}"
+    return proc.stdout

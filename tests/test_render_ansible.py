@@ -4,9 +4,7 @@ topology implies, ansible-playbook accepts site.yml, and a local run installs ex
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass
 from functools import cached_property
@@ -14,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import BLUEPRINTS
+from helpers import BLUEPRINTS, ansible
 
 from clusterforge.catalog import Server
 from clusterforge.expand import expand
@@ -60,25 +58,6 @@ def case(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     work = tmp_path_factory.mktemp(request.param.stem)
     write_tree(files, work / "out")
     return Case(valid, topo, files, work / "out", work)
-
-
-def ansible(case_work: Path, *args: str) -> str:
-    """Run an Ansible tool with the traps of this machine closed; fail on a non-zero exit or any warning."""
-    home = case_work / "ansible-home"
-    for sub in ("local", "remote"):
-        (home / sub).mkdir(parents=True, exist_ok=True)
-    config = home / "ansible.cfg"
-    config.write_text("[defaults]\n", encoding="utf-8")
-    env = {**os.environ, "LC_ALL": "C.UTF-8", "ANSIBLE_CONFIG": str(config), "ANSIBLE_HOME": str(home),
-           "ANSIBLE_LOCAL_TEMP": str(home / "local"), "ANSIBLE_REMOTE_TEMP": str(home / "remote"),
-           "ANSIBLE_INVENTORY_UNPARSED_FAILED": "1", "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "1",
-           "ANSIBLE_INVENTORY_ENABLED": "yaml", "ANSIBLE_DUPLICATE_YAML_DICT_KEY": "error",
-           "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0"}
-    proc = subprocess.run(list(args), env=env, capture_output=True, text=True, timeout=300, check=False)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"{' '.join(args)} exited {proc.returncode}:\n{output}"
-    assert "WARNING" not in output, f"{' '.join(args)} warned:\n{output}"
-    return proc.stdout
 
 
 # --- what the topology says each group holds ------------------------------------------------------
