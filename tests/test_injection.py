@@ -19,7 +19,8 @@ from helpers import REPO, ansible, run_cli
 from clusterforge.render.inventory_yaml import inventory_yaml
 
 MARK = "cf-pwned"
-HOSTILE = f"=1+1 {{{{ lookup('pipe','touch {MARK}') }}}} {{% if 1 %}} <script>alert(1)</script> | *b* ]]> --> \" ' & ` #c %s"
+HOSTILE = (f"=1+1 {{{{ lookup('pipe','touch {MARK}') }}}} {{% if 1 %}} <script>alert(1)</script>"
+           " | *b* ]]> --> \" ' & ` #c %s")
 """Formula, Jinja2, HTML, Markdown, XML and comment syntax in one value short enough for every field."""
 
 
