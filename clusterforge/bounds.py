@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from . import codes
 from .catalog import Catalog
 from .catalog.models import Server
 from .errors import Finding, Severity
@@ -29,11 +30,11 @@ def size_findings(bp: Blueprint) -> Iterator[Finding]:
     """Totals that need no catalog: nodes and racks."""
     nodes = sum(group.count for group in bp.node_groups)
     if nodes > MAX_NODES:
-        yield _over("CF-LIMIT-001", f"nodes in {len(bp.node_groups)} groups", nodes, MAX_NODES, "node_groups",
+        yield _over(codes.TOO_LARGE, f"nodes in {len(bp.node_groups)} groups", nodes, MAX_NODES, "node_groups",
                     "split the cluster into several blueprints (one per building block or hall)")
     racks = sum(row.racks for row in bp.floor.rows)
     if racks > MAX_RACKS:
-        yield _over("CF-LIMIT-001", f"racks in {len(bp.floor.rows)} rows", racks, MAX_RACKS, "floor",
+        yield _over(codes.TOO_LARGE, f"racks in {len(bp.floor.rows)} rows", racks, MAX_RACKS, "floor",
                     "split the floor into several blueprints (one per hall)")
 
 
@@ -45,5 +46,5 @@ def port_findings(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
         if server is not None:
             ports += group.count * sum(port_group.count for port_group in server.ports)
     if ports > MAX_NODE_PORTS:
-        yield _over("CF-LIMIT-002", "server ports", ports, MAX_NODE_PORTS, "node_groups",
+        yield _over(codes.TOO_MANY_PORTS, "server ports", ports, MAX_NODE_PORTS, "node_groups",
                     "split the cluster into several blueprints, or use servers with fewer ports")

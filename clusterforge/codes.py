@@ -34,6 +34,7 @@ REGISTRY: dict[str, CodeInfo] = {}
 
 FAMILIES = {
     "YAML": "Reading the blueprint files",
+    "LIMIT": "Size limits",
     "SCHEMA": "Blueprint schema",
     "CAT": "Catalog files",
     "REF": "References between blueprint and catalog",
@@ -51,6 +52,7 @@ FAMILIES = {
     "WORK": "Workload fit",
     "SUPPRESS": "Suppressions",
     "RENDER": "Rendering",
+    "OUT": "The output folder",
     "DIFF": "diff",
     "EXPORT": "export",
 }
@@ -72,13 +74,17 @@ YAML_TOO_LARGE = _code("CF-YAML-004", ERROR, "the file or its aliases expand bey
 YAML_INCLUDE = _code("CF-YAML-005", ERROR, "a file or an include cannot be read (missing, cycle, too deep)", "fix the path in `include`, or break the cycle", "include cycle: include-cycle/blueprint.yaml -> include-cycle/more.yaml -> include-cycle/blueprint.yaml")
 YAML_INCLUDE_CONFLICT = _code("CF-YAML-006", ERROR, "two files define the same key", "define the key in one file only", "'site.name' is defined twice (first at include-conflict/blueprint.yaml:3:8)")
 
+# --- size limits (bounds), checked before any name, port or link is made
+TOO_LARGE = _code("CF-LIMIT-001", ERROR, "more nodes or racks than clusterforge plans in one blueprint", "split the cluster into several blueprints (one per building block or hall)", "the blueprint asks for 400,000 nodes in 2 groups; clusterforge plans at most 250,000")
+TOO_MANY_PORTS = _code("CF-LIMIT-002", ERROR, "more server ports than clusterforge plans in one blueprint", "split the cluster, or use servers with fewer ports", "the blueprint asks for 6,700,062 server ports; clusterforge plans at most 4,000,000")
+
 # --- blueprint schema (schema_errors)
 SCHEMA_UNKNOWN_KEY = _code("CF-SCHEMA-001", ERROR, "unknown key", "fix the spelling (the message suggests the closest key) or remove the key", "unknown key 'placment' in node_groups[0] (did you mean 'placement'?)")
 SCHEMA_MISSING = _code("CF-SCHEMA-002", ERROR, "a required field or a fabric's `kind` is missing", "add the field", "missing required field 'name' in the top level")
 SCHEMA_CHOICE = _code("CF-SCHEMA-003", ERROR, "a value is not one of the allowed words", "use one of the values the message lists", "fabrics.oob: invalid kind 'obb' (did you mean 'oob'?)")
 SCHEMA_RANGE = _code("CF-SCHEMA-004", ERROR, "a number or list is out of its range", "use a value within the limits shown (docs/reference.md lists them)", "node_groups[0].count: input should be less than or equal to 200000 (got 10000000)")
 SCHEMA_VALUE = _code("CF-SCHEMA-005", ERROR, "a value has the right type but is not valid", "write the value in the form the message asks for", "fabrics.compute.oversubscription: must be a ratio such as '1:1' or '2:1', or a number >= 1")
-SCHEMA_TYPE = _code("CF-SCHEMA-006", ERROR, "a value has the wrong type", "write a value of the type shown (a number, a list, a mapping)", "node_groups[0].count: input should be a valid integer, unable to parse string as an integer (got 'four')")
+SCHEMA_TYPE = _code("CF-SCHEMA-006", ERROR, "a value has the wrong type", "write a value of the type shown (a number, a list, a mapping)", "node_groups[0].count: input should be a valid integer (got 'four')")
 
 # --- catalog files (catalog/loader)
 CATALOG_UNREADABLE = _code("CF-CAT-001", ERROR, "a catalog file cannot be read", "fix the path in `catalogs` (relative to the blueprint)", "cannot read catalog file no-such-catalog.yaml: No such file or directory (catalogs[0])")
@@ -176,6 +182,13 @@ UNUSED_SUPPRESSION = _code("CF-SUPPRESS-001", WARNING, "a suppression matches no
 # --- rendering (render)
 RENDER_FAILED = _code("CF-RENDER-001", ERROR, "a template failed (usually a site's override)", "fix the override template: an undefined name or a syntax error", "rendering slurm failed: UndefinedError: 'no_such_value' is undefined")
 RENDER_INCONSISTENT = _code("CF-RENDER-002", ERROR, "the rendered families disagree with each other or the topology", "render without --templates to compare; a template override dropped or changed something", "rendered files disagree: slurm/slurm.conf NodeName lacks 32 expected hosts (gpu001, ...)")
+
+# --- the output folder (writer)
+OUTPUT_NOT_OURS = _code("CF-OUT-001", ERROR, "the output folder holds files clusterforge did not write", "render into a new or empty folder, or pass --force (files of the same path are replaced, nothing else is deleted)", "this folder holds files that clusterforge did not write (no manifest.json of an earlier render); nothing was written")
+OUTPUT_WOULD_REPLACE = _code("CF-OUT-002", ERROR, "a rendered file would replace a file the previous render did not write", "move the file away, or pass --force to replace it", "the render would replace 1 file(s) that the previous render did not write: handoff/notes.md; nothing was written")
+OUTPUT_UNWRITABLE = _code("CF-OUT-003", ERROR, "the output folder cannot be written (read-only, full, a mount point)", "free space, mount the file system writable, or render elsewhere; the folder is as it was", "cannot write the output: Read-only file system (/mnt/out); the folder is as it was")
+OUTPUT_PATH_UNSAFE = _code("CF-OUT-004", ERROR, "a rendered path would leave the output folder or is not a plain file name", "a bug or a hostile template: report it with the blueprint", "refusing to write '../escaped.svg': part '..' is not a plain file name (letters, digits, '.', '_', '+', '-'; not starting with '.'; at most 128)")
+OUTPUT_BUSY = _code("CF-OUT-005", ERROR, "another render holds the output folder's lock", "wait for the other render to finish, then run again", "another clusterforge render is writing next to this folder")
 
 # --- diff and export (diff, export)
 GIT_REVISION_UNREADABLE = _code("CF-DIFF-001", ERROR, "`diff` cannot read a Git revision", "give a revision `git rev-parse` knows and a path relative to the repository", "cannot read Git revision 'no-such-branch' of old 'no-such-branch:blueprints/x.yaml': fatal: invalid object name 'no-such-branch'.")

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import codes
 from .errors import ClusterforgeError, Finding, Severity, display_name
 from .fsops import FolderBusy, locked, swap_in
 from .output_paths import UnsafePath, check_relative
@@ -78,7 +79,7 @@ def _checked_paths(files: dict[str, str], target: Path) -> None:
         try:
             check_relative(rel)
         except UnsafePath as exc:
-            raise _fail("CF-OUT-004", target, f"refusing to write {exc}") from None
+            raise _fail(codes.OUTPUT_PATH_UNSAFE, target, f"refusing to write {exc}") from None
 
 
 def _kept_entries(target: Path, ours: set[str]) -> dict[str, os.DirEntry[str]]:
@@ -165,9 +166,10 @@ def _write_into(files: dict[str, str], target: Path) -> None:
         for part in rel.split("/")[:-1]:
             here = here / part
             if here.is_symlink() or (here.exists() and not here.is_dir()):
-                raise _fail("CF-OUT-002", target, f"cannot write {rel}: {here.relative_to(target)} is not a folder")
+                raise _fail(codes.OUTPUT_WOULD_REPLACE, target,
+                            f"cannot write {rel}: {here.relative_to(target)} is not a folder")
         if (target / rel).is_dir() and not (target / rel).is_symlink():
-            raise _fail("CF-OUT-002", target, f"cannot write {rel}: a folder of that name is in the way")
+            raise _fail(codes.OUTPUT_WOULD_REPLACE, target, f"cannot write {rel}: a folder of that name is in the way")
     for rel, text in sorted(files.items(), key=lambda item: item[0] == MANIFEST):
         path = target / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -185,18 +187,19 @@ def _write_into(files: dict[str, str], target: Path) -> None:
 def _write_locked(files: dict[str, str], target: Path, force: bool) -> None:
     clean_leftovers(target)
     if target.exists() and not target.is_dir():
-        raise _fail("CF-OUT-001", target, "the output path is a file, not a folder")
+        raise _fail(codes.OUTPUT_NOT_OURS, target, "the output path is a file, not a folder")
     empty = not target.exists() or not any(target.iterdir())
     ours = set() if empty else manifest_files(target)
     if ours is None and not force:
-        raise _fail("CF-OUT-001", target, "this folder holds files that clusterforge did not write "
+        raise _fail(codes.OUTPUT_NOT_OURS, target, "this folder holds files that clusterforge did not write "
                     "(no manifest.json of an earlier render); nothing was written",
                     "render into an empty or new folder, or pass --force to write into this one "
                     "(files of the same path are replaced; nothing else is deleted)")
     if target.exists() and os.path.ismount(target):
         if not (force or empty):
-            raise _fail("CF-OUT-003", target, "the output folder is a mount point, which cannot be replaced as a "
-                        "whole", "render into a folder inside it, or pass --force to write file by file")
+            raise _fail(codes.OUTPUT_UNWRITABLE, target,
+                        "the output folder is a mount point, which cannot be replaced as a whole",
+                        "render into a folder inside it, or pass --force to write file by file")
         ours = None
     if ours is None:
         _write_into(files, target)
@@ -204,8 +207,9 @@ def _write_locked(files: dict[str, str], target: Path, force: bool) -> None:
     kept = _kept_entries(target, ours) if target.exists() else {}
     collisions = _collisions(files, kept)
     if collisions and not force:
-        raise _fail("CF-OUT-002", target, f"the render would replace {len(collisions)} file(s) that the previous "
-                    f"render did not write: {', '.join(collisions[:5])}; nothing was written",
+        raise _fail(codes.OUTPUT_WOULD_REPLACE, target,
+                    f"the render would replace {len(collisions)} file(s) that the previous render did not write: "
+                    f"{', '.join(collisions[:5])}; nothing was written",
                     "move them away, or pass --force to replace them")
     for rel in collisions:
         del kept[rel]
@@ -222,11 +226,11 @@ def write_tree(files: dict[str, str], target: Path, *, force: bool = False) -> N
         with locked(target.parent):
             _write_locked(files, target, force)
     except FolderBusy:
-        raise _fail("CF-OUT-005", target, "another clusterforge render is writing next to this folder",
+        raise _fail(codes.OUTPUT_BUSY, target, "another clusterforge render is writing next to this folder",
                     "wait for it to finish, then run again") from None
     except OSError as exc:
         where = exc.filename or target
-        raise _fail("CF-OUT-003", target, f"cannot write the output: {exc.strerror or exc} ({where}); "
+        raise _fail(codes.OUTPUT_UNWRITABLE, target, f"cannot write the output: {exc.strerror or exc} ({where}); "
                     "the folder is as it was") from None
 
 

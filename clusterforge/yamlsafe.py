@@ -111,7 +111,8 @@ class _Builder:
     def build(self, node: yaml.Node, path: DataPath) -> Any:
         self.nodes += 1
         if len(path) > MAX_DEPTH:
-            raise _fail(codes.YAML_TOO_LARGE, f"values nest deeper than {MAX_DEPTH} levels (or an alias refers to itself)",
+            raise _fail(codes.YAML_TOO_LARGE,
+                        f"values nest deeper than {MAX_DEPTH} levels (or an alias refers to itself)",
                         _loc(self.display, node.start_mark), path[:MAX_DEPTH])
         if self.nodes > MAX_NODES:
             raise _fail(codes.YAML_TOO_LARGE, f"document expands to more than {MAX_NODES} values "
@@ -195,7 +196,8 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
     except yaml.YAMLError as exc:
         raise _fail(codes.YAML_SYNTAX, f"YAML syntax error: {exc}", SourceLocation(display, 1, 1)) from None
     except RecursionError:
-        raise _fail(codes.YAML_TOO_LARGE, "values nest too deeply to be a blueprint", SourceLocation(display, 1, 1)) from None
+        raise _fail(codes.YAML_TOO_LARGE, "values nest too deeply to be a blueprint",
+                    SourceLocation(display, 1, 1)) from None
     finally:
         loader.dispose()
     if root is None:
@@ -204,7 +206,8 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
     try:
         return builder.build(root, ()), builder.sources
     except RecursionError:
-        raise _fail(codes.YAML_TOO_LARGE, "values nest too deeply to be a blueprint", SourceLocation(display, 1, 1)) from None
+        raise _fail(codes.YAML_TOO_LARGE, "values nest too deeply to be a blueprint",
+                    SourceLocation(display, 1, 1)) from None
 
 
 def _short(value: object) -> str:

@@ -84,8 +84,9 @@ def _read(path: Path, display: str, policy: InputPolicy | None) -> tuple[Any, So
     except (OSError, UnicodeDecodeError, InputRefused) as exc:
         reason = (exc.strerror if isinstance(exc, OSError) else "not UTF-8 text" if isinstance(exc, UnicodeDecodeError)
                   else str(exc))
-        raise YamlError(Finding(codes.CATALOG_UNREADABLE, Severity.ERROR, f"cannot read catalog file {display}: {reason}",
-                                (), SourceLocation(display, 1, 1))) from None
+        raise YamlError(Finding(codes.CATALOG_UNREADABLE, Severity.ERROR,
+                                f"cannot read catalog file {display}: {reason}", (),
+                                SourceLocation(display, 1, 1))) from None
     return read_yaml(text, display)
 
 
