@@ -185,7 +185,14 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
     if len(text.encode()) > MAX_FILE_BYTES:
         raise _fail(codes.YAML_TOO_LARGE, f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
                     SourceLocation(display, 1, 1))
-    loader = StrictResolverLoader(text)
+    try:
+        loader = StrictResolverLoader(text)
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (controls, NUL, surrogates)
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - text.rfind("\n", 0, exc.position)
+        character = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise _fail(codes.YAML_SYNTAX, f"the character U+{character:04X} is not allowed in YAML",
+                    SourceLocation(display, line, column), hint="remove it; a blueprint is plain UTF-8 text") from None
     try:
         root = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:

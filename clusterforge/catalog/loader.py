@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -57,11 +58,9 @@ class Catalog:
 def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None = None,
                  policy: InputPolicy | None = None) -> Catalog:
     """Built-in catalog, then each user file in order (later entries replace earlier ones)."""
-    catalog = Catalog()
-    findings: list[Finding] = []
-    for name in BUILTIN_FILES:
-        path = DATA_DIR / name
-        findings += _load_native(catalog, path, f"<catalog>/{name}")
+    builtin, builtin_findings = _builtin()
+    catalog = Catalog(dict(builtin.entries), dict(builtin.origins))
+    findings = list(builtin_findings)
     for i, spec in enumerate(user_files):
         path = (base_dir or Path.cwd()) / spec.path
         display = display_name(path)
@@ -76,6 +75,16 @@ def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None =
     if findings:
         raise CatalogError(findings)
     return catalog
+
+
+@lru_cache(maxsize=1)
+def _builtin() -> tuple[Catalog, list[Finding]]:
+    """The shipped catalog, read once per process (its entries are frozen; callers copy the mappings)."""
+    catalog = Catalog()
+    findings: list[Finding] = []
+    for name in BUILTIN_FILES:
+        findings += _load_native(catalog, DATA_DIR / name, f"<catalog>/{name}")
+    return catalog, findings
 
 
 def _read(path: Path, display: str, policy: InputPolicy | None) -> tuple[Any, SourceMap]:

@@ -1,0 +1,147 @@
+"""Blueprints mutated by Hypothesis, and the whole pipeline run on each: the only failure a user may ever see is a
+`ClusterforgeError` (exit 1 with a location); anything else is an internal error (exit 3) and a bug.
+
+Two kinds of case: the data of an example blueprint with one to three values replaced, deleted or added
+(mostly by values of the same type, so many cases get past validation into expansion, checks and rendering),
+and the YAML text of an example with characters inserted, deleted or repeated.
+"""
+
+from __future__ import annotations
+
+import copy
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from helpers import BLUEPRINTS, REPO
+from hypothesis import strategies as st
+
+from clusterforge.errors import ClusterforgeError, DataPath
+from clusterforge.inputs import InputPolicy
+from clusterforge.loader import LoadedBlueprint, load_blueprint
+from clusterforge.pipeline import render_files
+from clusterforge.validate import validate
+from clusterforge.yamlsafe import YamlError, read_yaml
+
+HOSTILE_TEXT = [
+    "", " ", "a\n", "gpu\n", "\n", "x\r\ny", "\x00", "nul\x00name", "\u2028", "tab\there", "\x1b[31m", "\u202e",
+    "../../../escaped-{index}", "/etc/passwd", "a/b", "..", ".", "{{ lookup('pipe', 'id') }}", "{% raw %}",
+    "#jinja2:x", "<script>", "]]>", "=1+1", "|", "'", '"', "\\", "08", "010", "0x1F", "yes", "no", "on", "null",
+    "1:0", "0:1", "1e400", "nan", "-1", "A" * 200, "é", "日本", "{row}{index:99d}", "{index!r}", "{group.__class__}",
+    "{", "}", "{0}", "NCCL_DEBUG", "INFO\nX=1", "mlx5_0", "R01", "A01", "gpu", "compute", "nvidia/qm9700",
+    "generic/cpu-1u", "nvidia/dgx-h100", "10.0.0.0/8", "10.0.0.1/24", "0.0.0.0/0", "255.255.255.255/32",
+]
+INTEGERS = [-(2**70), -1, 0, 1, 2, 3, 7, 8, 9, 31, 32, 33, 63, 64, 65, 100, 101, 199, 200, 201, 255, 256, 4096,
+            4097, 65535, 200_000, 200_001, 10**9, 2**63]
+FLOATS = [0.0, -0.0, 0.5, 1.0, 1.5, 16.0, 16.5, 3.0, 1e-300, 1e300, float("inf"), float("nan")]
+
+scalars = st.one_of(st.sampled_from(HOSTILE_TEXT), st.sampled_from(INTEGERS), st.sampled_from(FLOATS),
+                    st.booleans(), st.none(), st.text(max_size=12), st.integers())
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
+                      | st.dictionaries(st.sampled_from(["name", "count", "kind", "racks", "x"]), inner, max_size=3),
+                      max_leaves=6)
+
+
+@cache
+def examples() -> dict[str, LoadedBlueprint]:
+    return {path.stem: load_blueprint(path) for path in BLUEPRINTS}
+
+
+def value_paths(data: Any, prefix: DataPath = ()) -> Iterator[DataPath]:
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for key, value in items:
+        yield (*prefix, key)
+        yield from value_paths(value, (*prefix, key))
+
+
+def _like(draw: st.DrawFn, old: Any) -> Any:
+    """A value of the old one's type, mostly: what gets a mutation past the schema into the later stages."""
+    if draw(st.integers(0, 4)) == 0:
+        return draw(values)
+    if isinstance(old, bool):
+        return not old
+    if isinstance(old, int):
+        return draw(st.sampled_from(INTEGERS) | st.integers(max(0, old - 3), max(0, old + 3)))
+    if isinstance(old, float):
+        return draw(st.sampled_from(FLOATS))
+    if isinstance(old, str):
+        return draw(st.sampled_from(HOSTILE_TEXT) | st.just(old + draw(st.sampled_from(["1", "\n", "x", "-"]))))
+    if isinstance(old, list) and old:
+        index = draw(st.integers(0, len(old) - 1))
+        return draw(st.sampled_from([old[:index] + old[index + 1:], [*old, old[index]], old[::-1], []]))
+    return draw(values)
+
+
+@st.composite
+def mutated_data(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    name = draw(st.sampled_from(sorted(examples())))
+    data = copy.deepcopy(examples()[name].data)
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(sorted(value_paths(data), key=repr)))
+        parent = data
+        for part in path[:-1]:
+            parent = parent[part]
+        action = draw(st.sampled_from(["like", "like", "like", "delete", "add"]))
+        if action == "delete":
+            del parent[path[-1]]
+        elif action == "add" and isinstance(parent, dict):
+            parent[draw(st.sampled_from(HOSTILE_TEXT[:20]))] = draw(values)
+        else:
+            parent[path[-1]] = _like(draw, parent[path[-1]])
+    return name, data
+
+
+INSERTS = ["\x00", "\x01", "\t", "\n", "\r", "\u2028", "\ufeff", "&a ", "*a", "!!binary ", "!!int ", "!!python/name:x",
+           "<<: *a\n", "[", "]", "{", "}", ": ", "- ", "#", "'", '"', "%YAML 1.1\n", "---\n", "...\n", "0", "08", "~"]
+
+
+@st.composite
+def mutated_text(draw: st.DrawFn) -> tuple[str, str]:
+    path = draw(st.sampled_from(BLUEPRINTS))
+    text = path.read_text(encoding="utf-8")
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(text)))
+        action = draw(st.sampled_from(["insert", "insert", "delete", "repeat"]))
+        if action == "insert":
+            text = text[:at] + draw(st.sampled_from(INSERTS) | st.text(max_size=3)) + text[at:]
+        elif action == "delete":
+            text = text[:at] + text[at + draw(st.integers(1, 40)):]
+        else:
+            end = text.find("\n", at) + 1 or len(text)
+            text = text[:end] + text[at:end] + text[end:]
+    return path.stem, text
+
+
+POLICY = InputPolicy((REPO,))
+
+
+@dataclass
+class Outcome:
+    stage: str
+    """'rendered', 'refused' (a user error) or 'internal' (a bug)."""
+    detail: str = ""
+
+
+def run_case(name: str, data: Any, text: str | None = None) -> Outcome:
+    """The pipeline on one case, as `render` runs it (without writing)."""
+    path = REPO / "blueprints" / f"{name}.yaml"
+    try:
+        if text is not None:
+            data, sources = read_yaml(text, path.name)
+        else:
+            sources = examples()[name].sources
+        if not isinstance(data, dict):
+            return Outcome("refused", "not a mapping")
+        render_files(validate(LoadedBlueprint(path, data, sources, [path], POLICY)))
+        return Outcome("rendered")
+    except YamlError as exc:
+        return Outcome("refused", exc.finding.code)
+    except ClusterforgeError as exc:
+        return Outcome("refused", exc.findings[0].code if exc.findings else "")
+    except Exception as exc:  # anything else is what this hunts for
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return Outcome("internal", f"{type(exc).__name__} at {Path(where.filename).name}:{where.lineno}: {exc}"[:300])
+
