@@ -101,6 +101,7 @@ UNKNOWN_HOST = _code("CF-REF-005", ERROR, "a Slurm controller is not a host of t
 MODEL_OF_WRONG_KIND = _code("CF-REF-006", ERROR, "a catalog model of the wrong kind", "use a server where a server is asked for, a switch for a switch", "'nvidia/qm9700' in node_groups[0].model is a switch, not a server model")
 TECHNOLOGY_MISMATCH = _code("CF-REF-007", ERROR, "switch technology differs from the fabric's", "pick switches of the fabric's technology; roce settings only on Ethernet", "leaf switch 'nvidia/sn5600' is ethernet, but fabric 'compute' is infiniband")
 UNKNOWN_NCCL_VARIABLE = _code("CF-REF-008", ERROR, "unknown NCCL environment variable", "fix the name (the message suggests the closest documented one)", "unknown NCCL variable 'NCCL_IB_HCAS' in node_groups[0].nccl.NCCL_IB_HCAS (did you mean 'NCCL_IB_HCA'?)")
+RESERVED_PORTS_LEAVE_NONE = _code("CF-REF-009", ERROR, "`reserved_ports` keeps every data port of a switch model free", "reserve fewer ports than the switch has, or pick a larger switch", "reserved_ports.spine keeps 64 ports free on every spine, but nvidia/qm9700 has 64 ports in its smallest data port group")
 
 # --- names (references)
 DUPLICATE_NAME = _code("CF-NAME-001", ERROR, "a name or host name is used twice", "rename one of them, or change a hostname pattern", "duplicate node group 'gpu' in node_groups[1].name (also in node_groups[0].name)")

@@ -152,6 +152,12 @@ def _tier_models(fabric: LeafSpineFabric, catalog: Catalog, base: DataPath) -> I
         found = list(_catalog_ref(catalog, key, Switch, "switch model", (*base, tier)))
         yield from found
         switch = catalog.get(key, Switch)
+        reserved = getattr(fabric.reserved_ports, tier)
+        smallest = min((g.count for g in switch.ports if g.role != "oob"), default=0) if switch else 0
+        if not found and switch is not None and reserved and reserved >= smallest:
+            yield _error(codes.RESERVED_PORTS_LEAVE_NONE, f"reserved_ports.{tier} keeps {reserved} ports free on every "
+                         f"{tier}, but {key} has {smallest} ports in its smallest data port group",
+                         (*base, "reserved_ports", tier))
         if not found and switch is not None and switch.technology != fabric.technology:
             yield _error(codes.TECHNOLOGY_MISMATCH, f"{tier} switch '{key}' is {switch.technology}, but fabric "
                          f"'{base[-1]}' is {fabric.technology}", (*base, tier))

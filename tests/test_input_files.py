@@ -139,3 +139,14 @@ def test_a_blueprint_outside_any_repository_reads_its_own_folder(tmp_path: Path)
     (folder / "b.yaml").write_text(BASE.replace("site: {name: lab}\n", "site: {name: lab}\ninclude: [d.yaml]\n"))
     (folder / "d.yaml").write_text("description: beside it\n")
     assert validate(folder / "b.yaml").returncode == 0
+
+
+def test_a_file_name_with_a_newline_never_reaches_a_config_header(repo: Path) -> None:
+    path = repo / "blueprints" / "pod\nSlurmctldHost=evil.yaml"
+    path.write_text(BASE)
+    result = run_cli("render", str(path), "-o", str(repo / "out"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    for conf in sorted((repo / "out/slurm").glob("*.conf")):
+        text = conf.read_text()
+        assert "evil" not in text and "SlurmctldHost=evil" not in text.splitlines(), conf
+        assert text.splitlines()[0].endswith(("from blueprint tiny.", "from blueprint tiny. Do not edit.")), conf
