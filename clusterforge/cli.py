@@ -272,7 +272,11 @@ def export_cmd(blueprint: Path, fmt: str, fabrics: tuple[str, ...], output: Path
     if output is None:
         click.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            click.echo(f"{display_name(output)}: cannot write: {exc.strerror or exc}", err=True)
+            sys.exit(EXIT_FINDINGS)
 
 
 @cli.command("schema")

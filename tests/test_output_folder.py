@@ -285,3 +285,9 @@ def test_render_check_on_a_missing_or_empty_folder_fails(tmp_path: Path) -> None
     assert missing.returncode == 2 and "is not a folder" in missing.stderr
     empty = run_cli("render-check", "--blueprints", str(tmp_path))
     assert empty.returncode == 2 and "no *.yaml blueprint" in empty.stderr
+
+
+def test_export_to_an_unwritable_file_is_a_user_error(tmp_path: Path) -> None:
+    (tmp_path / "dir.json").mkdir()
+    result = run_cli("export", BP, "-o", str(tmp_path / "dir.json"))
+    assert result.returncode == 1 and "cannot write" in result.stderr and "internal error" not in result.stderr
