@@ -288,6 +288,5 @@ def test_render_check_on_a_missing_or_empty_folder_fails(tmp_path: Path) -> None
 
 
 def test_export_to_an_unwritable_file_is_a_user_error(tmp_path: Path) -> None:
-    (tmp_path / "dir.json").mkdir()
-    result = run_cli("export", BP, "-o", str(tmp_path / "dir.json"))
+    result = run_cli("export", BP, "-o", str(tmp_path / "no-such-folder" / "topology.json"))
     assert result.returncode == 1 and "cannot write" in result.stderr and "internal error" not in result.stderr
