@@ -47,22 +47,35 @@ B200_FULL_SU = [
 ]
 
 
+def rows_of(prefix: str, racks: int) -> tuple[list[str], list[str]]:
+    """Row lines of `racks` racks (at most 200 a row, the schema's limit) and the rack names they make."""
+    lines, names = [], []
+    for i in range(math.ceil(racks / 200)):
+        count = min(200, racks - 200 * i)
+        lines.append(f"    - {{name: {prefix}{i + 1}, racks: {count}, rack_type: generic/rear-door-48u-60kw, "
+                     f'rack_names: "{{row}}-{{index:03d}}"}}')
+        names += [f"{prefix}{i + 1}-{n:03d}" for n in range(1, count + 1)]
+    return lines, names
+
+
 def superpod_yaml(nodes: int, model: str, per_rack: int, ufm: int) -> str:
     """The blueprint an architect writes for a SuperPOD: DGX nodes, UFM appliances, a rail-optimized
     NDR fabric of QM9700 with 32-node scalable units, and racks for it all."""
-    node_racks = math.ceil(nodes / per_rack)
-    network_racks = 2 * math.ceil(nodes * 8 * 3 / 32 / 40) + 1  # 1U switches, ~30 per rack by power
+    node_rows, _ = rows_of("A", math.ceil(nodes / per_rack))
+    network_rows, network_racks = rows_of("N", 2 * math.ceil(nodes * 8 * 3 / 32 / 40) + 1)  # 1U switches
+    node_row_names = ", ".join(f"A{i + 1}" for i in range(len(node_rows)))
     ufm_group = (f"  - {{name: ufm, model: generic/cpu-1u-ndr, count: {ufm}, role: fabric-manager, "
-                 f"placement: {{racks: [N{network_racks:03d}]}}}}\n" if ufm else "")
+                 f"placement: {{racks: [{network_racks[-1]}]}}}}\n" if ufm else "")
+    rows = "\n".join(node_rows + network_rows)
     return f"""version: 1
 name: superpod-{nodes}
 site: {{name: test hall}}
 floor:
   rows:
-    - {{name: A, racks: {node_racks}, rack_type: generic/rear-door-48u-60kw, rack_names: "A{{index:03d}}"}}
-    - {{name: N, racks: {network_racks}, rack_type: generic/rear-door-48u-60kw, rack_names: "N{{index:03d}}"}}
+{rows}
 node_groups:
-  - {{name: dgx, model: {model}, count: {nodes}, role: compute, placement: {{rows: [A], per_rack: {per_rack}}}}}
+  - {{name: dgx, model: {model}, count: {nodes}, role: compute,
+     placement: {{rows: [{node_row_names}], per_rack: {per_rack}}}}}
 {ufm_group}fabrics:
   compute:
     kind: compute
@@ -74,7 +87,7 @@ node_groups:
     oversubscription: "1:1"
     scalable_unit: 32
     ipv4_pool: 10.0.0.0/16
-    switch_racks: [{", ".join(f"N{i:03d}" for i in range(1, network_racks + 1))}]
+    switch_racks: [{", ".join(network_racks)}]
   oob: {{kind: oob, switch: nvidia/sn2201, ipv4_pool: 172.16.0.0/16}}
 """
 
