@@ -33,7 +33,7 @@ def main() -> int:
               suppress_health_check=list(HealthCheck))
     @given(st.one_of(mutated_data().map(lambda c: (*c, None)), mutated_text().map(lambda c: (c[0], None, c[1]))))
     def one(case: tuple[str, object, str | None]) -> None:
-        outcome: Outcome = run_case(*case)  # type: ignore[arg-type]
+        outcome: Outcome = run_case(*case)
         kind = "text" if case[2] is not None else "data"
         outcomes[f"{kind} {outcome.stage}"] += 1
         if outcome.stage == "internal":

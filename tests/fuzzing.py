@@ -81,7 +81,7 @@ def mutated_data(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     data = copy.deepcopy(examples()[name].data)
     for _ in range(draw(st.integers(1, 3))):
         path = draw(st.sampled_from(sorted(value_paths(data), key=repr)))
-        parent = data
+        parent: Any = data
         for part in path[:-1]:
             parent = parent[part]
         action = draw(st.sampled_from(["like", "like", "like", "delete", "add"]))

@@ -192,7 +192,7 @@ def kill_points() -> Iterator[tuple[str, int]]:
 def test_a_killed_render_leaves_a_whole_tree_and_the_next_run_cleans_up(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str, nth: int, can_exchange: bool) -> None:
     if not can_exchange:
-        monkeypatch.setattr(fsops, "_renameat2_exchange", lambda a, b: False)
+        monkeypatch.setattr(fsops, "_renameat2_exchange", lambda *_: False)
     out = tmp_path / "out"
     write_tree(tree(1), out)
     (out / "NOTES.md").write_text("kept\n")
