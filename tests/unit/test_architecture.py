@@ -11,15 +11,15 @@ PACKAGE = REPO / "clusterforge"
 
 # Lowest first. A module belongs to the first entry whose name is it or its package.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("version", "errors", "codes", "codes_doc", "yamlsafe", "schema_errors")),
+    ("foundation", ("version", "errors", "codes", "codes_doc", "inputs", "yamlsafe", "schema_errors")),
     ("model and catalog", ("model", "catalog", "physical", "schema_doc")),
-    ("load and validate", ("loader", "references", "validate")),
+    ("load and validate", ("loader", "bounds", "references", "validate")),
     ("workload", ("workload",)),
     ("expand", ("expand",)),
     ("check", ("checks",)),
     ("plan", ("plan",)),
     ("render", ("render", "export")),
-    ("write", ("writer",)),
+    ("write", ("writer", "fsops", "output_paths")),
     ("pipeline", ("pipeline",)),
     ("commands", ("diff",)),
     ("cli", ("cli", "__main__", "__init__")),
