@@ -17,6 +17,7 @@ from .expand.ports import booked_ports
 from .expand.topology import LINK_TIERS, TIERS, LinkTier, Tier, Topology
 from .physical import W_TO_BTU_H
 from .validate import ValidBlueprint
+from .workload import fit_workloads, fits_as_dict
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,8 @@ class Plan:
     heat_kw: float
     power: PowerPlan
     findings: list[Finding] = field(default_factory=list)
+    workloads: dict[str, Any] = field(default_factory=dict)
+    """Figures of each workload by name, as `clusterforge fit --format json` gives them (docs/workloads.md)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (`clusterforge plan --format json`)."""
@@ -247,6 +250,7 @@ def build_plan(valid: ValidBlueprint, topo: Topology, findings: list[Finding]) -
         heat_kw=power.heat_kw,
         power=power,
         findings=list(findings),
+        workloads=fits_as_dict(fit_workloads(valid.blueprint, valid.catalog)),
     )
 
 

@@ -48,6 +48,10 @@ def readme_blocks() -> dict[str, str]:
         "clusterforge check blueprints/*.yaml": ("check", *sorted(str(p.relative_to(REPO)) for p in
                                                                  (REPO / "blueprints").glob("*.yaml"))),
         DIFF_EXAMPLE: ("diff", "blueprints/h200-training-pod.yaml", "docs/examples/h200-training-pod-grown.yaml"),
+        **{f"clusterforge fit {path}": ("fit", path) for path in
+           ("blueprints/h200-training-pod.yaml", "blueprints/gb200-nvl72.yaml", "blueprints/l40s-inference.yaml")},
+        "clusterforge fit tests/workloads/l40s-oversized.yaml --suggest":
+            ("fit", "tests/workloads/l40s-oversized.yaml", "--suggest"),
     }
     return {shown: run_cli(*args, cwd=REPO).stdout for shown, args in commands.items()}
 

@@ -8,6 +8,7 @@ from .. import codes
 from ..errors import Finding, Severity
 from ..workload import InferenceFit, TrainingFit, WorkloadFit, fit_workloads
 from ..workload.fit import GB
+from ..workload.memory import tensor_parallel
 from ..workload.report import figure as _n
 from ..workload.suggest import inference_layout, training_layout
 from .context import CheckContext
@@ -84,7 +85,13 @@ def _training(ctx: CheckContext, fit: TrainingFit) -> Iterator[Finding]:
 def _inference(ctx: CheckContext, fit: InferenceFit) -> Iterator[Finding]:
     svc, m, s, path = fit.service, fit.memory, fit.speed, ("workloads", fit.index)
     yield from _too_many(ctx, fit, "inference service", svc.replicas * svc.gpus_per_replica)
-    yield from _tp_over_nvlink(ctx, fit, "inference service", m.gpus // svc.expert_parallel, "gpus_per_replica")
+    tp = tensor_parallel(svc)
+    if tp * svc.expert_parallel != svc.gpus_per_replica:
+        yield ctx.finding(codes.WORKLOAD_LAYOUT, Severity.ERROR, f"inference service '{svc.name}': tensor {tp} x "
+                          f"expert {svc.expert_parallel} = {tp * svc.expert_parallel} GPUs, but a replica has "
+                          f"{svc.gpus_per_replica}", (*path, "gpus_per_replica"), svc.name,
+                          f"gpus_per_replica: {tp * svc.expert_parallel}, or leave tensor_parallel out")
+    yield from _tp_over_nvlink(ctx, fit, "inference service", tp, "gpus_per_replica")
     layout = None
     if not fit.fits:
         layout = inference_layout(fit)

@@ -21,6 +21,7 @@ from .context import RenderContext, shared_plan
 from .elevation import escaped, finding_where, legend_model, page_drawings, rows_model, xml_text
 from .escape import Escaped, md_cell
 from .rack_drawing import num, xml_escape
+from .report_workloads import workloads_section
 
 REPORT_MD = "handoff/report.md"
 REPORT_HTML = "handoff/report.html"
@@ -164,6 +165,11 @@ def _estimates(valid: ValidBlueprint, topo: Topology) -> dict[str, Any]:
                        "Every catalog figure this blueprint uses has a source.")
 
 
+def _workloads(plan: Plan) -> list[dict[str, Any]]:
+    section = workloads_section(plan)
+    return [section] if section else []
+
+
 def report_model(ctx: RenderContext) -> dict[str, Any]:
     """The report as plain data: a header and titled tables, unescaped."""
     valid, topo = ctx.valid, ctx.topo
@@ -178,14 +184,15 @@ def report_model(ctx: RenderContext) -> dict[str, Any]:
         "sections": [_summary(plan),
                      table("Nodes by role", ["role", "nodes"],
                            [[role, str(n)] for role, n in plan.nodes_by_role.items()], numeric=(1,)),
-                     *_fabrics(plan, topo), *_racks(plan, valid, topo), *_findings(ctx, ctx.findings),
-                     _estimates(valid, topo)],
+                     *_fabrics(plan, topo), *_racks(plan, valid, topo), *_workloads(plan),
+                     *_findings(ctx, ctx.findings), _estimates(valid, topo)],
     }
 
 
 def _escaped_section(section: dict[str, Any], escape: Callable[[str], str]) -> dict[str, Any]:
-    """A section's title, intro, columns and classes escaped; its rows left to the caller."""
-    return escaped({k: v for k, v in section.items() if k != "rows"}, escape)
+    """A section's title, intro, columns and classes escaped; its rows (and a chart, SVG built from escaped
+    text) left to the caller."""
+    return escaped({k: v for k, v in section.items() if k not in ("rows", "chart")}, escape)
 
 
 def markdown_sections(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -207,7 +214,7 @@ def html_sections(sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
         rows = [f'<tr class="{row_class}">' + "".join(f'<td class="{classes[i]}">{cell[value]}</td>'
                                                       for i, value in enumerate(row)) + "</tr>"
                 for row, row_class in zip(section["rows"], escaped_section["classes"], strict=True)]
-        out.append({**escaped_section, "rows": rows})
+        out.append({**escaped_section, "rows": rows, "chart": section.get("chart", "")})
     return out
 
 

@@ -37,7 +37,7 @@ def _count(x: float) -> str:
 
 
 def _money(fit: WorkloadFit, amount: float) -> str:
-    return f"{fit.currency} {amount:,.2f}" if amount < 100 else f"{fit.currency} {amount:,.0f}"
+    return f"{fit.currency} {amount:,.2f}" if amount < 100 else f"{fit.currency} {figure(amount)}"
 
 
 def training_text(fit: TrainingFit) -> list[str]:

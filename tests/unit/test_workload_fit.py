@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from factories import dgx_data, valid_from
-from helpers import run_cli
+from helpers import REPO, run_cli
 
 from clusterforge.catalog import load_catalog
 from clusterforge.checks import run_checks
@@ -245,6 +245,12 @@ def test_layout_and_batch_that_do_not_divide() -> None:
     ]
 
 
+def test_inference_layout_that_does_not_divide() -> None:
+    found = findings_of(cluster(1, [inference(replicas=1, gpus_per_replica=8, tensor_parallel=4)]))
+    assert [f.message for f in found] == ["inference service 'svc': tensor 4 x expert 1 = 4 GPUs, but a replica "
+                                          "has 8"]
+
+
 def test_workloads_together_and_a_shape_given_by_size_only() -> None:
     found = findings_of(cluster(2, [training(gpus=16, tensor_parallel=8),
                                     {"name": "old", "kind": "inference", "model_params_b": 8, "replicas": 1,
@@ -274,3 +280,21 @@ def test_fit_command_on_the_examples() -> None:
     assert data["workloads"]["llama3-70b-eval"]["kv_bytes_per_token"] == 163_840  # fp8 KV
     text = run_cli("fit", "blueprints/l40s-inference.yaml", "--suggest")
     assert text.returncode == 0 and "llama3-70b-chat (inference, meta/llama-3-70b, fp8" in text.stdout
+
+
+def test_plan_json_and_report_show_the_workloads() -> None:
+    result = run_cli("plan", "blueprints/l40s-inference.yaml", "--format", "json")
+    workloads = json.loads(result.stdout)["workloads"]
+    fit = json.loads(run_cli("fit", "blueprints/l40s-inference.yaml", "--format", "json").stdout)["workloads"]
+    assert workloads == fit
+    chat = workloads["llama3-70b-chat"]
+    # 4 x L40S: 4 x 48 GB x 0.9 = 172.8 GB usable; fp8 weights 70.55 GB; 32 sessions x 2.684 GB of KV cache
+    assert chat["memory_gb"] == {"weights": 70.5, "kv_cache": 85.9, "per_gpu": 39.1, "usable": 173.0}
+    assert chat["max_concurrency"] == 38
+    # All-in USD 1.00 per GPU-hour: 4 GPUs / (566 tokens/s x 3600) x 1e6 = USD 1.96 per million tokens
+    assert chat["cost_per_million_tokens"] == pytest.approx(4 * 1.0 / (chat["decode"]["tokens_per_s_replica"] * 3600)
+                                                            * 1e6, rel=0.01)
+    report = (REPO / "inventories" / "l40s-inference" / "handoff" / "report.md").read_text(encoding="utf-8")
+    assert "| llama3-70b-chat | inference | nvidia/l40s | 32 | 8 × 4 GPUs, 32 sessions | 39.1 / 43.2 |" in report
+    html = (REPO / "inventories" / "l40s-inference" / "handoff" / "report.html").read_text(encoding="utf-8")
+    assert '<svg class="chart"' in html and "39.1 of 43.2 GB" in html
