@@ -16,7 +16,7 @@ from helpers import BLUEPRINTS, ansible
 
 from clusterforge.catalog import Server
 from clusterforge.expand import expand
-from clusterforge.expand.topology import Device, Topology
+from clusterforge.expand.topology import Device, RailSegment, Topology
 from clusterforge.pipeline import load_valid, render_files
 from clusterforge.render import paths
 from clusterforge.render.context import ansible_name
@@ -126,6 +126,9 @@ def expected_installs(case: Case, host: str) -> dict[str, str]:
         wanted[paths.NCCL_CONF_INSTALLED] = conf
         if f"NCCL_TOPO_FILE={paths.NCCL_TOPOLOGY_INSTALLED}" in case.files.get(conf, ""):
             wanted[paths.NCCL_TOPOLOGY_INSTALLED] = paths.nccl_topology(device.model)
+    if case.topo.devices[host].kind == "node" and paths.netplan_rails(host) in case.files:
+        wanted[paths.NETPLAN_RAILS_INSTALLED] = paths.netplan_rails(host)
+        wanted[paths.SYSCTL_RAILS_INSTALLED] = paths.SYSCTL_RAILS
     return {dest: src for dest, src in wanted.items() if src in case.files}
 
 
@@ -143,6 +146,11 @@ def test_inventory_list_matches_topology(case: Case) -> None:
     racks = {r: len([d for d in case.topo.nodes_in_rack(r) if d.kind in ("node", "switch")]) for r in case.topo.racks}
     assert {r: len(actual.get(ansible_name(f"rack_{r}"), ())) for r in racks} == racks
     assert all(name.isidentifier() for name in actual), sorted(actual)
+
+
+def _segment_vars(segment: RailSegment) -> dict[str, str]:
+    gateway = {"gateway": str(segment.gateway)} if segment.gateway is not None else {}
+    return {"subnet": str(segment.subnet), **gateway}
 
 
 def test_inventory_host_vars(case: Case) -> None:
@@ -171,7 +179,8 @@ def test_inventory_host_vars(case: Case) -> None:
         assert host["cf_gpu_count"] == (server.gpus.count if server.gpus else 0)
         assert host["cf_gpu_model"] == (server.gpus.model if server.gpus else None)
         rails = {str(link.rail): {"fabric": compute, "port": link.a_port, "leaf": link.b, "leaf_port": link.b_port,
-                                  "address": addresses[compute][f"{name}:{link.a_port}"]}
+                                  "address": addresses[compute][f"{name}:{link.a_port}"],
+                                  **_segment_vars(case.topo.segments[compute][f"{name}:{link.a_port}"])}
                  for link in case.topo.links_of(name)
                  if link.a == name and link.fabric == compute and link.tier == "node-leaf" and link.rail is not None}
         assert host["cf_rails"] == rails
@@ -222,9 +231,11 @@ def test_playbook_installs_rendered_files(case: Case) -> None:
                      for p in sorted((root / host).rglob("*")) if p.is_file()}
         assert installed == {dest: case.files[src] for dest, src in expected.items()}, host
         host_vars = listing["_meta"]["hostvars"][host]
-        listed = [*host_vars.get("cf_slurm_files", []), *host_vars.get("cf_nccl_files", [])]
+        listed = [*host_vars.get("cf_slurm_files", []), *host_vars.get("cf_nccl_files", []),
+                  *host_vars.get("cf_network_files", [])]
         assert {f"/{f['dest']}": f["src"] for f in listed} == expected, host
-        dirs = [*host_vars.get("cf_slurm_dirs", []), *host_vars.get("cf_nccl_dirs", [])]
+        dirs = [*host_vars.get("cf_slurm_dirs", []), *host_vars.get("cf_nccl_dirs", []),
+                *host_vars.get("cf_network_dirs", [])]
         assert {str(Path(dest).parent).lstrip("/") for dest in expected} == set(dirs), host
         if slurm_rendered and host in controllers | partition_nodes:
             assert paths.SLURM_CONF_INSTALLED in installed, host

@@ -1,18 +1,28 @@
 """IPv4 addresses per network, handed out in a fixed order from each pool.
 
-The first usable address of every pool is kept for the gateway. Compute fabrics get one address per
-node port (one interface per rail); storage and in-band networks one per node (the ports are bonded);
-the out-of-band network one per BMC and per switch management port.
+Storage and in-band networks get one address per node (the ports are bonded), the out-of-band network
+one per BMC and per switch management port; the first usable address of their pool is kept for the
+gateway.
+
+Compute fabrics get one address per node port in a subnet of its own rail, so no two ports of a host
+share a subnet (a shared subnet means ARP flux: replies leave by any NIC, RDMA-CM binds the wrong one).
+The pool is split into equal rail blocks (rail k takes block k); on Ethernet each rail block is split
+again into one routed segment per leaf of the rail (the leaf holds the segment's first address as
+gateway; hosts reach the rest of the rail through it), on InfiniBand the rail block is one IPoIB subnet.
 """
 
 from __future__ import annotations
 
-from ipaddress import IPv4Address
+from collections import defaultdict
+from ipaddress import IPv4Address, IPv4Network
 
 from .. import codes
 from ..model.fabric import FabricBase, OobFabric
 from .context import ExpandContext
-from .topology import Device
+from .topology import Device, RailSegment
+
+RESERVED_PER_SUBNET = 3
+"""Network address, gateway and broadcast address."""
 
 
 def interfaces(ctx: ExpandContext, name: str, fabric: FabricBase) -> list[str]:
@@ -37,18 +47,74 @@ def interfaces(ctx: ExpandContext, name: str, fabric: FabricBase) -> list[str]:
 
 def assign_addresses(ctx: ExpandContext) -> None:
     for name, fabric in ctx.bp.fabrics.items():
+        if getattr(fabric, "kind", "") == "compute":
+            _assign_rails(ctx, name, fabric)
+            continue
         keys = interfaces(ctx, name, fabric)
         pool = fabric.ipv4_pool
         first = int(pool.network_address) + 2  # network address, then the gateway
         last = int(pool.broadcast_address) - 1 if pool.prefixlen < 31 else int(pool.broadcast_address)
         available = max(0, last - first + 1)
         if len(keys) > available:
-            ctx.error(codes.POOL_TOO_SMALL, f"network '{name}': pool {pool} has {available} host addresses, "
-                      f"{len(keys)} are needed", ("fabrics", name, "ipv4_pool"),
-                      f"use a pool of at least /{_prefix_for(len(keys) + 3)}")
+            _too_small(ctx, name, pool, f"{available} host addresses, {len(keys)} are needed",
+                       _prefix_for(len(keys) + RESERVED_PER_SUBNET))
             continue
         for offset, key in enumerate(keys):
             ctx.topo.assign_address(name, key, IPv4Address(first + offset))
+
+
+def _rail_ports(ctx: ExpandContext, name: str) -> dict[int, dict[str, list[str]]]:
+    """rail -> leaf -> port keys, in address order. A port without a rail (a fabric manager on a reserved
+    port) counts as the rail of its position among the host's ports."""
+    topo = ctx.topo
+    order = {d.name: i for i, d in enumerate(topo.devices.values())}
+    position: dict[str, int] = defaultdict(int)
+    rails: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    links = sorted(topo.fabric_links(name, "node-leaf"), key=lambda link: order[link.a])
+    for link in links:
+        position[link.a] += 1
+        rail = link.rail if link.rail is not None else position[link.a]
+        rails[rail][link.b].append(f"{link.a}:{link.a_port}")
+    return rails
+
+
+def _assign_rails(ctx: ExpandContext, name: str, fabric: FabricBase) -> None:
+    rails = _rail_ports(ctx, name)
+    if not rails:
+        return
+    pool = fabric.ipv4_pool
+    routed = getattr(fabric, "technology", "") == "ethernet"
+    # rail -> its segments' ports: one per leaf (routed Ethernet) or the whole rail (InfiniBand)
+    segments = {rail: [leaves[leaf] for leaf in sorted(leaves)] if routed
+                else [[key for leaf in sorted(leaves) for key in leaves[leaf]]] for rail, leaves in rails.items()}
+    rail_bits = _bits(max(rails))
+    segment_bits = _bits(max(len(parts) for parts in segments.values()))
+    biggest = max(len(ports) for parts in segments.values() for ports in parts)
+    needed_prefix = min(_prefix_for(biggest + RESERVED_PER_SUBNET), 30) - rail_bits - segment_bits
+    if pool.prefixlen > needed_prefix:
+        per = f"leaf segment ({2 ** rail_bits} rail blocks of {2 ** segment_bits})" if routed else \
+            f"rail ({2 ** rail_bits} rail blocks)"
+        _too_small(ctx, name, pool, f"{2 ** (32 - pool.prefixlen - rail_bits - segment_bits)} addresses per {per}, "
+                   f"{biggest + RESERVED_PER_SUBNET} are needed", max(needed_prefix, 0))
+        return
+    blocks = list(pool.subnets(prefixlen_diff=rail_bits))
+    for rail, parts in sorted(segments.items()):
+        block = blocks[rail - 1]
+        for subnet, ports in zip(block.subnets(prefixlen_diff=segment_bits), parts, strict=False):
+            segment = RailSegment(rail, subnet, block, subnet.network_address + 1 if routed else None)
+            for offset, key in enumerate(ports, 2):
+                ctx.topo.assign_address(name, key, subnet.network_address + offset)
+                ctx.topo.segments[name][key] = segment
+
+
+def _too_small(ctx: ExpandContext, name: str, pool: IPv4Network, what: str, prefix: int) -> None:
+    ctx.error(codes.POOL_TOO_SMALL, f"network '{name}': pool {pool} has {what}", ("fabrics", name, "ipv4_pool"),
+              f"use a pool of at least /{prefix}")
+
+
+def _bits(count: int) -> int:
+    """Bits that number `count` equal blocks (1 -> 0, 2 -> 1, 3..4 -> 2, ...)."""
+    return max(0, (count - 1).bit_length())
 
 
 def _prefix_for(addresses: int) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from ipaddress import IPv4Address
+from ipaddress import IPv4Address, IPv4Network
 from typing import Literal
 
 import networkx as nx
@@ -95,6 +95,18 @@ class NvlinkDomain:
     rack: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class RailSegment:
+    """The subnet of one compute port: its rail's block of the pool, and within it the segment of the port's
+    leaf (Ethernet: one routed segment per rail and leaf, `gateway` on the leaf) or the whole rail block
+    (InfiniBand: IPoIB is one broadcast domain per rail, no gateway)."""
+
+    rail: int
+    subnet: IPv4Network
+    rail_block: IPv4Network
+    gateway: IPv4Address | None
+
+
 @dataclass
 class FabricSummary:
     """What the expander decided for a network: tiers, models and the resulting ratios."""
@@ -128,6 +140,8 @@ class Topology:
         self.fabrics: dict[str, FabricSummary] = {}
         self.addresses: dict[str, dict[str, IPv4Address]] = defaultdict(dict)
         """network -> interface key ('host' or 'host:port') -> address."""
+        self.segments: dict[str, dict[str, RailSegment]] = defaultdict(dict)
+        """compute network -> port key ('host:port') -> the port's rail subnet."""
         self._graph = nx.Graph()
         self._edge_links: dict[tuple[str, str], list[int]] = {}
         """The graph's edge attribute lists, by sorted device pair (networkx's lookup is slow in bulk)."""

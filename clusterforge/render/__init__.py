@@ -17,6 +17,7 @@ from .context import RenderContext
 from .elevation import render_elevation
 from .jinja import raised_in_site_template
 from .nccl import render_nccl
+from .network import render_network
 from .report import render_report
 from .slurm import render_slurm
 
@@ -28,6 +29,7 @@ RENDERERS: dict[str, Renderer] = {
     "ansible": render_ansible,
     "slurm": render_slurm,
     "nccl": render_nccl,
+    "network": render_network,
     # the handoff pack for the people who rack, cable and install
     "elevation": render_elevation,
     "cabling": render_cabling,

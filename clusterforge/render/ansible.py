@@ -19,6 +19,7 @@ STATIC = {
     "ansible/site.yml.j2": "ansible/site.yml",
     "ansible/roles/cf_slurm/tasks/main.yml.j2": "ansible/roles/cf_slurm/tasks/main.yml",
     "ansible/roles/cf_nccl/tasks/main.yml.j2": "ansible/roles/cf_nccl/tasks/main.yml",
+    "ansible/roles/cf_network/tasks/main.yml.j2": "ansible/roles/cf_network/tasks/main.yml",
 }
 
 

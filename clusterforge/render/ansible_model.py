@@ -4,6 +4,7 @@ Layout of the inventory (every name passes through `ansible_name`):
 
     nodes            children: nodegroup_<group>, whose hosts carry every node's host vars
     switches         children: fabric_<network>, children switch_<network>_<tier> (host vars of switches)
+    (nodes with compute ports also carry cf_network_files: their netplan and ARP sysctl files)
     role_<role>      nodes by role (compute, login, management, storage, fabric_manager)
     row_<row>        children: rack_<rack> (nodes and switches in that rack)
     su_<n>           nodes of scalable unit n
@@ -28,6 +29,7 @@ from ..expand.topology import Device, Topology
 from ..validate import ValidBlueprint
 from . import paths
 from .context import ansible_name
+from .network import network_paths
 
 HostVars = dict[str, Any]
 Group = dict[str, Any]
@@ -111,6 +113,11 @@ def _rails(topo: Topology) -> dict[str, dict[int, dict[str, str]]]:
             entry = {"fabric": link.fabric, "port": link.a_port, "leaf": link.b, "leaf_port": link.b_port}
             if address is not None:
                 entry["address"] = str(address)
+            segment = topo.segments.get(link.fabric, {}).get(f"{link.a}:{link.a_port}")
+            if segment is not None:
+                entry["subnet"] = str(segment.subnet)
+                if segment.gateway is not None:
+                    entry["gateway"] = str(segment.gateway)
             rails[link.a][link.rail] = entry
     return rails
 
@@ -186,10 +193,14 @@ class _HostVars:
         self.single, self.ports = _interfaces(topo)
         self.inband, self.oob = _network_of_kind(valid, "inband"), _network_of_kind(valid, "oob")
         self.rails = _rails(topo)
+        self.network = {node: [InstallFile(src, dest) for src, dest in files]
+                        for node, files in network_paths(topo).items()}
 
     def __call__(self, device: Device) -> HostVars:
         own = (_node_vars(self.valid, self.topo, device, self.rails.get(device.name, {})) if device.kind == "node"
                else _switch_vars(self.topo, device))
+        if device.name in self.network:
+            own.update(install_vars("cf_network", self.network[device.name]))
         addresses = _addresses(device, self.single, self.ports, self.inband, self.oob)
         return {**{k: v for k, v in addresses.items() if k == "ansible_host"}, **own,
                 **{k: v for k, v in addresses.items() if k != "ansible_host"}}
