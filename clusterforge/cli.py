@@ -146,7 +146,7 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
-    fits = fit_workloads(analysis.valid.blueprint, analysis.valid.catalog)
+    fits = fit_workloads(analysis.valid.blueprint, analysis.valid.catalog, analysis.topo)
     work = [f for f in analysis.findings if f.code.startswith("CF-WORK-")]
     if fmt == "json":
         click.echo(json.dumps(fit_json(fits, work, suggest), indent=2, sort_keys=True))

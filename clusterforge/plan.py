@@ -250,7 +250,7 @@ def build_plan(valid: ValidBlueprint, topo: Topology, findings: list[Finding]) -
         heat_kw=power.heat_kw,
         power=power,
         findings=list(findings),
-        workloads=fits_as_dict(fit_workloads(valid.blueprint, valid.catalog)),
+        workloads=fits_as_dict(fit_workloads(valid.blueprint, valid.catalog, topo)),
     )
 
 

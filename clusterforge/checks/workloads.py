@@ -15,7 +15,7 @@ from .context import CheckContext
 
 
 def check_workloads(ctx: CheckContext) -> Iterator[Finding]:
-    fits = fit_workloads(ctx.valid.blueprint, ctx.valid.catalog)
+    fits = fit_workloads(ctx.valid.blueprint, ctx.valid.catalog, ctx.topo)
     for fit in fits:
         if fit.shape.dims is None:
             yield ctx.finding(codes.WORKLOAD_SHAPE_UNKNOWN, Severity.INFO, f"workload '{fit.name}' gives only "

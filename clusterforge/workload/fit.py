@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog import Catalog
+from ..expand.topology import Topology
 from ..model import Blueprint, InferenceService, TrainingJob
 from .cost import gpu_hour_cost, per_million_tokens
 from .hardware import Hardware, hardware_for
@@ -137,12 +138,14 @@ def _gb(x: float) -> float:
     return _r(x / GB)
 
 
-def fit_workloads(bp: Blueprint, catalog: Catalog) -> list[WorkloadFit]:
+def fit_workloads(bp: Blueprint, catalog: Catalog, topo: Topology | None = None) -> list[WorkloadFit]:
+    """Figures of every workload; `topo` tells which collectives stay under one leaf (without it, all traffic
+    between nodes is taken to cross the fabric's upper tiers)."""
     fits: list[WorkloadFit] = []
     pue = bp.site.pue or 1.0
     currency = bp.prices.currency if bp.prices else ""
     for i, workload in enumerate(bp.workloads):
-        hw = hardware_for(bp, catalog, workload)
+        hw = hardware_for(bp, catalog, workload, topo)
         if hw is None:
             continue
         shape = resolve_shape(workload, catalog)

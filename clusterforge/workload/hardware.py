@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..catalog import GPU, Catalog, Server
+from ..expand.topology import Topology
 from ..model import Blueprint, ComputeFabric
 from ..model.workload import Precision, WorkloadBase
 from ..physical import planned_w
@@ -24,6 +25,9 @@ class Hardware:
     """Compute-fabric bandwidth per GPU (one direction)."""
     oversubscription: float
     """The compute fabric's target ratio; collectives across its upper tiers see bandwidth / ratio."""
+    leaf_nodes: int
+    """Nodes whose same-rail GPUs share one leaf (the rail-optimized fabric's scalable unit); 1 when unknown or
+    fat-tree, so that any traffic between nodes is taken to cross the upper tiers."""
     storage_gbps_per_node: float
     gpu_w: float
     """Planned power of the node divided by its GPUs (the GPU's share of CPUs, NICs, fans)."""
@@ -48,7 +52,8 @@ def compute_groups(bp: Blueprint, catalog: Catalog, workload: WorkloadBase) -> l
     return [g.name for g in bp.node_groups if g.role == "compute" and catalog.require(g.model, Server).gpus]
 
 
-def hardware_for(bp: Blueprint, catalog: Catalog, workload: WorkloadBase) -> Hardware | None:
+def hardware_for(bp: Blueprint, catalog: Catalog, workload: WorkloadBase, topo: Topology | None = None
+                 ) -> Hardware | None:
     """None when the workload's groups hold no GPUs."""
     groups = [g for g in bp.node_groups if g.name in compute_groups(bp, catalog, workload)]
     servers = [(g, catalog.require(g.model, Server)) for g in groups]
@@ -66,12 +71,26 @@ def hardware_for(bp: Blueprint, catalog: Catalog, workload: WorkloadBase) -> Har
         gpus=sum(g.count * s.gpus.count for g, s in with_gpus if s.gpus is not None),
         gpus_per_node=per_node, nvlink_domain=server.gpus.nvlink_domain,
         nic_gbps_per_gpu=nic / per_node, oversubscription=_oversubscription(bp, group.name),
+        leaf_nodes=_leaf_nodes(bp, group.name, topo),
         storage_gbps_per_node=storage, gpu_w=planned_w(bp.power, server, "compute") / per_node)
 
 
-def _oversubscription(bp: Blueprint, group: str) -> float:
-    for fabric in bp.fabrics.values():
+def _compute_fabric(bp: Blueprint, group: str) -> tuple[str, ComputeFabric] | None:
+    for name, fabric in bp.fabrics.items():
         if isinstance(fabric, ComputeFabric) and (fabric.node_groups is None or group in fabric.node_groups):
-            return float(fabric.oversubscription)
-    return 1.0
+            return name, fabric
+    return None
+
+
+def _oversubscription(bp: Blueprint, group: str) -> float:
+    found = _compute_fabric(bp, group)
+    return 1.0 if found is None else float(found[1].oversubscription)
+
+
+def _leaf_nodes(bp: Blueprint, group: str, topo: Topology | None) -> int:
+    found = _compute_fabric(bp, group)
+    if found is None or topo is None or found[0] not in topo.fabrics:
+        return 1
+    summary = topo.fabrics[found[0]]
+    return summary.scalable_unit or 1 if summary.topology == "rail-optimized" else 1
 

@@ -22,7 +22,8 @@ class TrainingSpeed:
     collectives_s: dict[str, float]
     """Time of each parallel dimension's collectives per step, were none of it overlapped with compute."""
     collective_tier: dict[str, str]
-    """The link each dimension's collectives cross: nvlink or fabric."""
+    """The link each dimension's collectives cross: nvlink, leaf (same-rail GPUs of one scalable unit) or spine
+    (the fabric's upper tiers, at its oversubscription)."""
 
     @property
     def tokens_per_s(self) -> float:
@@ -61,15 +62,21 @@ def _collectives(job: TrainingJob, shape: Shape, hw: Hardware, dp: int,
     times: dict[str, float] = {}
     tiers: dict[str, str] = {}
 
-    def add(name: str, group: int, inner: int, volume: float, upper_tiers: bool = False) -> None:
-        """`inner`: GPUs of lower dimensions laid out before this one; the group stays on NVLink while
-        inner x group fits one NVLink domain."""
+    def add(name: str, group: int, inner: int, volume: float) -> None:
+        """`inner`: GPUs of lower dimensions laid out before this one. The group stays on NVLink while inner x
+        group fits one NVLink domain, under one rail leaf while its nodes fit one scalable unit, and otherwise
+        crosses the upper tiers at bandwidth / oversubscription."""
         if group <= 1 or volume <= 0:
             return
-        on_nvlink = inner * group <= hw.nvlink_domain and hw.nvlink_gbs > 0
-        gbs = hw.nvlink_gbs if on_nvlink else fabric_gbs / (hw.oversubscription if upper_tiers else 1.0)
+        nodes = -(-inner * group // hw.gpus_per_node)
+        if inner * group <= hw.nvlink_domain and hw.nvlink_gbs > 0:
+            gbs, tier = hw.nvlink_gbs, "nvlink"
+        elif nodes <= hw.leaf_nodes:
+            gbs, tier = fabric_gbs, "leaf"
+        else:
+            gbs, tier = fabric_gbs / hw.oversubscription, "spine"
         times[name] = volume / (gbs * 1e9)
-        tiers[name] = "nvlink" if on_nvlink else "fabric"
+        tiers[name] = tier
 
     state = 4.0 if job.precision == "fp32" else 2.0
     d = shape.dims
@@ -84,12 +91,12 @@ def _collectives(job: TrainingJob, shape: Shape, hw: Hardware, dp: int,
         add("context", c, t, 3 * (c - 1) * kv * layers * micro_batches)
         # expert: dispatch and combine all-to-all of each token's k copies, forward and backward
         k = d.experts_per_token or 0
-        add("expert", e, t * c, 4 * (e - 1) / e * sbh * k / t * layers * micro_batches, upper_tiers=True)
+        add("expert", e, t * c, 4 * (e - 1) / e * sbh * k / t * layers * micro_batches)
         # pipeline: activations forward and their gradients backward at each stage boundary
         add("pipeline", p, t * c, 2 * sbh / t * micro_batches)
     grads = params_per_gpu(job, shape) * state
     rounds = 3 if job.zero_stage == 3 else 2  # reduce-scatter + all-gather (+ the weights' all-gather of ZeRO-3)
-    add("data", dp, t * c * p, rounds * (dp - 1) / dp * grads, upper_tiers=True)
+    add("data", dp, t * c * p, rounds * (dp - 1) / dp * grads)
     return times, tiers
 
 

@@ -46,7 +46,8 @@ def findings_of(data: dict[str, Any]) -> list[Finding]:
 
 def fits_of(data: dict[str, Any]) -> list[TrainingFit | InferenceFit]:
     valid = valid_from(data)
-    return fit_workloads(valid.blueprint, valid.catalog)
+    topo, _ = expand(valid)
+    return fit_workloads(valid.blueprint, valid.catalog, topo)
 
 
 # --- shapes and memory by hand
@@ -133,11 +134,41 @@ def test_training_step_time_from_flops_at_mfu() -> None:
     assert fit.speed.flops_per_token == pytest.approx(flops)
     assert fit.speed.compute_s == pytest.approx(flops * 15_728_640 / (240 * 989.4e12 * 0.4))
     # Data parallel: ring reduce-scatter + all-gather of the bf16 gradients of one GPU (70.55e9 / 8 x 2 bytes),
-    # 2 x 29/30 of it, at one 400G NIC per GPU (50 GB/s) at 1:1.
+    # 2 x 29/30 of it, at one 400G NIC per GPU (50 GB/s); the 30 nodes fit one 32-node scalable unit, so each
+    # data-parallel ring stays on its rail's leaf.
     assert fit.speed.collectives_s["data"] == pytest.approx(2 * 29 / 30 * 70.55e9 / 8 * 2 / 50e9)
-    assert fit.speed.collective_tier == {"tensor": "nvlink", "data": "fabric"}
+    assert fit.speed.collective_tier == {"tensor": "nvlink", "data": "leaf"}
     # Tensor (sequence parallel): 8 x 7/8 x s b h x 2 bytes per layer, 80 layers, 64 micro batches at 450 GB/s
     assert fit.speed.collectives_s["tensor"] == pytest.approx(8 * 7 / 8 * 8192 * 8192 * 2 * 80 * 64 / 450e9)
+
+
+def test_data_parallel_beyond_a_scalable_unit_crosses_the_spine_at_its_oversubscription() -> None:
+    # 8 DGX H200 in scalable units of 4 at 2:1: a TP8 job's 8-way data-parallel ring spans 8 nodes, more than
+    # one unit, so it crosses the spines at 50 GB/s / 2 = 25 GB/s: 2 x 7/8 x 70.55e9 / 8 x 2 bytes / 25e9 = 1.23 s.
+    data = dgx_data(8, model="nvidia/dgx-h200", ratio="2:1", scalable_unit=4)
+    data["workloads"] = [training(gpus=64, tensor_parallel=8)]
+    (fit,) = fits_of(data)
+    assert isinstance(fit, TrainingFit)
+    assert fit.speed.collective_tier["data"] == "spine"
+    assert fit.speed.collectives_s["data"] == pytest.approx(2 * 7 / 8 * 70.55e9 / 8 * 2 / 25e9)
+
+
+def test_training_run_cost_from_capex_and_electricity() -> None:
+    # EUR 45,000 per GPU over 5 years: 45000 / (5 x 8760) = 1.0274 per hour; the GPU's share of a 10.2 kW DGX,
+    # 1.275 kW, at PUE 1.35 and EUR 0.20 per kWh: 0.3443 per hour. 1e12 tokens at 194,700 tokens/s (above)
+    # take 1,426.7 h on 240 GPUs: 240 x 1426.7 x 1.3716 = EUR 469,600.
+    data = cluster(30, [training(gpus=240, tensor_parallel=8, sequence_length=8192, global_batch_tokens=15_728_640,
+                                 mfu=0.4, tokens=1e12)])
+    data["site"]["pue"] = 1.35
+    data["prices"] = {"currency": "EUR", "capex_per_gpu": 45000, "depreciation_years": 5, "electricity_kwh": 0.2}
+    (fit,) = fits_of(data)
+    assert isinstance(fit, TrainingFit)
+    hour = 45000 / (5 * 8760) + 1.275 * 1.35 * 0.2
+    assert fit.gpu_hour_cost == pytest.approx(hour)
+    flops = 6 * 70.55e9 + 12 * 80 * 64 * 128 * 8192
+    hours = 1e12 / (15_728_640 / (flops * 15_728_640 / (240 * 989.4e12 * 0.4))) / 3600
+    assert fit.as_dict()["run_cost"] == pytest.approx(240 * hours * hour, rel=1e-3)
+    assert fit.as_dict()["run_cost"] == pytest.approx(469_600, rel=1e-3)
 
 
 def test_prefill_time_to_first_token() -> None:
