@@ -27,6 +27,13 @@ def _parse_ratio(value: object) -> object:
     return value
 
 
+def _network_text(value: object) -> object:
+    """A pool is written as text ('10.0.0.0/16'); the ipaddress module would also take a number or a bool."""
+    if not isinstance(value, str):
+        raise ValueError("must be an IPv4 network written as text, e.g. '10.0.0.0/16'")
+    return value
+
+
 RATIO_TEXT = r"^\s*\d+(\.\d+)?\s*:\s*\d+(\.\d+)?\s*$"
 Ratio = Annotated[
     float,
@@ -64,7 +71,7 @@ class FabricBase(Strict):
     """What the network is for."""
     node_groups: list[Identifier] | None = None
     """Node groups attached to this network; default: every group with ports of the network's role."""
-    ipv4_pool: Annotated[IPv4Network, Field(strict=False)]
+    ipv4_pool: Annotated[IPv4Network, BeforeValidator(_network_text), Field(strict=False)]
     """Address pool for the network's interfaces."""
     switch_racks: list[RackName] | None = None
     """Racks that hold this network's switches, filled in order; default: the racks of the nodes."""
