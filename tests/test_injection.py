@@ -16,7 +16,7 @@ import pytest
 import yaml
 from helpers import REPO, ansible, run_cli
 
-from clusterforge.render.inventory_yaml import inventory_yaml
+from clusterforge.render.inventory_json import UNSAFE_KEY, inventory_json
 
 MARK = "cf-pwned"
 HOSTILE = (f"=1+1 {{{{ lookup('pipe','touch {MARK}') }}}} {{% if 1 %}} <script>alert(1)</script>"
@@ -126,19 +126,22 @@ def test_deployment_files_carry_no_free_text(rendered: Path) -> None:
 
 
 def test_ansible_never_templates_an_inventory_value(tmp_path: Path) -> None:
-    """The inventory writer tags a value that holds template syntax `!unsafe`; a play that prints every
-    host var runs no lookup. The same inventory without the tag does run it: the test can fail."""
+    """The inventory writer wraps a value that holds template syntax as Ansible's unsafe value; a play that
+    prints every host var runs no lookup. The same inventory unwrapped does run it: the test can fail.
+    Two hosts share the value, so it is also written as a group var."""
     value = f"{{{{ lookup('pipe', 'touch {tmp_path / MARK}') }}}}"
-    host = {"ansible_connection": "local", "ansible_host": "127.0.0.1", "cf_label": value,
-            "cf_rails": {"1": {"port": value}}}
-    tagged = inventory_yaml({"all": {"hosts": {"node001": host}}}) + "\n"
-    assert "!unsafe" in tagged
+    hosts = {name: {"ansible_connection": "local", "ansible_host": "127.0.0.1", "cf_label": value,
+                    "cf_rails": {"1": {"port": value}}, "cf_own": f"{{% if true %}}{name}{{% endif %}}"}
+             for name in ("node001", "node002")}
+    tagged = inventory_json({"all": {"children": {"nodes": {"hosts": hosts}}}}) + "\n"
+    assert tagged.count(UNSAFE_KEY) == 4 and '"vars": {' in tagged
+    untagged = json.dumps(json.loads(tagged, object_hook=lambda d: d.get(UNSAFE_KEY, d)))
     playbook = tmp_path / "print.yml"
     playbook.write_text("- hosts: all\n  gather_facts: false\n  tasks:\n"
                         "    - ansible.builtin.debug: {var: cf_label}\n"
                         "    - ansible.builtin.debug: {var: cf_rails}\n")
-    for name, text, runs in (("tagged", tagged, False), ("untagged", tagged.replace("!unsafe ", ""), True)):
-        inventory = tmp_path / f"{name}.yml"
+    for name, text, runs in (("tagged", tagged, False), ("untagged", untagged, True)):
+        inventory = tmp_path / f"{name}.json"
         inventory.write_text(text)
         listing = json.loads(ansible(tmp_path, "ansible-inventory", "-i", str(inventory), "--list"))
         label = listing["_meta"]["hostvars"]["node001"]["cf_label"]

@@ -34,7 +34,7 @@ class Case:
 
     @property
     def inventory(self) -> Path:
-        return self.out / "ansible" / "inventory.yml"
+        return self.out / "ansible" / "inventory.json"
 
     @cached_property
     def listing(self) -> dict[str, Any]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import BLUEPRINTS, REPO, run_cli
@@ -13,6 +15,7 @@ from clusterforge.expand import expand
 from clusterforge.expand.topology import Topology
 from clusterforge.pipeline import load_valid
 from clusterforge.render import render
+from clusterforge.render.ansible import INVENTORY
 from clusterforge.render.consistency import consistency_findings
 from clusterforge.validate import ValidBlueprint
 
@@ -57,19 +60,17 @@ def test_a_node_missing_from_slurm_conf() -> None:
 
 
 def test_an_inventory_address_that_differs_from_the_topology() -> None:
-    problems = _problems(H200, _edit("ansible/inventory.yml", 'inband: "10.120.0.2"', 'inband: "10.120.9.9"'))
-    assert problems == ["rendered files disagree: ansible/inventory.yml: gpu001 has inband address 10.120.9.9, "
+    problems = _problems(H200, _edit(INVENTORY, '"inband": "10.120.0.2"', '"inband": "10.120.9.9"'))
+    assert problems == ["rendered files disagree: ansible/inventory.json: gpu001 has inband address 10.120.9.9, "
                         "the topology 10.120.0.2"]
 
 
 def test_a_host_missing_from_the_inventory() -> None:
     def drop_gpu001(files: dict[str, str]) -> None:
-        lines = files["ansible/inventory.yml"].splitlines(keepends=True)
-        start = lines.index("            gpu001:\n")
-        end = lines.index("            gpu002:\n")
-        files["ansible/inventory.yml"] = "".join(lines[:start] + lines[end:])
+        lines = files[INVENTORY].splitlines(keepends=True)
+        files[INVENTORY] = "".join(line for line in lines if not line.lstrip().startswith('"gpu001": {'))
     problems = _problems(H200, drop_gpu001)
-    assert "rendered files disagree: ansible/inventory.yml group nodes lacks 1 expected: gpu001" in problems
+    assert "rendered files disagree: ansible/inventory.json group nodes lacks 1 expected: gpu001" in problems
 
 
 def test_a_controller_address_that_differs() -> None:
@@ -104,7 +105,7 @@ def test_an_hca_list_shorter_than_the_compute_ports() -> None:
 
 def test_a_role_copying_a_file_that_was_not_rendered() -> None:
     problems = _problems(H200, lambda files: files.pop("slurm/gres.conf"))
-    assert "rendered files disagree: ansible/inventory.yml: cf_slurm_files copies slurm/gres.conf, " \
+    assert "rendered files disagree: ansible/inventory.json: cf_slurm_files copies slurm/gres.conf, " \
            "which was not rendered" in problems
     assert any("slurm/gres.conf is missing, though 31 Slurm nodes have GPUs" in p for p in problems)
 
@@ -124,44 +125,49 @@ def test_a_template_override_that_drops_hosts_fails_the_render(tmp_path: Path) -
     assert not out.exists()
 
 
-def test_an_inventory_that_is_not_yaml_is_reported() -> None:
-    problems = _problems(H200, _edit("ansible/inventory.yml", "all:\n", "all: [\n"))
+def test_an_inventory_that_is_not_json_is_reported() -> None:
+    problems = _problems(H200, _edit(INVENTORY, '"all": {', '"all": ['))
     assert len(problems) == 1 and problems[0].startswith(
-        "rendered files disagree: ansible/inventory.yml is not an inventory this check can read:")
+        "rendered files disagree: ansible/inventory.json is not an inventory this check can read:")
 
 
 @pytest.mark.parametrize("blueprint", BLUEPRINTS, ids=lambda p: p.stem)
-def test_the_fast_inventory_reader_reads_what_yaml_reads(blueprint: Path) -> None:
-    """The shipped inventory is read by the fast reader, with the same structure and values PyYAML sees
-    (keys as strings: the check only counts rails)."""
-    import yaml
+def test_every_host_resolves_to_the_vars_it_was_given(blueprint: Path) -> None:
+    """Moving shared host vars into their group's vars changes no host's vars: each host under `nodes` and
+    `switches` resolves (group vars above it, then its own) to exactly what the model gave it, and the
+    file holds fewer values with its hosts than the model (so something was moved). Real Ansible's view of the same
+    hosts is compared with the topology in test_render_ansible.py."""
+    from clusterforge.render.ansible import installable_paths
+    from clusterforge.render.ansible_model import build_inventory
+    from clusterforge.render.consistency import _hosts, _inventory
 
-    from clusterforge.render.consistency import _load_block_of_json
-
-    text = _rendered(blueprint)[2]["ansible/inventory.yml"]
-    fast = _load_block_of_json(text)
-    assert fast is not None
-
-    def keys_as_strings(value: object) -> object:
-        if isinstance(value, dict):
-            return {str(k): keys_as_strings(v) for k, v in value.items()}
-        return [keys_as_strings(v) for v in value] if isinstance(value, list) else value
-    assert fast == keys_as_strings(yaml.safe_load(text))
+    valid, topo, files = _rendered(blueprint)
+    model = json.loads(json.dumps(build_inventory(valid, topo, installable_paths(valid, topo))))["all"]["children"]
+    written = _inventory(files)
+    assert written is not None
+    for top in ("nodes", "switches"):
+        assert _hosts(written[top]) == _hosts(model[top])
+    assert _own_values(written) < _own_values(model)
 
 
-def test_an_inventory_in_other_yaml_styles_is_still_checked() -> None:
-    """A site's template may write plain YAML: the check falls back to a YAML reader and still finds
+def _own_values(group: dict[str, Any]) -> int:
+    """How many values are written with hosts (not with their groups) under `group`'s children."""
+    return sum(sum(len(v) for v in (child.get("hosts") or {}).values()) + _own_values(child.get("children") or {})
+               for child in group.values())
+
+
+def test_an_inventory_in_another_json_style_is_still_checked() -> None:
+    """A site's template may write the model unfactored and indented: the check still reads it and finds
     a changed address."""
-    import yaml
-
-    from clusterforge.render.consistency import _load_block_of_json
+    from clusterforge.render.ansible import installable_paths
+    from clusterforge.render.ansible_model import build_inventory
 
     def restyle(files: dict[str, str]) -> None:
-        data = yaml.safe_load(files["ansible/inventory.yml"])
+        valid, topo, _ = _rendered(H200)
+        data = build_inventory(valid, topo, installable_paths(valid, topo))
         data["all"]["children"]["nodes"]["children"]["nodegroup_gpu"]["hosts"]["gpu002"]["cf_addresses"][
             "oob"] = "10.130.9.9"
-        files["ansible/inventory.yml"] = yaml.safe_dump(data, default_flow_style=False)
-        assert _load_block_of_json(files["ansible/inventory.yml"]) is None  # lists, so not the fast form
+        files[INVENTORY] = json.dumps(data, indent=4)
     problems = _problems(H200, restyle)
-    assert problems == ["rendered files disagree: ansible/inventory.yml: gpu002 has oob address 10.130.9.9, "
+    assert problems == ["rendered files disagree: ansible/inventory.json: gpu002 has oob address 10.130.9.9, "
                         "the topology 10.130.0.3"]

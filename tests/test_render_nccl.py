@@ -218,10 +218,10 @@ def test_real_gpu_addresses_from_a_catalog_file_turn_the_topology_file_on(tmp_pa
     topology = files[paths.nccl_topology("nvidia/dgx-h100")]
     assert "PLACEHOLDERS" not in topology and 'busid="0000:20:00.0"' in topology
     assert parse_conf(files["nccl/gpu.conf"])["NCCL_TOPO_FILE"] == paths.NCCL_TOPOLOGY_INSTALLED
-    assert '"src": "nccl/topology/nvidia_dgx-h100.xml"' in files["ansible/inventory.yml"]
+    assert '"src": "nccl/topology/nvidia_dgx-h100.xml"' in files["ansible/inventory.json"]
 
 
 def test_placeholder_topology_files_are_not_installed() -> None:
     files = render_files(valid_from(dgx_data(8)))
     assert paths.nccl_topology("nvidia/dgx-h100") in files
-    assert "nccl/topology/" not in files["ansible/inventory.yml"]
+    assert "nccl/topology/" not in files["ansible/inventory.json"]

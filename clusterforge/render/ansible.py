@@ -10,9 +10,11 @@ from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from .ansible_model import all_vars, build_inventory
 from .context import RenderContext
-from .inventory_yaml import inventory_yaml
+from .inventory_json import inventory_json
 from .nccl import nccl_groups
 from .slurm import slurm_paths
+
+INVENTORY = "ansible/inventory.json"
 
 # Files of the family that are the same for every blueprint: template -> output path.
 STATIC = {
@@ -39,7 +41,7 @@ def render_ansible(ctx: RenderContext) -> dict[str, str]:
     model = {"cluster": ctx.valid.blueprint.name}
     inventory = build_inventory(ctx.valid, ctx.topo, installable_paths(ctx.valid, ctx.topo))
     files = {
-        "ansible/inventory.yml": ctx.render("ansible/inventory.yml.j2", {**model, "groups": inventory_yaml(inventory)}),
+        INVENTORY: ctx.render("ansible/inventory.json.j2", {**model, "inventory": inventory_json(inventory)}),
         "ansible/group_vars/all.yml": ctx.render("ansible/group_vars/all.yml.j2", {
             **model, "vars": all_vars(ctx.valid)}),
     }

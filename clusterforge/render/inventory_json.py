@@ -1,0 +1,125 @@
+"""The inventory's text: JSON that Ansible's yaml inventory plugin reads with a JSON parser.
+
+Layout, chosen by measurement at 100,000 GPUs (docs/ansible-at-scale.md): one JSON file, not YAML (Ansible
+reads a JSON inventory with `json.loads`, its YAML reader is many times slower), and host vars that every
+host of its defining group (node group or switch tier) shares written once, as that group's vars. Only
+what differs per host stays with the host. A value is moved only when no other group's vars name it, so
+what each host resolves to is unchanged.
+
+A string that holds what starts a Jinja2 template (`{{`, `{%`, `{#`, or a `#jinja2:` header) is written as
+`{"__ansible_unsafe": "..."}`, which Ansible's JSON reader loads as an unsafe value it never templates.
+Names are restricted so that no key holds them; a key that does is refused (the second guard).
+`<`, `>`, `&` and `'` are escaped as Jinja2's `tojson` does.
+
+Each group's members and each host's vars are one line, so a diff of two renders shows hosts, not
+fragments of them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "'": "\\u0027"})
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(", ", ": "))
+_TEMPLATE_MARKS = ("{{", "{%", "{#", "#jinja2:")
+UNSAFE_KEY = "__ansible_unsafe"
+
+
+def _templated(text: str) -> bool:
+    return any(mark in text for mark in _TEMPLATE_MARKS)
+
+
+def _safe(value: Any) -> Any:
+    """`value` with every string that holds template syntax wrapped as Ansible's unsafe value."""
+    if isinstance(value, str):
+        return {UNSAFE_KEY: value} if _templated(value) else value
+    if isinstance(value, dict):
+        for key in value:
+            if _templated(str(key)):
+                raise ValueError(f"inventory key {key!r} holds template syntax")
+        return {str(k): _safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_safe(v) for v in value]
+    return value
+
+
+def _json(value: Any) -> str:
+    return _ENCODER.encode(_safe(value)).translate(_ESCAPES)
+
+
+def _vars_names(group: dict[str, Any]) -> Iterator[str]:
+    yield from group.get("vars") or {}
+    for child in (group.get("children") or {}).values():
+        yield from _vars_names(child)
+
+
+_ABSENT = object()
+
+
+def _all_equal(value: Any, others: list[Any]) -> bool:
+    """Every one of `others` is `value` (as JSON: 1 and True differ, key order does not)."""
+    if not all(other == value for other in others):
+        return False
+    text = _ENCODER.encode(value)
+    return all(_ENCODER.encode(other) == text for other in others)
+
+
+def _factor(group: dict[str, Any], taken: frozenset[str]) -> dict[str, Any]:
+    """`group` with the host vars all its hosts share (and no group's vars name) moved to its vars."""
+    hosts = group.get("hosts") or {}
+    out = dict(group)
+    if len(hosts) > 1 and all(hosts.values()):
+        first = next(iter(hosts.values()))
+        shared = [k for k in first
+                  if k not in taken and _all_equal(first[k], [v.get(k, _ABSENT) for v in hosts.values()])]
+        if shared:
+            out["vars"] = {**(group.get("vars") or {}), **{k: first[k] for k in shared}}
+            out["hosts"] = {name: {k: v for k, v in host.items() if k not in shared} for name, host in hosts.items()}
+    if group.get("children"):
+        out["children"] = {name: _factor(child, taken) for name, child in group["children"].items()}
+    return out
+
+
+def factored(inventory: dict[str, Any]) -> dict[str, Any]:
+    """The inventory with shared host vars written once per defining group."""
+    taken = frozenset(name for group in inventory.values() for name in _vars_names(group))
+    return {name: _factor(group, taken) for name, group in inventory.items()}
+
+
+def _group(name: str, body: dict[str, Any], pad: str, out: list[str]) -> None:
+    parts: list[tuple[str, list[str]]] = []
+    if body.get("vars"):
+        parts.append(("vars", [f"{pad}    {json.dumps(k)}: {_json(v)}" for k, v in body["vars"].items()]))
+    if body.get("hosts"):
+        parts.append(("hosts", [f"{pad}    {json.dumps(h)}: {_json(v)}" for h, v in body["hosts"].items()]))
+    if not parts and not body.get("children"):
+        out.append(f"{pad}{json.dumps(name)}: {{}}")
+        return
+    out.append(f"{pad}{json.dumps(name)}: {{")
+    for index, (key, lines) in enumerate(parts):
+        out.append(f"{pad}  {json.dumps(key)}: {{")
+        out.append(",\n".join(lines))
+        out.append(f"{pad}  }}{',' if index < len(parts) - 1 or body.get('children') else ''}")
+    if body.get("children"):
+        out.append(f'{pad}  "children": {{')
+        children = list(body["children"].items())
+        for index, (child, child_body) in enumerate(children):
+            _group(child, child_body, pad + "    ", out)
+            if index < len(children) - 1:
+                out[-1] += ","
+        out.append(f"{pad}  }}")
+    out.append(f"{pad}}}")
+
+
+def inventory_json(inventory: dict[str, Any]) -> str:
+    """The groups of `inventory` ({"all": {"children": ...}}), shared host vars factored, as JSON text."""
+    out: list[str] = ["{"]
+    groups = list(factored(inventory).items())
+    for index, (name, body) in enumerate(groups):
+        _group(name, body, "  ", out)
+        if index < len(groups) - 1:
+            out[-1] += ","
+    out.append("}")
+    return "\n".join(out)
