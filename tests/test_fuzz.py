@@ -3,9 +3,10 @@ every time and a few seconds. The long run (20,000 cases and more) is `python te
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-from fuzzing import mutated_data, mutated_text, run_case
+from fuzzing import examples, mutated_data, mutated_text, run_case
 from hypothesis import HealthCheck, given, seed, settings
 
 CI = settings(max_examples=400, deadline=None, database=None, derandomize=True,
@@ -27,3 +28,13 @@ def test_mutated_blueprint_text_never_causes_an_internal_error(case: tuple[str, 
     name, text = case
     outcome = run_case(name, None, text)
     assert outcome.stage != "internal", outcome.detail
+
+
+def test_cases_the_long_run_found_are_user_errors() -> None:
+    """Found by tests/fuzz_long.py: a utilisation of 0 divided by zero; a headroom of 1 left no memory."""
+    for field, value in (("mfu", 0.0), ("memory_headroom", 1.0)):
+        data = copy.deepcopy(examples()["h200-training-pod"].data)
+        job = next(w for w in data["workloads"] if w["kind"] == "training")
+        job[field] = value
+        outcome = run_case("h200-training-pod", data)
+        assert (outcome.stage, outcome.detail) == ("refused", "CF-SCHEMA-004"), (field, outcome)

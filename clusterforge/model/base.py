@@ -76,4 +76,8 @@ Count = Annotated[int, Field(ge=1, le=MAX_COUNT)]
 NonNegativeCount = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+Share = Annotated[float, Field(gt=0.0, le=1.0)]
+"""A share that divides something (utilisation, efficiency): above 0."""
+Headroom = Annotated[float, Field(ge=0.0, lt=1.0)]
+"""A share kept free: below 1, so something is left."""
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]

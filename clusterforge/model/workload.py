@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from .base import CatalogKey, Count, Fraction, Identifier, PositiveFloat, Strict
+from .base import CatalogKey, Count, Headroom, Identifier, PositiveFloat, Share, Strict
 
 Tokens = Annotated[int, Field(ge=1, le=1_000_000_000)]
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "fp4", "int8", "int4"]
@@ -72,7 +72,7 @@ class WorkloadBase(Strict):
     """Numeric precision of weights and compute."""
     node_groups: list[Identifier] | None = None
     """Node groups the workload runs on; default: all compute groups."""
-    memory_headroom: Fraction = 0.1
+    memory_headroom: Headroom = 0.1
     """Share of each GPU's memory kept free for the CUDA context, communication buffers and fragmentation."""
 
     @model_validator(mode="after")
@@ -112,7 +112,7 @@ class TrainingJob(WorkloadBase):
     recompute: Literal["none", "selective", "full"] = "selective"
     """Activation recomputation: none keeps every activation, selective recomputes attention, full keeps only
     each layer's input."""
-    mfu: Fraction = 0.4
+    mfu: Share = 0.4
     """Model FLOPs utilisation the step time is computed at (measured large jobs reach 0.35-0.55)."""
     tokens: PositiveFloat | None = None
     """Tokens the whole run trains on, for its duration and cost."""
@@ -137,9 +137,9 @@ class InferenceService(WorkloadBase):
     """Prompt length the time to first token is computed for; default: the whole context."""
     concurrent_requests: Count = 1
     """Requests in flight per replica at peak."""
-    prefill_mfu: Fraction = 0.5
+    prefill_mfu: Share = 0.5
     """Utilisation of peak FLOPS while a prompt is processed (prefill is compute bound)."""
-    decode_bandwidth_efficiency: Fraction = 0.8
+    decode_bandwidth_efficiency: Share = 0.8
     """Share of the HBM bandwidth decode reaches (measured 0.7-0.9 on H100/H200/GB200)."""
     ttft_target_ms: PositiveFloat | None = None
     """Target time to first token at `prompt_tokens`, in milliseconds."""
