@@ -15,8 +15,9 @@ import click
 from .diff import diff_markdown, diff_specs
 from .errors import ClusterforgeError, Finding, Severity, display_name, sorted_findings
 from .export import dot_to_svg, fabric_dot, node_link_json
-from .pipeline import analyse, load_valid, render_files
+from .pipeline import analyse, load_valid, render_analysis, render_files
 from .plan import plan_text
+from .render.report import REPORT_HTML, REPORT_MD
 from .schema_doc import blueprint_schema, reference_markdown
 from .version import __version__
 from .workload import fit_json, fit_text, fit_workloads
@@ -27,6 +28,14 @@ FORMATS = click.Choice(["text", "json", "github"])
 ALLOW_DIR = click.option(
     "--allow-dir", "allow", multiple=True, type=click.Path(path_type=Path, file_okay=False, exists=True),
     help="a folder outside the blueprint's repository that includes and catalogs may be read from (repeatable)")
+
+
+def _finding_counts(findings: Sequence[Finding]) -> str:
+    """'0 errors, 2 warnings, 1 note, 3 suppressed' of the unsuppressed findings."""
+    counts = Counter(f.severity.value for f in findings if not f.suppressed_by)
+    suppressed = sum(1 for f in findings if f.suppressed_by)
+    return (f"{_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')}, "
+            f"{_plural(counts['info'], 'note')}" + (f", {suppressed} suppressed" if suppressed else ""))
 
 
 def _print_findings(findings: Sequence[Finding], fmt: str) -> None:
@@ -121,10 +130,7 @@ def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str, allow: tuple
             continue
         _print_findings(active, fmt)
         suppressed = [f for f in findings if f.suppressed_by]
-        counts = Counter(f.severity.value for f in active)
-        summary = (f"{display_name(path)}: {_plural(counts['error'], 'error')}, "
-                   f"{_plural(counts['warning'], 'warning')}, {_plural(counts['info'], 'note')}"
-                   + (f", {len(suppressed)} suppressed" if suppressed else ""))
+        summary = f"{display_name(path)}: {_finding_counts(findings)}"
         if suppressed and fmt == "text":
             click.echo("suppressed (accepted in the blueprint):")
             _print_findings(suppressed, fmt)
@@ -173,7 +179,8 @@ def render_cmd(blueprint: Path, output: Path | None, templates: Path | None, che
     """Render the deployment files: Ansible, Slurm, NCCL (and the handoff pack)."""
     try:
         valid = load_valid(blueprint, allow)
-        files = render_files(valid, templates)
+        analysis = analyse(valid)
+        files = render_analysis(analysis, templates)
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         click.echo(f"{display_name(blueprint)}: nothing written", err=True)
@@ -189,6 +196,11 @@ def render_cmd(blueprint: Path, output: Path | None, templates: Path | None, che
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
     click.echo(f"{display_name(target)}: wrote {len(files)} files")
+    warnings = [f for f in analysis.findings if f.severity is Severity.WARNING and not f.suppressed_by]
+    _print_findings(warnings, "text")
+    click.echo(f"findings: {_finding_counts(analysis.findings)} (all of them in the report)")
+    if REPORT_MD in files:
+        click.echo(f"report: {display_name(target / REPORT_MD)}, {display_name(target / REPORT_HTML)}")
 
 
 @cli.command("render-check")

@@ -12,8 +12,11 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing system packages: ${missing[*]}"
   sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Wait (up to 10 minutes) for another apt or dpkg that holds the lock instead of failing at once.
+  lock_wait=(-o DPkg::Lock::Timeout=600)
+  $sudo_cmd apt-get "${lock_wait[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get "${lock_wait[@]}" install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
 fi
 
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'

@@ -290,3 +290,26 @@ def test_render_check_on_a_missing_or_empty_folder_fails(tmp_path: Path) -> None
 def test_export_to_an_unwritable_file_is_a_user_error(tmp_path: Path) -> None:
     result = run_cli("export", BP, "-o", str(tmp_path / "no-such-folder" / "topology.json"))
     assert result.returncode == 1 and "cannot write" in result.stderr and "internal error" not in result.stderr
+
+
+def test_render_ends_with_a_summary_of_findings_files_and_report(tmp_path: Path) -> None:
+    """The summary lists each unsuppressed warning, counts the findings as `check` does, and names the
+    report, which exists where it says."""
+    from clusterforge.pipeline import analyse, load_valid
+
+    blueprint = REPO / "blueprints/gb200-nvl72.yaml"
+    out = tmp_path / "out"
+    result = run_cli("render", str(blueprint), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    findings = analyse(load_valid(blueprint)).findings
+    warnings = [f for f in findings if f.severity.value == "warning" and not f.suppressed_by]
+    assert warnings, "the example has warnings to list"
+    for warning in warnings:
+        assert any(f"warning {warning.code}: {warning.message}" in line for line in lines), warning.code
+    check = run_cli("check", str(blueprint)).stdout.splitlines()[-1].split(": ", 1)[1]
+    assert f"findings: {check} (all of them in the report)" in lines
+    report = next(line for line in lines if line.startswith("report: "))
+    assert report == f"report: {out}/handoff/report.md, {out}/handoff/report.html"
+    assert (out / "handoff/report.md").is_file() and (out / "handoff/report.html").is_file()
+    assert lines[0] == f"{out}: wrote {len(list(p for p in out.rglob('*') if p.is_file()))} files"
