@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from .catalog import load_catalog
+from .catalog_view import catalog_list_text, catalog_show_text, close_keys
 from .diff import diff_markdown, diff_specs
 from .errors import ClusterforgeError, Finding, Severity, display_name, sorted_findings
 from .export import dot_to_svg, fabric_dot, node_link_json
@@ -201,6 +203,35 @@ def render_cmd(blueprint: Path, output: Path | None, templates: Path | None, che
     click.echo(f"findings: {_finding_counts(analysis.findings)} (all of them in the report)")
     if REPORT_MD in files:
         click.echo(f"report: {display_name(target / REPORT_MD)}, {display_name(target / REPORT_HTML)}")
+
+
+@cli.group("catalog", invoke_without_command=True)
+@click.pass_context
+def catalog_cmd(ctx: click.Context) -> None:
+    """List the catalog entries a blueprint can name (servers, switches, GPUs, NICs, racks, cables, ...),
+    or show one with the sources of its figures. Without a subcommand: list."""
+    if ctx.invoked_subcommand is None:
+        click.echo(catalog_list_text(load_catalog()), nl=False)
+
+
+@catalog_cmd.command("list")
+def catalog_list_cmd() -> None:
+    """One line per built-in entry: kind, key, vendor and name, estimated figures."""
+    click.echo(catalog_list_text(load_catalog()), nl=False)
+
+
+@catalog_cmd.command("show")
+@click.argument("key")
+def catalog_show_cmd(key: str) -> None:
+    """Every field of the entry KEY and where each figure comes from. Exit 1 for an unknown key."""
+    catalog = load_catalog()
+    text = catalog_show_text(catalog, key)
+    if text is None:
+        close = close_keys(catalog, key)
+        click.echo(f"clusterforge catalog: unknown key '{key}'" + (f" (did you mean {', '.join(close)}?)"
+                                                                     if close else ""), err=True)
+        sys.exit(EXIT_FINDINGS)
+    click.echo(text, nl=False)
 
 
 @cli.command("render-check")

@@ -1,0 +1,46 @@
+"""`clusterforge catalog`: every entry of the shipped catalog files is listed, and `show` gives an entry's
+fields and the sources written next to them in those files (read here with PyYAML, not the tool)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from helpers import REPO, run_cli
+
+DATA = REPO / "clusterforge" / "catalog" / "data"
+
+
+def shipped_entries() -> dict[str, dict[str, Any]]:
+    entries: dict[str, dict[str, Any]] = {}
+    for path in sorted(DATA.glob("*.yaml")):
+        for section in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).values():
+            entries.update(section)
+    return entries
+
+
+def test_list_names_every_shipped_entry_once() -> None:
+    result = run_cli("catalog", "list")
+    assert result.returncode == 0, result.stderr
+    keys = [line.split()[1] for line in result.stdout.splitlines()[1:-1]]
+    assert sorted(keys) == sorted(shipped_entries())
+    assert result.stdout.splitlines()[-1].startswith(f"{len(keys)} entries")
+    assert run_cli("catalog").stdout == result.stdout
+
+
+def test_show_gives_the_sources_written_in_the_catalog_file() -> None:
+    entry = shipped_entries()["nvidia/dgx-h100"]
+    result = run_cli("catalog", "show", "nvidia/dgx-h100")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert f"vendor: {entry['vendor']}" in text and f"u_height: {entry['u_height']}" in text
+    sources = text.split("\nsources:\n", 1)[1].splitlines()
+    assert sources == [f"  {field}: {source}" for field, source in sorted(entry["sources"].items())]
+
+
+def test_an_unknown_key_is_exit_1_with_a_suggestion(tmp_path: Path) -> None:
+    result = run_cli("catalog", "show", "nvidia/dgx-h10", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "unknown key 'nvidia/dgx-h10'" in result.stderr and "nvidia/dgx-h100" in result.stderr
+    assert "Traceback" not in result.stderr
