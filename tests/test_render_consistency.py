@@ -96,11 +96,18 @@ def test_a_gres_count_that_differs_from_the_model() -> None:
 
 
 def test_an_hca_list_shorter_than_the_compute_ports() -> None:
-    problems = _problems(H200, _edit("nccl/gpu.conf", "mlx5_6:1,mlx5_7:1", "mlx5_6:1"))
-    assert "rendered files disagree: nccl/gpu.conf: NCCL_IB_HCA lists 7 devices, " \
-           "supermicro/sys-821ge-tnhr-h200 has 8 compute ports" in problems
-    assert any("do not match the 7 HCAs of nccl/gpu.conf" in p for p in problems)
-    assert any("topology/supermicro_sys-821ge-tnhr-h200.xml names NICs" in p for p in problems)
+    problems = _problems(GB200, _edit("nccl/gb.conf", "mlx5_4:1,mlx5_5:1", "mlx5_4:1"))
+    assert "rendered files disagree: nccl/gb.conf: NCCL_IB_HCA lists 3 devices, " \
+           "nvidia/gb200-nvl72-tray has 4 compute ports" in problems
+    assert any("do not match the 3 HCAs of nccl/gb.conf" in p for p in problems)
+
+
+def test_a_guessed_hca_list_is_caught() -> None:
+    """The H200 server's RDMA names are not in the catalog: a guess in port order must not be installed."""
+    guess = "\nNCCL_IB_HCA==" + ",".join(f"mlx5_{i}:1" for i in range(8)) + "\nNCCL_IB_QPS_PER_CONNECTION="
+    problems = _problems(H200, _edit("nccl/gpu.conf", "\nNCCL_IB_QPS_PER_CONNECTION=", guess))
+    assert "rendered files disagree: nccl/gpu.conf: NCCL_IB_HCA is set from guessed device names of " \
+           "supermicro/sys-821ge-tnhr-h200" in problems
 
 
 def test_a_role_copying_a_file_that_was_not_rendered() -> None:

@@ -7,6 +7,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+import yaml
 from factories import dgx_data, valid_from
 from helpers import BLUEPRINTS
 from pydantic import ValidationError
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 from clusterforge.catalog import PortGroup, Server
 from clusterforge.catalog.models import PCIeSwitch
 from clusterforge.model import ComputeFabric
+from clusterforge.model.fabric import RoCE
 from clusterforge.model.nccl import nccl_variables
 from clusterforge.pipeline import load_valid, render_files
 from clusterforge.render import paths
@@ -75,27 +77,53 @@ def test_conf_names_are_nccl_variables_and_hcas_follow_rails(path: Path) -> None
         settings = parse_conf(files[paths.nccl_conf(group)])
         assert set(settings) <= known, set(settings) - known
         assert list(settings) == sorted(settings)
-        hca = settings["NCCL_IB_HCA"]
-        assert hca.startswith("="), "exact-match form, so mlx5_1 does not also pick mlx5_10"
-        entries = hca[1:].split(",")
         compute = server.port_groups("compute")
-        assert len(entries) == sum(g.count for g in compute)
-        assert all(entry.endswith(":1") for entry in entries)
-        expected = [d for g in compute for d in g.devices or []] if all(g.devices for g in compute) else [
-            f"mlx5_{i}" for i in range(len(entries))]
-        assert [entry.removesuffix(":1") for entry in entries] == expected
         assert settings["NCCL_SOCKET_IFNAME"] == "=bond0"
         if fabric.technology == "infiniband":
             assert "NCCL_IB_GID_INDEX" not in settings and "NCCL_IB_TC" not in settings
+        if not all(g.devices for g in compute):
+            assert "NCCL_IB_HCA" not in settings, "never a guess in port order: it may name a storage port"
+            continue
+        hca = settings["NCCL_IB_HCA"]
+        assert hca.startswith("="), "exact-match form, so mlx5_1 does not also pick mlx5_10"
+        entries = hca[1:].split(",")
+        assert len(entries) == sum(g.count for g in compute)
+        assert all(entry.endswith(":1") for entry in entries)
+        assert [entry.removesuffix(":1") for entry in entries] == [d for g in compute for d in g.devices or []]
 
 
-def test_roce_blueprint_sets_gid_index_and_traffic_class() -> None:
-    valid, files = _rendered(next(p for p in BLUEPRINTS if p.stem == "l40s-inference"))
+def test_roce_traffic_class_follows_the_lossless_class_and_gid_index_is_not_forced() -> None:
+    """l40s-inference declares the lossless class DSCP 26 / PFC priority 3: NCCL_IB_TC = 26 << 2 | 2 (ECN
+    capable) = 106, NVIDIA's usual RoCE value; NCCL_IB_GID_INDEX is left to NCCL's own detection."""
+    _, files = _rendered(next(p for p in BLUEPRINTS if p.stem == "l40s-inference"))
     settings = parse_conf(files[paths.nccl_conf("inf")])
-    roce = valid.blueprint.fabrics["compute"].roce  # type: ignore[union-attr]
-    assert roce is not None
-    assert settings["NCCL_IB_GID_INDEX"] == str(roce.gid_index) == "3"
-    assert settings["NCCL_IB_TC"] == str(roce.traffic_class) == "106"
+    assert settings["NCCL_IB_TC"] == "106"
+    assert "NCCL_IB_GID_INDEX" not in settings
+    group_vars = yaml.safe_load(files["ansible/group_vars/all.yml"])
+    assert group_vars["cf_networks"]["compute"]["roce_qos"] == {"dscp": 26, "pfc_priority": 3,
+                                                                "nccl_traffic_class": 106}
+
+
+def _roce_data(roce: dict[str, object]) -> dict[str, object]:
+    data = dgx_data(8, technology="ethernet", leaf="nvidia/sn5600", spine="nvidia/sn5600", core=None)
+    data["fabrics"]["compute"]["roce"] = roce
+    return data
+
+
+def test_roce_without_qos_sets_no_traffic_class() -> None:
+    settings = parse_conf(render_files(valid_from(_roce_data({})))["nccl/gpu.conf"])
+    assert "NCCL_IB_TC" not in settings and "NCCL_IB_GID_INDEX" not in settings
+    settings = parse_conf(render_files(valid_from(_roce_data({"gid_index": 5})))["nccl/gpu.conf"])
+    assert settings["NCCL_IB_GID_INDEX"] == "5"
+
+
+@pytest.mark.parametrize(("roce", "message"), [
+    ({"traffic_class": 106}, "roce.traffic_class needs roce.qos"),
+    ({"traffic_class": 106, "qos": {"dscp": 24}}, "carries DSCP 26, but roce.qos.dscp is 24; use 98"),
+])
+def test_traffic_class_without_matching_qos_is_refused(roce: dict[str, object], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        RoCE.model_validate(roce)
 
 
 @pytest.mark.parametrize("path", BLUEPRINTS, ids=lambda p: p.stem)
@@ -112,11 +140,10 @@ def test_blueprint_overrides_appear(path: Path) -> None:
 def test_h200_pod_conf_exactly() -> None:
     _, files = _rendered(next(p for p in BLUEPRINTS if p.stem == "h200-training-pod"))
     assert parse_conf(files["nccl/gpu.conf"]) == {
-        "NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1",
         "NCCL_IB_QPS_PER_CONNECTION": "2",
         "NCCL_SOCKET_IFNAME": "=bond0",
     }
-    assert "HCA names NOT KNOWN" in files["nccl/gpu.conf"]
+    assert "NCCL_IB_HCA NOT SET" in files["nccl/gpu.conf"]
 
 
 def _nics(root: ET.Element) -> list[ET.Element]:

@@ -59,11 +59,46 @@ class ReservedPorts(Strict):
     """Ports kept free on named switches (e.g. compute-spine001: 2), added to their tier's count."""
 
 
+class LosslessQoS(Strict):
+    """The lossless class RoCE traffic runs in, configured alike on the switches and the NICs: the switches
+    trust DSCP and run PFC on `pfc_priority` (with ECN marking), the NICs trust DSCP and enable PFC on the
+    same priority. NCCL marks its traffic with it through NCCL_IB_TC."""
+
+    dscp: int = Field(default=26, ge=0, le=63)
+    """DSCP of RoCE data traffic (26 in NVIDIA's RoCE configuration guides)."""
+    pfc_priority: int = Field(default=3, ge=0, le=7)
+    """Priority (0-7) that DSCP maps to and that PFC makes lossless."""
+
+
 class RoCE(Strict):
-    gid_index: int = Field(default=3, ge=0, le=255)
-    """GID index NCCL uses (3 = RoCE v2 over IPv4 on most setups)."""
-    traffic_class: int = Field(default=106, ge=0, le=255)
-    """IB traffic class for NCCL traffic (DSCP 26 << 2 | ECN = 106 is the common lossless class)."""
+    gid_index: int | None = Field(default=None, ge=0, le=255)
+    """GID index NCCL uses; leave it unset: NCCL finds the RoCE v2 IPv4 GID itself. Set it only where a
+    site has measured that detection picks the wrong one."""
+    qos: LosslessQoS | None = None
+    """The lossless class the fabric is configured for; without it NCCL_IB_TC is not set (marking traffic
+    for a class the switches do not treat as lossless only moves it to another queue)."""
+    traffic_class: int | None = Field(default=None, ge=0, le=255)
+    """IB traffic class NCCL sets (NCCL_IB_TC, DSCP << 2 plus the ECN bits); default: `qos.dscp` << 2 | 2
+    (ECN capable). Needs `qos`, and its DSCP (traffic_class >> 2) must be `qos.dscp`."""
+
+    @model_validator(mode="after")
+    def _traffic_class_matches_qos(self) -> RoCE:
+        if self.traffic_class is None:
+            return self
+        if self.qos is None:
+            raise ValueError("roce.traffic_class needs roce.qos (the lossless class the switches and NICs are "
+                             "configured for); add qos: {dscp: 26, pfc_priority: 3} or drop traffic_class")
+        if self.traffic_class >> 2 != self.qos.dscp:
+            raise ValueError(f"roce.traffic_class {self.traffic_class} carries DSCP {self.traffic_class >> 2}, "
+                             f"but roce.qos.dscp is {self.qos.dscp}; use {self.qos.dscp << 2 | 2}")
+        return self
+
+    @property
+    def nccl_traffic_class(self) -> int | None:
+        """NCCL_IB_TC: the blueprint's traffic class, else the QoS class's DSCP, ECN capable; None without QoS."""
+        if self.qos is None:
+            return None
+        return self.traffic_class if self.traffic_class is not None else self.qos.dscp << 2 | 2
 
 
 class FabricBase(Strict):

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..catalog import Server
 from ..expand.topology import Device, Topology
+from ..model.fabric import Fabric
 from ..validate import ValidBlueprint
 from . import paths
 from .context import ansible_name
@@ -303,6 +304,15 @@ def all_vars(valid: ValidBlueprint) -> dict[str, Any]:
             "nccl_conf": paths.NCCL_CONF_INSTALLED,
             "nccl_topology": paths.NCCL_TOPOLOGY_INSTALLED,
         },
-        "cf_networks": {name: {"kind": fabric.kind, "ipv4_pool": str(fabric.ipv4_pool)}
-                        for name, fabric in sorted(blueprint.fabrics.items())},
+        "cf_networks": {name: _network_vars(fabric) for name, fabric in sorted(blueprint.fabrics.items())},
     }
+
+
+def _network_vars(fabric: Fabric) -> dict[str, Any]:
+    """A network's kind and pool, and on RoCE fabrics the lossless class switches and NICs are set up for."""
+    out: dict[str, Any] = {"kind": fabric.kind, "ipv4_pool": str(fabric.ipv4_pool)}
+    roce = getattr(fabric, "roce", None)
+    if roce is not None and roce.qos is not None:
+        out["roce_qos"] = {"dscp": roce.qos.dscp, "pfc_priority": roce.qos.pfc_priority,
+                           "nccl_traffic_class": roce.nccl_traffic_class}
+    return out

@@ -33,7 +33,7 @@ from ..validate import ValidBlueprint
 from . import paths
 from .ansible import INVENTORY
 from .inventory_json import UNSAFE_KEY
-from .nccl import nccl_groups
+from .nccl import hca_devices, nccl_groups
 
 _KEY = re.compile(r"(\w+)=(\S+)")
 
@@ -223,6 +223,13 @@ def _nccl_problems(valid: ValidBlueprint, topo: Topology, files: dict[str, str],
         hcas = [item.split(":")[0] for item in settings.get("NCCL_IB_HCA", "").lstrip("=").split(",") if item]
         if "NCCL_IB_HCA" in entry.group.nccl:  # the architect chose the devices; nothing to derive it from
             continue
+        known = hca_devices(entry.server)[1]
+        if "NCCL_IB_HCA" not in settings:
+            if known:
+                yield f"{entry.conf}: NCCL_IB_HCA is missing, though the catalog names {entry.group.model}'s devices"
+            continue  # unknown names: no guess is installed, and the topology file is not installed either
+        if not known:
+            yield f"{entry.conf}: NCCL_IB_HCA is set from guessed device names of {entry.group.model}"
         if len(hcas) != ports:
             yield f"{entry.conf}: NCCL_IB_HCA lists {len(hcas)} devices, {entry.group.model} has {ports} compute ports"
         members = [n.name for n in topo.nodes() if n.group == entry.group.name]

@@ -6,14 +6,16 @@ settings on top:
 
 - NCCL_IB_HCA: the compute ports' RDMA devices in rail order (port order, as the fabric wires them), in
   NCCL's exact-match form `=mlx5_0:1,mlx5_3:1,...`; without '=' NCCL matches prefixes, and mlx5_1 would also
-  select mlx5_10..mlx5_19. Names come from the catalog (`devices` of the port group) where the vendor
-  documents them, else mlx5_0..mlx5_{n-1} in port order, which the file says in a comment.
+  select mlx5_10..mlx5_19. Only from the catalog (`devices` of the port group) where the vendor documents
+  them: a guess in port order can name a storage NIC that enumerates between the rails, so without known
+  names it is not set and the file says why.
 - NCCL_SOCKET_IFNAME: the in-band interface for NCCL's bootstrap traffic, `=bond0` when the in-band
   network has two or more ports per node (bonded, one address per node), else the single port's name.
-- NCCL_IB_GID_INDEX and NCCL_IB_TC on Ethernet (RoCE) compute fabrics, from the fabric's `roce` settings.
-- NCCL_TOPO_FILE only when the model's topology file has real PCI addresses for every GPU and NIC; with
-  placeholders it stays a comment, because NCCL places a NIC by its name in the file and would take the
-  placeholder location for the real one.
+- NCCL_IB_TC on Ethernet (RoCE) compute fabrics that declare a lossless class (`roce.qos`), from its DSCP;
+  NCCL_IB_GID_INDEX only when `roce.gid_index` is set (NCCL detects the RoCE v2 GID by itself).
+- NCCL_TOPO_FILE only when the model's topology file has real PCI addresses for every GPU and NIC and
+  real NIC device names; with placeholders or guessed names it stays a comment, because NCCL places a NIC
+  by its name in the file and would take the placeholder location for the real one.
 
 nccl/topology/<model>.xml, for every such model with a `pcie` layout in the catalog: CPUs (one NUMA node per
 socket), a PCIe switch per layout entry, and under it the GPUs (class 0x030200) and compute NICs (class
@@ -75,7 +77,7 @@ class NcclGroup:
             return False
         if "NCCL_TOPO_FILE" in self.group.nccl:
             return self.group.nccl["NCCL_TOPO_FILE"] == paths.NCCL_TOPOLOGY_INSTALLED
-        return real_bus_ids(self.server)
+        return verified_topology(self.server)
 
 
 def nccl_groups(valid: ValidBlueprint, topo: Topology) -> list[NcclGroup]:
@@ -130,15 +132,18 @@ def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | 
     bp = ctx.valid.blueprint
     group, server, fabric, fabric_name = entry.group, entry.server, entry.fabric, entry.fabric_name
     devices, known = hca_devices(server)
-    settings: dict[str, str] = {"NCCL_IB_HCA": "=" + ",".join(f"{d}:1" for d in devices)}
+    settings: dict[str, str] = {}
     notes = [f"clusterforge: NCCL settings of node group {group.name} ({group.model}) in blueprint {bp.name}",
-             f"installed as {paths.NCCL_CONF_INSTALLED}; one NAME and value per line, names sorted",
-             f"NCCL_IB_HCA: the {len(devices)} compute ports on fabric {fabric_name} in rail order, exact names"]
+             f"installed as {paths.NCCL_CONF_INSTALLED}; one NAME and value per line, names sorted"]
     if known:
-        notes.append(f"HCA names from the catalog entry {group.model} (see its sources)")
-    else:
-        notes.append(f"HCA names NOT KNOWN for {group.model}: mlx5_0 to mlx5_{len(devices) - 1} in port order "
-                     "assumed; check with ibdev2netdev and set the port group's devices in a catalog file")
+        settings["NCCL_IB_HCA"] = "=" + ",".join(f"{d}:1" for d in devices)
+        notes.append(f"NCCL_IB_HCA: the {len(devices)} compute ports on fabric {fabric_name} in rail order, exact "
+                     f"names from the catalog entry {group.model} (see its sources)")
+    elif "NCCL_IB_HCA" not in group.nccl:
+        notes += [f"NCCL_IB_HCA NOT SET: the RDMA device names of the compute ports of {group.model} are not in",
+                  "  the catalog, and a guess in port order may name a storage port; until they are known NCCL",
+                  "  uses every RDMA device. Read them with ibdev2netdev and set the port group's devices in a",
+                  "  catalog file, or NCCL_IB_HCA in the node group's nccl settings"]
     ports = sum(g.count for g in server.port_groups("inband"))
     if entry.inband is not None and ports:
         first = server.port_groups("inband")[0]
@@ -149,16 +154,19 @@ def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | 
     else:
         notes.append("NCCL_SOCKET_IFNAME not set: the group is not on an in-band network")
     if fabric.technology == "ethernet":
-        roce = fabric.roce or RoCE()
-        settings["NCCL_IB_GID_INDEX"] = str(roce.gid_index)
-        settings["NCCL_IB_TC"] = str(roce.traffic_class)
-        notes.append(f"NCCL_IB_GID_INDEX and NCCL_IB_TC: RoCE settings of fabric {fabric_name}")
+        notes += _roce_settings(fabric.roce or RoCE(), fabric_name, settings)
     if topology is not None and topology["verified"]:
         settings["NCCL_TOPO_FILE"] = paths.NCCL_TOPOLOGY_INSTALLED
     elif topology is not None:
-        notes.append(f"NCCL_TOPO_FILE not set: {paths.nccl_topology(group.model)} has placeholder PCI addresses")
-        notes.append("  and is not installed; give the real ones (nvidia-smi topo -m, lspci) as gpu_bus_ids and")
-        notes.append(f"  nic_bus_ids of the pcie layout of {group.model} in a catalog file")
+        if real_bus_ids(server):
+            notes.append(f"NCCL_TOPO_FILE not set: {paths.nccl_topology(group.model)} has guessed NIC device names")
+            notes.append("  and is not installed; set the compute port group's devices in a catalog file")
+        else:
+            notes.append(f"NCCL_TOPO_FILE not set: {paths.nccl_topology(group.model)} has placeholder PCI "
+                         "addresses")
+            notes.append("  and is not installed; give the real ones (nvidia-smi topo -m, lspci) as gpu_bus_ids "
+                         "and")
+            notes.append(f"  nic_bus_ids of the pcie layout of {group.model} in a catalog file")
     overrides = {name: _value(value) for name, value in group.nccl.items()}
     if overrides:
         notes.append("from the blueprint's nccl settings: " + ", ".join(sorted(overrides)))
@@ -172,6 +180,23 @@ def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | 
     if unsafe:  # values are restricted at validation: reaching this is a bug, not a user error
         raise ValueError(f"nccl.conf line or comment that NCCL would misread: {unsafe[0]!r}")
     return {"comments": notes, "lines": lines}
+
+
+def _roce_settings(roce: RoCE, fabric_name: str, settings: dict[str, str]) -> list[str]:
+    """NCCL_IB_TC only for a lossless class the fabric declares; NCCL_IB_GID_INDEX only when the blueprint
+    sets it (NCCL finds the RoCE v2 GID by itself). Returns the header notes."""
+    notes = []
+    traffic_class = roce.nccl_traffic_class
+    if traffic_class is not None and roce.qos is not None:
+        settings["NCCL_IB_TC"] = str(traffic_class)
+        notes.append(f"NCCL_IB_TC: DSCP {roce.qos.dscp} of the lossless class of fabric {fabric_name} "
+                     f"(PFC priority {roce.qos.pfc_priority})")
+    else:
+        notes.append(f"NCCL_IB_TC not set: fabric {fabric_name} declares no lossless class (roce.qos)")
+    if roce.gid_index is not None:
+        settings["NCCL_IB_GID_INDEX"] = str(roce.gid_index)
+        notes.append(f"NCCL_IB_GID_INDEX: set in the roce settings of fabric {fabric_name}")
+    return notes
 
 
 _CONF_LINE = re.compile(r"[A-Z][A-Z0-9_]*=[^\s#'\"]+")
@@ -201,6 +226,12 @@ def real_bus_ids(server: Server) -> bool:
     compute = {f"{g.name}{i}" for g in server.port_groups("compute") for i in range(1, g.count + 1)}
     return all((s.gpu_bus_ids is not None or not s.gpus)
                and (s.nic_bus_ids is not None or not compute.intersection(s.nics)) for s in server.pcie.switches)
+
+
+def verified_topology(server: Server) -> bool:
+    """Whether the topology file would hold only catalog facts: real PCI addresses and the NICs' real device
+    names (NCCL matches its net devices by name)."""
+    return real_bus_ids(server) and hca_devices(server)[1]
 
 
 def topology_model(blueprint: str, model: str, server: Server) -> dict[str, Any]:
@@ -240,7 +271,7 @@ def topology_model(blueprint: str, model: str, server: Server) -> dict[str, Any]
     return {
         "blueprint": blueprint,
         "model": model,
-        "verified": real_bus_ids(server),
+        "verified": verified_topology(server),
         "placeholders": placeholders,
         "cpus": [{"attrs": _attrs({"numaid": str(socket), **cpu}), "switches": switches}
                  for socket, switches in sorted(sockets.items())],
