@@ -71,7 +71,7 @@ class Slurmctld:
         for sub in ("state", "spool"):
             (root / sub).mkdir(parents=True, exist_ok=True)
         (root / "cluster.conf").write_text(loopback_copy((rendered / "slurm/slurm.conf").read_text()))
-        for name in ("gres.conf", "topology.conf"):
+        for name in ("gres.conf", "topology.conf", "cgroup.conf"):
             if (rendered / "slurm" / name).exists():
                 shutil.copy(rendered / "slurm" / name, root / name)
         self.conf = root / "slurm.conf"

@@ -73,6 +73,11 @@ def slurm_members(case: Case) -> tuple[set[str], set[str]]:
     return set(slurm.controllers), {n.name for n in case.nodes() if n.group in in_groups}
 
 
+def slurm_logins(case: Case) -> set[str]:
+    """Login nodes: users run sbatch and srun there, which read the same Slurm files."""
+    return {n.name for n in case.nodes() if n.role == "login"} if case.valid.blueprint.slurm else set()
+
+
 def expected_groups(case: Case) -> dict[str, set[str]]:
     nodes, switches = case.nodes(), case.switches()
     hosts = [*nodes, *switches]
@@ -96,7 +101,9 @@ def expected_groups(case: Case) -> dict[str, set[str]]:
     controllers, partition_nodes = slurm_members(case)
     if case.valid.blueprint.slurm is not None:
         groups.update({"slurm_controllers": controllers, "slurm_nodes": partition_nodes,
-                       "slurm": controllers | partition_nodes})
+                       "slurm": controllers | partition_nodes | slurm_logins(case)})
+        if slurm_logins(case):
+            groups["slurm_login"] = slurm_logins(case)
         for p in case.valid.blueprint.slurm.partitions:
             groups[ansible_name(f"slurm_partition_{p.name}")] = {n.name for n in nodes if n.group in p.node_groups}
     return groups
@@ -115,10 +122,11 @@ def expected_installs(case: Case, host: str) -> dict[str, str]:
     """Installed path -> rendered path for `host`, decided from paths.py and what was rendered."""
     controllers, partition_nodes = slurm_members(case)
     wanted: dict[str, str] = {}
-    if host in controllers | partition_nodes:
+    if host in controllers | partition_nodes | slurm_logins(case):
         wanted.update({paths.SLURM_CONF_INSTALLED: paths.SLURM_CONF,
                        f"{paths.SLURM_INSTALL_DIR}/gres.conf": paths.SLURM_GRES,
-                       f"{paths.SLURM_INSTALL_DIR}/topology.conf": paths.SLURM_TOPOLOGY})
+                       f"{paths.SLURM_INSTALL_DIR}/topology.conf": paths.SLURM_TOPOLOGY,
+                       f"{paths.SLURM_INSTALL_DIR}/cgroup.conf": paths.SLURM_CGROUP})
     if host in gpu_nodes(case):
         device = case.topo.devices[host]
         assert device.group is not None
@@ -237,8 +245,9 @@ def test_playbook_installs_rendered_files(case: Case) -> None:
         dirs = [*host_vars.get("cf_slurm_dirs", []), *host_vars.get("cf_nccl_dirs", []),
                 *host_vars.get("cf_network_dirs", [])]
         assert {str(Path(dest).parent).lstrip("/") for dest in expected} == set(dirs), host
-        if slurm_rendered and host in controllers | partition_nodes:
+        if slurm_rendered and host in controllers | partition_nodes | slurm_logins(case):
             assert paths.SLURM_CONF_INSTALLED in installed, host
+            assert f"{paths.SLURM_INSTALL_DIR}/cgroup.conf" in installed, host
     if case.valid.blueprint.name != IDEMPOTENCE_CASE:
         return
     second = ansible(case.work, *command)

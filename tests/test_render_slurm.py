@@ -136,3 +136,20 @@ def test_gres_core_affinity_follows_the_pcie_layout() -> None:
     assert len(lines) == 8
     assert lines[0] == "NodeName=gpu[001-031] Name=gpu Type=h200 File=/dev/nvidia0 Cores=0-55"
     assert lines[7] == "NodeName=gpu[001-031] Name=gpu Type=h200 File=/dev/nvidia7 Cores=56-111"
+
+
+def test_gpu_jobs_are_confined_and_get_per_gpu_defaults(tmp_path: Path) -> None:
+    """The real slurmctld reads the partition's per-GPU defaults and the cgroup plugins. h200-training-pod:
+    224 CPUs and RealMemory 1,992,294 MB (95% of 2 TiB) over 8 GPUs = 28 CPUs and 249,036 MB per GPU."""
+    valid = load_valid(Path("blueprints/h200-training-pod.yaml"))
+    out = rendered(valid, tmp_path / "out")
+    cgroup = (out / "slurm/cgroup.conf").read_text()
+    assert "ConstrainDevices=yes" in cgroup.splitlines()
+    with Slurmctld(out, tmp_path / "slurm") as ctld:
+        partition = parse_records(ctld.run("scontrol", "-o", "show", "partition", "gpu"))[0]
+        config = ctld.run("scontrol", "show", "config")
+        complaints = ctld.complaints()
+    assert complaints == []
+    assert "DefCpuPerGPU=28" in partition["JobDefaults"] and "DefMemPerGPU=249036" in partition["JobDefaults"]
+    assert re.search(r"ProctrackType\s*=\s*proctrack/cgroup", config)
+    assert re.search(r"TaskPlugin\s*=\s*task/cgroup,task/affinity", config)

@@ -10,7 +10,7 @@ Layout of the inventory (every name passes through `ansible_name`):
     su_<n>           nodes of scalable unit n
     rail_<n>         leaf switches of rail n of the compute fabric (rail-optimized fabrics only)
     gpu_nodes        children: the node groups whose model has GPUs (the NCCL role's target)
-    slurm            children: slurm_controllers, slurm_nodes (children slurm_partition_<name>)
+    slurm            children: slurm_controllers, slurm_login, slurm_nodes (children slurm_partition_<name>)
 
 Each host's vars are written once, under its node group or switch tier; the other groups list the host
 with `{}`. Built-in rack equipment (NVLink switch trays, power shelves, NVL72 management switches that
@@ -75,7 +75,8 @@ def slurm_files(rendered: set[str]) -> list[InstallFile]:
     """The Slurm files every controller and partition node gets, where the Slurm family rendered them."""
     wanted = [InstallFile(paths.SLURM_CONF, paths.SLURM_CONF_INSTALLED),
               InstallFile(paths.SLURM_GRES, f"{paths.SLURM_INSTALL_DIR}/gres.conf"),
-              InstallFile(paths.SLURM_TOPOLOGY, f"{paths.SLURM_INSTALL_DIR}/topology.conf")]
+              InstallFile(paths.SLURM_TOPOLOGY, f"{paths.SLURM_INSTALL_DIR}/topology.conf"),
+              InstallFile(paths.SLURM_CGROUP, f"{paths.SLURM_INSTALL_DIR}/cgroup.conf")]
     return [f for f in wanted if f.src in rendered]
 
 
@@ -277,16 +278,19 @@ def _placement_groups(topo: Topology, nodes: list[Device], switches: list[Device
 
 
 def _slurm_groups(valid: ValidBlueprint, names: GroupNames, rendered: set[str]) -> dict[str, Group]:
-    """slurm (with the files to install), its controllers, and its nodes by partition."""
+    """slurm (with the files to install), its controllers, its login nodes (they run sbatch and srun, which
+    read the same slurm.conf), and its nodes by partition."""
     slurm = valid.blueprint.slurm
     assert slurm is not None
     hostnames = {g.name: g.hostnames() for g in valid.blueprint.node_groups}
+    logins = sorted(h for g in valid.blueprint.node_groups if g.role == "login" for h in hostnames[g.name])
     partitions = {names.name("slurm_partition", p.name): _members(sorted({h for g in p.node_groups
                                                                             for h in hostnames[g]}))
                   for p in slurm.partitions}
-    return {names.name("slurm"): {"vars": install_vars("cf_slurm", slurm_files(rendered)),
-                                  "children": {names.name("slurm_controllers"): _members(slurm.controllers),
-                                               names.name("slurm_nodes"): _children(partitions)}}}
+    children = {names.name("slurm_controllers"): _members(slurm.controllers),
+                **({names.name("slurm_login"): _members(logins)} if logins else {}),
+                names.name("slurm_nodes"): _children(partitions)}
+    return {names.name("slurm"): {"vars": install_vars("cf_slurm", slurm_files(rendered)), "children": children}}
 
 
 def all_vars(valid: ValidBlueprint) -> dict[str, Any]:

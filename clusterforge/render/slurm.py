@@ -11,7 +11,7 @@ from .context import RenderContext
 from .slurm_model import MEMORY_SHARE, slurm_model
 
 TEMPLATES = {paths.SLURM_CONF: "slurm/slurm.conf.j2", paths.SLURM_GRES: "slurm/gres.conf.j2",
-             paths.SLURM_TOPOLOGY: "slurm/topology.conf.j2"}
+             paths.SLURM_TOPOLOGY: "slurm/topology.conf.j2", paths.SLURM_CGROUP: "slurm/cgroup.conf.j2"}
 
 
 def slurm_paths(valid: ValidBlueprint) -> list[str]:
@@ -22,7 +22,7 @@ def slurm_paths(valid: ValidBlueprint) -> list[str]:
     groups = {g.name: g for g in valid.blueprint.node_groups}
     in_partitions = {name for p in slurm.partitions for name in p.node_groups}
     has_gpus = any(valid.catalog.require(groups[name].model, Server).gpus is not None for name in in_partitions)
-    return ([paths.SLURM_CONF] + ([paths.SLURM_GRES] if has_gpus else [])
+    return ([paths.SLURM_CONF, paths.SLURM_CGROUP] + ([paths.SLURM_GRES] if has_gpus else [])
             + ([paths.SLURM_TOPOLOGY] if slurm.topology != "none" else []))
 
 

@@ -59,8 +59,20 @@ def _node_lines(bp: Blueprint, catalog: Catalog, nodes: list[Device]) -> list[di
             "threads_per_core": cpu.threads_per_core,
             "real_memory": int(server.memory_gb * 1024 * MEMORY_SHARE),
             "gres": gres, "features": ",".join(features), "group": group.name, "model": group.model,
+            "gpu_count": server.gpus.count if server.gpus else 0,
         })
     return lines
+
+
+def _per_gpu_defaults(node_lines: list[dict[str, Any]], groups: list[str]) -> dict[str, int]:
+    """DefCpuPerGPU and DefMemPerGPU (MB) of a partition: an even share of a node's CPUs and RealMemory per
+    GPU, the smallest over its GPU node groups, so a job asking only for GPUs gets a fair share of the node.
+    None for a partition without GPUs."""
+    shares = [(line["cpus"] // line["gpu_count"], line["real_memory"] // line["gpu_count"])
+              for line in node_lines if line["group"] in groups and line["gpu_count"]]
+    if not shares:
+        return {}
+    return {"def_cpu_per_gpu": min(c for c, _ in shares), "def_mem_per_gpu": min(m for _, m in shares)}
 
 
 def _gres_lines(bp: Blueprint, catalog: Catalog, nodes: list[Device]) -> list[dict[str, str]]:
@@ -174,7 +186,8 @@ def slurm_model(bp: Blueprint, catalog: Catalog, topo: Topology) -> SlurmModel:
                     else ""} for c in slurm.controllers]
     node_lines = _node_lines(bp, catalog, nodes)
     partitions = [{"name": p.name, "nodes": host_range([n.name for n in nodes if n.group in p.node_groups]),
-                   "default": p.default, "max_time": p.max_time} for p in slurm.partitions]
+                   "default": p.default, "max_time": p.max_time, **_per_gpu_defaults(node_lines, p.node_groups)}
+                  for p in slurm.partitions]
     plugin = {"tree": "topology/tree", "block": "topology/block", "none": None}[slurm.topology]
     model = SlurmModel(slurm.cluster_name, controllers, plugin,
                        ["gpu"] if any(line["gres"] for line in node_lines) else [], node_lines, partitions,
