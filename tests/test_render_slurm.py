@@ -138,6 +138,23 @@ def test_gres_core_affinity_follows_the_pcie_layout() -> None:
     assert lines[7] == "NodeName=gpu[001-031] Name=gpu Type=h200 File=/dev/nvidia7 Cores=56-111"
 
 
+def test_gb200_gpus_bind_to_their_grace_socket(tmp_path: Path) -> None:
+    """A GB200 tray: two superchips of one 72-core Grace and two GPUs; GPUs 0-1 on cores 0-71, 2-3 on
+    72-143. The real slurmctld (22.05: tree form, it has no topology/block) takes the file with no complaint
+    and the node keeps its 4 GPUs."""
+    valid = with_tree(load_valid(Path("blueprints/gb200-nvl72.yaml")))
+    out = rendered(valid, tmp_path / "out")
+    lines = [line for line in (out / "slurm/gres.conf").read_text().splitlines() if line.startswith("NodeName=")]
+    assert [line.rsplit(" ", 2)[1:] for line in lines] == [
+        ["File=/dev/nvidia0", "Cores=0-71"], ["File=/dev/nvidia1", "Cores=0-71"],
+        ["File=/dev/nvidia2", "Cores=72-143"], ["File=/dev/nvidia3", "Cores=72-143"]]
+    with Slurmctld(out, tmp_path / "slurm") as ctld:
+        node = parse_records(ctld.run("scontrol", "-o", "show", "node", "gb001"))[0]
+        complaints = ctld.complaints()
+    assert complaints == []
+    assert node["Gres"].startswith("gpu:gb200:4")
+
+
 def test_gpu_jobs_are_confined_and_get_per_gpu_defaults(tmp_path: Path) -> None:
     """The real slurmctld reads the partition's per-GPU defaults and the cgroup plugins. h200-training-pod:
     224 CPUs and RealMemory 1,992,294 MB (95% of 2 TiB) over 8 GPUs = 28 CPUs and 249,036 MB per GPU."""

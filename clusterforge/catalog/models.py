@@ -177,6 +177,15 @@ class GPUComplement(Strict):
     count: Count
     nvlink_domain: Count
     """GPUs in one NVLink/NVSwitch domain: 8 for an HGX board, 72 for a GB200 NVL72 rack."""
+    sockets: list[Annotated[int, Field(ge=0)]] | None = None
+    """CPU socket of each GPU by index, where CPU and GPUs are one package (Grace superchips) and no
+    PCIe layout applies; Slurm's gres.conf binds each GPU to its socket's cores."""
+
+    @model_validator(mode="after")
+    def _one_socket_per_gpu(self) -> GPUComplement:
+        if self.sockets is not None and len(self.sockets) != self.count:
+            raise ValueError(f"sockets lists {len(self.sockets)} sockets for {self.count} GPUs")
+        return self
 
 
 class CPU(Strict):

@@ -87,6 +87,12 @@ def _gres_lines(bp: Blueprint, catalog: Catalog, nodes: list[Device]) -> list[di
         devices = ([f"/dev/dri/renderD{128 + i}" for i in range(server.gpus.count)] if gpu.vendor == "AMD"
                    else [f"/dev/nvidia{i}" for i in range(server.gpus.count)])
         names = host_range(members)
+        if server.pcie is None and server.gpus.sockets is not None:
+            cores = server.cpu.cores_per_socket
+            lines += [{"names": names, "type": kind, "file": device,
+                       "cores": f"{socket * cores}-{(socket + 1) * cores - 1}"}
+                      for device, socket in zip(devices, server.gpus.sockets, strict=True)]
+            continue
         if server.pcie is None:
             files = host_range(devices) if gpu.vendor != "AMD" else ",".join(devices)
             lines.append({"names": names, "type": kind, "file": files, "cores": ""})
