@@ -91,7 +91,8 @@ def test_a_node_in_two_blocks() -> None:
 
 
 def test_a_gres_count_that_differs_from_the_model() -> None:
-    problems = _problems(GB200, _edit("slurm/gres.conf", "File=/dev/nvidia[0-3]", "File=/dev/nvidia[0-2]"))
+    line = "NodeName=gb[001-072] Name=gpu Type=gb200 File=/dev/nvidia3 Cores=72-143\n"
+    problems = _problems(GB200, _edit("slurm/gres.conf", line, ""))
     assert len(problems) == 1 and "gres.conf gives nodes other GPU counts than their model: gb001" in problems[0]
 
 
