@@ -137,6 +137,9 @@ def expected_installs(case: Case, host: str) -> dict[str, str]:
     if case.topo.devices[host].kind == "node" and paths.netplan_rails(host) in case.files:
         wanted[paths.NETPLAN_RAILS_INSTALLED] = paths.netplan_rails(host)
         wanted[paths.SYSCTL_RAILS_INSTALLED] = paths.SYSCTL_RAILS
+    domain = case.topo.devices[host].nvlink_domain
+    if domain is not None and paths.imex_nodes(domain) in case.files:
+        wanted[paths.IMEX_NODES_INSTALLED] = paths.imex_nodes(domain)
     return {dest: src for dest, src in wanted.items() if src in case.files}
 
 
@@ -240,10 +243,10 @@ def test_playbook_installs_rendered_files(case: Case) -> None:
         assert installed == {dest: case.files[src] for dest, src in expected.items()}, host
         host_vars = listing["_meta"]["hostvars"][host]
         listed = [*host_vars.get("cf_slurm_files", []), *host_vars.get("cf_nccl_files", []),
-                  *host_vars.get("cf_network_files", [])]
+                  *host_vars.get("cf_network_files", []), *host_vars.get("cf_imex_files", [])]
         assert {f"/{f['dest']}": f["src"] for f in listed} == expected, host
         dirs = [*host_vars.get("cf_slurm_dirs", []), *host_vars.get("cf_nccl_dirs", []),
-                *host_vars.get("cf_network_dirs", [])]
+                *host_vars.get("cf_network_dirs", []), *host_vars.get("cf_imex_dirs", [])]
         assert {str(Path(dest).parent).lstrip("/") for dest in expected} == set(dirs), host
         if slurm_rendered and host in controllers | partition_nodes | slurm_logins(case):
             assert paths.SLURM_CONF_INSTALLED in installed, host

@@ -15,6 +15,7 @@ from .bom import render_bom
 from .cabling import render_cabling
 from .context import RenderContext
 from .elevation import render_elevation
+from .imex import render_imex
 from .jinja import raised_in_site_template
 from .nccl import render_nccl
 from .network import render_network
@@ -30,6 +31,7 @@ RENDERERS: dict[str, Renderer] = {
     "slurm": render_slurm,
     "nccl": render_nccl,
     "network": render_network,
+    "imex": render_imex,
     # the handoff pack for the people who rack, cable and install
     "elevation": render_elevation,
     "cabling": render_cabling,

@@ -22,6 +22,7 @@ STATIC = {
     "ansible/roles/cf_slurm/tasks/main.yml.j2": "ansible/roles/cf_slurm/tasks/main.yml",
     "ansible/roles/cf_nccl/tasks/main.yml.j2": "ansible/roles/cf_nccl/tasks/main.yml",
     "ansible/roles/cf_network/tasks/main.yml.j2": "ansible/roles/cf_network/tasks/main.yml",
+    "ansible/roles/cf_imex/tasks/main.yml.j2": "ansible/roles/cf_imex/tasks/main.yml",
 }
 
 

@@ -30,6 +30,7 @@ from ..model.fabric import Fabric
 from ..validate import ValidBlueprint
 from . import paths
 from .context import ansible_name
+from .imex import imex_paths
 from .network import network_paths
 
 HostVars = dict[str, Any]
@@ -197,12 +198,15 @@ class _HostVars:
         self.rails = _rails(topo)
         self.network = {node: [InstallFile(src, dest) for src, dest in files]
                         for node, files in network_paths(topo).items()}
+        self.imex = {node: InstallFile(*files) for node, files in imex_paths(topo, self.inband).items()}
 
     def __call__(self, device: Device) -> HostVars:
         own = (_node_vars(self.valid, self.topo, device, self.rails.get(device.name, {})) if device.kind == "node"
                else _switch_vars(self.topo, device))
         if device.name in self.network:
             own.update(install_vars("cf_network", self.network[device.name]))
+        if device.name in self.imex:
+            own.update(install_vars("cf_imex", [self.imex[device.name]]))
         addresses = _addresses(device, self.single, self.ports, self.inband, self.oob)
         return {**{k: v for k, v in addresses.items() if k == "ansible_host"}, **own,
                 **{k: v for k, v in addresses.items() if k != "ansible_host"}}

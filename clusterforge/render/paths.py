@@ -37,3 +37,11 @@ SYSCTL_RAILS_INSTALLED = "/etc/sysctl.d/60-clusterforge-rails.conf"
 def netplan_rails(node: str) -> str:
     """Rendered netplan file of one node's rail interfaces."""
     return f"network/netplan/{node}.yaml"
+
+IMEX_NODES_INSTALLED = "/etc/nvidia-imex/nodes_config.cfg"
+"""Where the nvidia-imex service reads its domain's node list (its IMEX_NODE_CONFIG_FILE default)."""
+
+
+def imex_nodes(domain: int) -> str:
+    """Rendered IMEX node list of one multi-node NVLink domain."""
+    return f"imex/domain{domain:03d}.cfg"
