@@ -37,8 +37,12 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(HERE))
 
 TARGET_RATIO = 3.0
-ANSIBLE_ENV = {**os.environ, "ANSIBLE_HOST_KEY_CHECKING": "False", "ANSIBLE_NOCOLOR": "1",
-               "ANSIBLE_DEPRECATION_WARNINGS": "False"}
+ANSIBLE_ENV = {
+    **os.environ,
+    "ANSIBLE_HOST_KEY_CHECKING": "False",
+    "ANSIBLE_NOCOLOR": "1",
+    "ANSIBLE_DEPRECATION_WARNINGS": "False",
+}
 
 
 def render(gpus: int, work: Path) -> Path:
@@ -49,8 +53,13 @@ def render(gpus: int, work: Path) -> Path:
     data["name"] = f"bench{gpus}"
     blueprint.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     out = work / "out"
-    subprocess.run([sys.executable, "-m", "clusterforge", "render", str(blueprint), "-o", str(out)], check=True,
-                   cwd=REPO, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    subprocess.run(
+        [sys.executable, "-m", "clusterforge", "render", str(blueprint), "-o", str(out)],
+        check=True,
+        cwd=REPO,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     return out / "ansible" / "inventory.json"
 
 
@@ -77,8 +86,12 @@ def list_cost(inventory: Path) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds (user + system) and peak memory (MiB) of `ansible-inventory --list`.
     CPU seconds are the figure to compare on a shared machine: others' work stretches wall time only."""
     start = time.perf_counter()
-    with subprocess.Popen(["ansible-inventory", "-i", str(inventory), "--list"], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL, env=ANSIBLE_ENV) as child:
+    with subprocess.Popen(
+        ["ansible-inventory", "-i", str(inventory), "--list"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=ANSIBLE_ENV,
+    ) as child:
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
@@ -88,18 +101,42 @@ def list_cost(inventory: Path) -> tuple[float, float, float]:
 
 def first_task_seconds(inventory: Path, hosts: int, work: Path) -> float:
     """Seconds from starting site.yml with -c local over `hosts` GPU nodes until its first task starts."""
-    names = sorted(line.strip(" |-") for line in subprocess.run(
-        ["ansible-inventory", "-i", str(inventory), "--graph", "gpu_nodes"], check=True, capture_output=True,
-        text=True, env=ANSIBLE_ENV).stdout.splitlines() if not line.strip(" |-").startswith("@"))[:hosts]
+    names = sorted(
+        line.strip(" |-")
+        for line in subprocess.run(
+            ["ansible-inventory", "-i", str(inventory), "--graph", "gpu_nodes"],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=ANSIBLE_ENV,
+        ).stdout.splitlines()
+        if not line.strip(" |-").startswith("@")
+    )[:hosts]
     limit = work / "limit.txt"
     limit.write_text("\n".join(names) + "\n", encoding="utf-8")
-    extra = {"ansible_connection": "local", "ansible_host": "127.0.0.1", "ansible_python_interpreter": sys.executable,
-             "cf_become": False, "cf_root": f"{work}/root/{{{{ inventory_hostname }}}}"}
-    command = ["ansible-playbook", "-i", str(inventory), "-c", "local", "--limit", f"@{limit}",
-               "-e", json.dumps(extra), str(inventory.parent / "site.yml")]
+    extra = {
+        "ansible_connection": "local",
+        "ansible_host": "127.0.0.1",
+        "ansible_python_interpreter": sys.executable,
+        "cf_become": False,
+        "cf_root": f"{work}/root/{{{{ inventory_hostname }}}}",
+    }
+    command = [
+        "ansible-playbook",
+        "-i",
+        str(inventory),
+        "-c",
+        "local",
+        "--limit",
+        f"@{limit}",
+        "-e",
+        json.dumps(extra),
+        str(inventory.parent / "site.yml"),
+    ]
     start = time.perf_counter()
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          env=ANSIBLE_ENV) as play:
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ANSIBLE_ENV
+    ) as play:
         assert play.stdout is not None
         for line in play.stdout:
             if line.startswith("TASK ["):
@@ -127,16 +164,22 @@ def main() -> None:
                     best[name] = cost
         hosts = json.loads(candidates["lean JSON"].read_text(encoding="utf-8"))["all"]["hosts"]
         print(f"ansible-inventory --list, {args.gpus} GPUs, {len(hosts)} hosts, best of {args.repeat}")
-        print(f"{'inventory':<10} {'MiB on disk':>11} {'wall s':>7} {'CPU s':>6} {'peak MiB':>8} "
-              f"{'CPU vs lean JSON':>16}")
+        print(
+            f"{'inventory':<10} {'MiB on disk':>11} {'wall s':>7} {'CPU s':>6} {'peak MiB':>8} {'CPU vs lean JSON':>16}"
+        )
         lean = best["lean JSON"][1]
         for name, (wall, cpu, mib) in best.items():
-            size = sum(p.stat().st_size for p in candidates[name].parent.rglob("*") if p.is_file()
-                       and (p == candidates[name] or "group_vars" in p.parts))
+            size = sum(
+                p.stat().st_size
+                for p in candidates[name].parent.rglob("*")
+                if p.is_file() and (p == candidates[name] or "group_vars" in p.parts)
+            )
             print(f"{name:<10} {size / 2**20:>11.1f} {wall:>7.1f} {cpu:>6.1f} {mib:>8.0f} {cpu / lean:>15.2f}x")
         ratio = best["rendered"][1] / lean
-        print(f"target rendered <= {TARGET_RATIO}x lean JSON (CPU): {'met' if ratio <= TARGET_RATIO else 'NOT met'} "
-              f"({ratio:.2f}x)")
+        print(
+            f"target rendered <= {TARGET_RATIO}x lean JSON (CPU): {'met' if ratio <= TARGET_RATIO else 'NOT met'} "
+            f"({ratio:.2f}x)"
+        )
         first = first_task_seconds(inventory, args.play_hosts, work)
         print(f"ansible-playbook -c local over {args.play_hosts} GPU nodes: first task after {first:.1f} s")
 

@@ -45,13 +45,20 @@ def measure(gpus: int) -> dict[str, Any]:
         start = time.perf_counter()
         diff = diff_specs(str(old), str(new))
         seconds = time.perf_counter() - start
-    return {"gpus": gpus, "seconds": round(seconds, 2), "topologies": built, "changed_files": len(diff["files"]),
-            "max_rss_mib": max_rss_mib()}
+    return {
+        "gpus": gpus,
+        "seconds": round(seconds, 2),
+        "topologies": built,
+        "changed_files": len(diff["files"]),
+        "max_rss_mib": max_rss_mib(),
+    }
 
 
 def show(r: dict[str, Any]) -> None:
-    print(f"{r['gpus']:>7} GPUs | diff {r['seconds']} s | {r['topologies']} topologies built | "
-          f"{r['changed_files']} files changed | max RSS {r['max_rss_mib']} MiB")
+    print(
+        f"{r['gpus']:>7} GPUs | diff {r['seconds']} s | {r['topologies']} topologies built | "
+        f"{r['changed_files']} files changed | max RSS {r['max_rss_mib']} MiB"
+    )
 
 
 if __name__ == "__main__":

@@ -26,17 +26,35 @@ from sizes import max_rss_mib, run_sizes  # noqa: E402
 def blueprint_data(gpus: int) -> dict[str, Any]:
     from factories import dgx_data
 
-    data = dgx_data(gpus // 8, tiers=3 if gpus > 16384 else "auto",
-                    planes="per-rail" if gpus > 65536 else "one")  # one subnet of 64-port switches: 65,536 ports
+    data = dgx_data(
+        gpus // 8, tiers=3 if gpus > 16384 else "auto", planes="per-rail" if gpus > 65536 else "one"
+    )  # one subnet of 64-port switches: 65,536 ports
     data["node_groups"][0]["nccl"] = {"NCCL_IB_QPS_PER_CONNECTION": 2}
-    data["node_groups"].append({"name": "mgmt", "model": "generic/cpu-1u", "count": 2, "role": "management",
-                                "placement": {"racks": [data["fabrics"]["compute"]["switch_racks"][0]]}})
-    data["fabrics"]["inband"] = {"kind": "inband", "technology": "ethernet", "leaf": "nvidia/sn5600",
-                                 "spine": "nvidia/sn5600", "core": "nvidia/sn5600", "oversubscription": "4:1",
-                                 "ipv4_pool": "192.168.0.0/16",
-                                 "switch_racks": data["fabrics"]["compute"]["switch_racks"]}
-    data["slurm"] = {"cluster_name": "bench", "controllers": ["mgmt001", "mgmt002"], "topology": "tree",
-                     "partitions": [{"name": "gpu", "node_groups": ["gpu"], "default": True}]}
+    data["node_groups"].append(
+        {
+            "name": "mgmt",
+            "model": "generic/cpu-1u",
+            "count": 2,
+            "role": "management",
+            "placement": {"racks": [data["fabrics"]["compute"]["switch_racks"][0]]},
+        }
+    )
+    data["fabrics"]["inband"] = {
+        "kind": "inband",
+        "technology": "ethernet",
+        "leaf": "nvidia/sn5600",
+        "spine": "nvidia/sn5600",
+        "core": "nvidia/sn5600",
+        "oversubscription": "4:1",
+        "ipv4_pool": "192.168.0.0/16",
+        "switch_racks": data["fabrics"]["compute"]["switch_racks"],
+    }
+    data["slurm"] = {
+        "cluster_name": "bench",
+        "controllers": ["mgmt001", "mgmt002"],
+        "topology": "tree",
+        "partitions": [{"name": "gpu", "node_groups": ["gpu"], "default": True}],
+    }
     return data
 
 
@@ -79,15 +97,24 @@ def measure(gpus: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         write_tree(with_manifest(dict(sorted(files.items())), valid.source_sha256()), Path(tmp) / "out")
     lap("write")
-    return {"gpus": gpus, "nodes": len(list(topo.nodes())), "links": len(topo.links), "files": len(files),
-            "stages": stages, "total_s": round(last - start, 2), "families": families,
-            "max_rss_mib": max_rss_mib()}
+    return {
+        "gpus": gpus,
+        "nodes": len(list(topo.nodes())),
+        "links": len(topo.links),
+        "files": len(files),
+        "stages": stages,
+        "total_s": round(last - start, 2),
+        "families": families,
+        "max_rss_mib": max_rss_mib(),
+    }
 
 
 def show(r: dict[str, Any]) -> None:
     stages = ", ".join(f"{k} {v} s" for k, v in r["stages"].items())
-    print(f"{r['gpus']:>7} GPUs {r['nodes']:>6} nodes {r['links']:>7} links {r['files']:>5} files | {stages} | "
-          f"total {r['total_s']} s | max RSS {r['max_rss_mib']} MiB")
+    print(
+        f"{r['gpus']:>7} GPUs {r['nodes']:>6} nodes {r['links']:>7} links {r['files']:>5} files | {stages} | "
+        f"total {r['total_s']} s | max RSS {r['max_rss_mib']} MiB"
+    )
     print("        " + ", ".join(f"{k} {s} s/{size / 2**20:.1f} MiB" for k, (s, size) in r["families"].items()))
 
 

@@ -23,6 +23,5 @@ def run_sizes(script: str, measure: Callable[[int], dict[str, Any]], show: Calla
         print(json.dumps(measure(int(sys.argv[2]))))
         return
     for gpus in [int(a) for a in sys.argv[1:]] or DEFAULT_GPUS:
-        out = subprocess.run([sys.executable, script, "--one", str(gpus)], capture_output=True, text=True,
-                             check=True)
+        out = subprocess.run([sys.executable, script, "--one", str(gpus)], capture_output=True, text=True, check=True)
         show(json.loads(out.stdout))

@@ -16,7 +16,24 @@ from .version import __version__
 from .writer import write_tree
 
 __all__ = [
-    "Analysis", "BlueprintError", "CatalogError", "ClusterforgeError", "Finding", "Plan", "Severity", "Topology",
-    "ValidBlueprint", "__version__", "analyse", "build_plan", "check", "expand", "load_blueprint", "load_valid",
-    "render", "render_analysis", "validate", "write_tree",
+    "Analysis",
+    "BlueprintError",
+    "CatalogError",
+    "ClusterforgeError",
+    "Finding",
+    "Plan",
+    "Severity",
+    "Topology",
+    "ValidBlueprint",
+    "__version__",
+    "analyse",
+    "build_plan",
+    "check",
+    "expand",
+    "load_blueprint",
+    "load_valid",
+    "render",
+    "render_analysis",
+    "validate",
+    "write_tree",
 ]

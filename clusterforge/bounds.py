@@ -22,20 +22,37 @@ MAX_NODE_PORTS = 4_000_000
 
 
 def _over(code: str, what: str, total: int, limit: int, path: str, hint: str) -> Finding:
-    return Finding(code, Severity.ERROR, f"the blueprint asks for {total:,} {what}; clusterforge plans at most "
-                   f"{limit:,}", (path,), hint=hint)
+    return Finding(
+        code,
+        Severity.ERROR,
+        f"the blueprint asks for {total:,} {what}; clusterforge plans at most {limit:,}",
+        (path,),
+        hint=hint,
+    )
 
 
 def size_findings(bp: Blueprint) -> Iterator[Finding]:
     """Totals that need no catalog: nodes and racks."""
     nodes = sum(group.count for group in bp.node_groups)
     if nodes > MAX_NODES:
-        yield _over(codes.TOO_LARGE, f"nodes in {len(bp.node_groups)} groups", nodes, MAX_NODES, "node_groups",
-                    "split the cluster into several blueprints (one per building block or hall)")
+        yield _over(
+            codes.TOO_LARGE,
+            f"nodes in {len(bp.node_groups)} groups",
+            nodes,
+            MAX_NODES,
+            "node_groups",
+            "split the cluster into several blueprints (one per building block or hall)",
+        )
     racks = sum(row.racks for row in bp.floor.rows)
     if racks > MAX_RACKS:
-        yield _over(codes.TOO_LARGE, f"racks in {len(bp.floor.rows)} rows", racks, MAX_RACKS, "floor",
-                    "split the floor into several blueprints (one per hall)")
+        yield _over(
+            codes.TOO_LARGE,
+            f"racks in {len(bp.floor.rows)} rows",
+            racks,
+            MAX_RACKS,
+            "floor",
+            "split the floor into several blueprints (one per hall)",
+        )
 
 
 def port_findings(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
@@ -46,5 +63,11 @@ def port_findings(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
         if server is not None:
             ports += group.count * sum(port_group.count for port_group in server.ports)
     if ports > MAX_NODE_PORTS:
-        yield _over(codes.TOO_MANY_PORTS, "server ports", ports, MAX_NODE_PORTS, "node_groups",
-                    "split the cluster into several blueprints, or use servers with fewer ports")
+        yield _over(
+            codes.TOO_MANY_PORTS,
+            "server ports",
+            ports,
+            MAX_NODE_PORTS,
+            "node_groups",
+            "split the cluster into several blueprints, or use servers with fewer ports",
+        )

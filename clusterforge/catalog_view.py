@@ -19,13 +19,17 @@ def _kind(entry: Sourced) -> str:
 
 
 def catalog_list_text(catalog: Catalog) -> str:
-    rows = sorted((_kind(entry), key, f"{entry.vendor} {entry.name}", len(entry.estimated_fields()))
-                  for key, entry in catalog.entries.items())
+    rows = sorted(
+        (_kind(entry), key, f"{entry.vendor} {entry.name}", len(entry.estimated_fields()))
+        for key, entry in catalog.entries.items()
+    )
     kind_width = max(len(r[0]) for r in rows)
     key_width = max(len(r[1]) for r in rows)
     lines = [f"{'kind':<{kind_width}}  {'key':<{key_width}}  name (estimated figures)"]
-    lines += [f"{kind:<{kind_width}}  {key:<{key_width}}  {name}" + (f" ({estimates} estimated)" if estimates else "")
-              for kind, key, name, estimates in rows]
+    lines += [
+        f"{kind:<{kind_width}}  {key:<{key_width}}  {name}" + (f" ({estimates} estimated)" if estimates else "")
+        for kind, key, name, estimates in rows
+    ]
     lines.append(f"{len(rows)} entries; `clusterforge catalog show KEY` gives one with its sources")
     return "\n".join(lines) + "\n"
 
@@ -37,8 +41,11 @@ def catalog_show_text(catalog: Catalog, key: str) -> str | None:
         return None
     fields: dict[str, Any] = entry.model_dump(mode="json", exclude={"sources"}, exclude_none=True)
     origin = catalog.origins.get(key)
-    lines = [f"{key}: {_kind(entry)}, {entry.vendor} {entry.name}" + (f" (defined at {origin})" if origin else ""),
-             yaml.safe_dump(fields, sort_keys=False, allow_unicode=True).rstrip(), "sources:"]
+    lines = [
+        f"{key}: {_kind(entry)}, {entry.vendor} {entry.name}" + (f" (defined at {origin})" if origin else ""),
+        yaml.safe_dump(fields, sort_keys=False, allow_unicode=True).rstrip(),
+        "sources:",
+    ]
     lines += [f"  {field}: {source}" for field, source in sorted(entry.sources.items())] or ["  (none given)"]
     return "\n".join(lines) + "\n"
 

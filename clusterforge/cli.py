@@ -28,16 +28,22 @@ from .writer import TreeDiff, compare_tree, write_tree
 EXIT_OK, EXIT_FINDINGS, EXIT_INTERNAL = 0, 1, 3  # click exits 2 on a usage error
 FORMATS = click.Choice(["text", "json", "github"])
 ALLOW_DIR = click.option(
-    "--allow-dir", "allow", multiple=True, type=click.Path(path_type=Path, file_okay=False, exists=True),
-    help="a folder outside the blueprint's repository that includes and catalogs may be read from (repeatable)")
+    "--allow-dir",
+    "allow",
+    multiple=True,
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="a folder outside the blueprint's repository that includes and catalogs may be read from (repeatable)",
+)
 
 
 def _finding_counts(findings: Sequence[Finding]) -> str:
     """'0 errors, 2 warnings, 1 note, 3 suppressed' of the unsuppressed findings."""
     counts = Counter(f.severity.value for f in findings if not f.suppressed_by)
     suppressed = sum(1 for f in findings if f.suppressed_by)
-    return (f"{_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')}, "
-            f"{_plural(counts['info'], 'note')}" + (f", {suppressed} suppressed" if suppressed else ""))
+    return (
+        f"{_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')}, "
+        f"{_plural(counts['info'], 'note')}" + (f", {suppressed} suppressed" if suppressed else "")
+    )
 
 
 def _print_findings(findings: Sequence[Finding], fmt: str) -> None:
@@ -64,20 +70,27 @@ def validate_cmd(blueprints: tuple[Path, ...], fmt: str, allow: tuple[Path, ...]
             valid = load_valid(path, allow)
         except ClusterforgeError as exc:
             failed = True
-            results.append({"blueprint": display_name(path), "valid": False,
-                            "findings": [f.as_dict() for f in exc.findings]})
+            results.append(
+                {"blueprint": display_name(path), "valid": False, "findings": [f.as_dict() for f in exc.findings]}
+            )
             if fmt != "json":
                 _print_findings(exc.findings, fmt)
                 click.echo(f"{display_name(path)}: invalid ({_count(exc.findings)})", err=fmt == "github")
             continue
         bp = valid.blueprint
-        summary = {"node_groups": len(bp.node_groups), "nodes": sum(g.count for g in bp.node_groups),
-                   "racks": sum(r.racks for r in bp.floor.rows), "fabrics": len(bp.fabrics)}
+        summary = {
+            "node_groups": len(bp.node_groups),
+            "nodes": sum(g.count for g in bp.node_groups),
+            "racks": sum(r.racks for r in bp.floor.rows),
+            "fabrics": len(bp.fabrics),
+        }
         results.append({"blueprint": display_name(path), "valid": True, "findings": [], "summary": summary})
         if fmt != "json":
-            click.echo(f"{display_name(path)}: valid ({summary['nodes']} nodes in {summary['node_groups']} "
-                       f"groups, {summary['racks']} racks, {summary['fabrics']} networks)",
-                       err=fmt == "github")
+            click.echo(
+                f"{display_name(path)}: valid ({summary['nodes']} nodes in {summary['node_groups']} "
+                f"groups, {summary['racks']} racks, {summary['fabrics']} networks)",
+                err=fmt == "github",
+            )
     if fmt == "json":
         click.echo(json.dumps({"blueprints": results}, indent=2, sort_keys=True))
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
@@ -112,8 +125,13 @@ def plan_cmd(blueprint: Path, fmt: str, allow: tuple[Path, ...]) -> None:
 @cli.command("check")
 @click.argument("blueprints", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
-@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
-              help="lowest severity of an unsuppressed finding that makes the exit status 1")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning"]),
+    default="error",
+    show_default=True,
+    help="lowest severity of an unsuppressed finding that makes the exit status 1",
+)
 @ALLOW_DIR
 def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str, allow: tuple[Path, ...]) -> None:
     """Expand blueprints and run every check: ports, oversubscription, space, weight, power, cooling."""
@@ -145,8 +163,11 @@ def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str, allow: tuple
 @cli.command("fit")
 @click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--suggest", is_flag=True, help="for a workload that does not fit or misses a target: the smallest "
-              "layout of its node groups that does")
+@click.option(
+    "--suggest",
+    is_flag=True,
+    help="for a workload that does not fit or misses a target: the smallest layout of its node groups that does",
+)
 def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
     """Will the workloads fit and how fast: memory per GPU, step time, tokens/s, energy and cost per token."""
     try:
@@ -166,18 +187,33 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
 
 @cli.command("render")
 @click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("-o", "--output", type=click.Path(path_type=Path, file_okay=False),
-              help="output folder (default: inventories/<blueprint name>)")
-@click.option("--templates", type=click.Path(path_type=Path, file_okay=False, exists=True),
-              help="site template folder; its templates replace the shipped ones of the same path")
-@click.option("--check", "check_only", is_flag=True,
-              help="write nothing; exit 1 and list stale, missing and extra files if the folder is not fresh")
-@click.option("--force", is_flag=True,
-              help="write into a folder that holds files clusterforge did not write (they are kept, except those "
-                   "of the same path as a rendered file)")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="output folder (default: inventories/<blueprint name>)",
+)
+@click.option(
+    "--templates",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="site template folder; its templates replace the shipped ones of the same path",
+)
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="write nothing; exit 1 and list stale, missing and extra files if the folder is not fresh",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="write into a folder that holds files clusterforge did not write (they are kept, except those "
+    "of the same path as a rendered file)",
+)
 @ALLOW_DIR
-def render_cmd(blueprint: Path, output: Path | None, templates: Path | None, check_only: bool, force: bool,
-               allow: tuple[Path, ...]) -> None:
+def render_cmd(
+    blueprint: Path, output: Path | None, templates: Path | None, check_only: bool, force: bool, allow: tuple[Path, ...]
+) -> None:
     """Render the deployment files: Ansible, Slurm, NCCL (and the handoff pack)."""
     try:
         valid = load_valid(blueprint, allow)
@@ -228,17 +264,30 @@ def catalog_show_cmd(key: str) -> None:
     text = catalog_show_text(catalog, key)
     if text is None:
         close = close_keys(catalog, key)
-        click.echo(f"clusterforge catalog: unknown key '{key}'" + (f" (did you mean {', '.join(close)}?)"
-                                                                     if close else ""), err=True)
+        click.echo(
+            f"clusterforge catalog: unknown key '{key}'" + (f" (did you mean {', '.join(close)}?)" if close else ""),
+            err=True,
+        )
         sys.exit(EXIT_FINDINGS)
     click.echo(text, nl=False)
 
 
 @cli.command("render-check")
-@click.option("--blueprints", "folder", type=click.Path(path_type=Path, file_okay=False), default=Path("blueprints"),
-              show_default=True, help="folder of blueprints (*.yaml at its top level)")
-@click.option("--output-root", type=click.Path(path_type=Path, file_okay=False), default=Path("inventories"),
-              show_default=True, help="folder holding one rendered folder per blueprint name")
+@click.option(
+    "--blueprints",
+    "folder",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("blueprints"),
+    show_default=True,
+    help="folder of blueprints (*.yaml at its top level)",
+)
+@click.option(
+    "--output-root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("inventories"),
+    show_default=True,
+    help="folder holding one rendered folder per blueprint name",
+)
 @ALLOW_DIR
 def render_check_cmd(folder: Path, output_root: Path, allow: tuple[Path, ...]) -> None:
     """`render --check` for every blueprint in a folder (for CI and pre-commit)."""
@@ -289,13 +338,20 @@ def diff_cmd(old: str, new: str, fmt: str) -> None:
 
 @cli.command("export")
 @click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["json", "dot", "svg"]), default="json", show_default=True,
-              help="json: node-link topology; dot/svg: fabric diagram (svg needs Graphviz)")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "dot", "svg"]),
+    default="json",
+    show_default=True,
+    help="json: node-link topology; dot/svg: fabric diagram (svg needs Graphviz)",
+)
 @click.option("--fabric", "fabrics", multiple=True, help="fabric(s) to draw (default: all but out-of-band)")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="file to write (default: stdout)")
 @ALLOW_DIR
-def export_cmd(blueprint: Path, fmt: str, fabrics: tuple[str, ...], output: Path | None,
-               allow: tuple[Path, ...]) -> None:
+def export_cmd(
+    blueprint: Path, fmt: str, fabrics: tuple[str, ...], output: Path | None, allow: tuple[Path, ...]
+) -> None:
     """Export the expanded topology as JSON, or its fabrics as a Graphviz diagram."""
     try:
         topo = analyse(load_valid(blueprint, allow)).topo
@@ -304,8 +360,9 @@ def export_cmd(blueprint: Path, fmt: str, fabrics: tuple[str, ...], output: Path
         else:
             unknown = [f for f in fabrics if f not in topo.fabrics]
             if unknown:
-                raise click.BadParameter(f"unknown fabric {unknown[0]!r}; known: {', '.join(topo.fabrics)}",
-                                         param_hint="--fabric")
+                raise click.BadParameter(
+                    f"unknown fabric {unknown[0]!r}; known: {', '.join(topo.fabrics)}", param_hint="--fabric"
+                )
             text = fabric_dot(topo, list(fabrics) or None)
             if fmt == "svg":
                 text = dot_to_svg(text)
@@ -342,6 +399,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     except Exception as exc:
         if os.environ.get("CLUSTERFORGE_DEBUG"):
             raise
-        click.echo(f"clusterforge: internal error: {type(exc).__name__}: {exc}\n"
-                   "Please report it with the blueprint; set CLUSTERFORGE_DEBUG=1 for a traceback.", err=True)
+        click.echo(
+            f"clusterforge: internal error: {type(exc).__name__}: {exc}\n"
+            "Please report it with the blueprint; set CLUSTERFORGE_DEBUG=1 for a traceback.",
+            err=True,
+        )
         sys.exit(EXIT_INTERNAL)

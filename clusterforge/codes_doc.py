@@ -10,19 +10,32 @@ def _cell(text: str) -> str:
 
 
 def _entry(info: CodeInfo) -> list[str]:
-    return [f"### {info.code}", "",
-            f"**{info.severity.value}**: {info.title}.", "",
-            f"What to do: {info.action}.", "",
-            "```", f"{info.severity.value} {info.code}: {info.example}", "```", ""]
+    return [
+        f"### {info.code}",
+        "",
+        f"**{info.severity.value}**: {info.title}.",
+        "",
+        f"What to do: {info.action}.",
+        "",
+        "```",
+        f"{info.severity.value} {info.code}: {info.example}",
+        "```",
+        "",
+    ]
 
 
 def codes_markdown() -> str:
     entries = sorted(REGISTRY.values(), key=lambda i: (list(FAMILIES).index(i.family), i.code))
-    lines = ["# Finding codes", "",
-             "Every code clusterforge reports, generated from `clusterforge/codes.py` by "
-             "`python tests/regen.py codes`; do not edit by hand. A blueprint silences a warning with "
-             "`suppress: [{code: ..., target: ..., reason: ...}]` (README, Check).", "",
-             "| code | severity | what it means |", "|---|---|---|"]
+    lines = [
+        "# Finding codes",
+        "",
+        "Every code clusterforge reports, generated from `clusterforge/codes.py` by "
+        "`python tests/regen.py codes`; do not edit by hand. A blueprint silences a warning with "
+        "`suppress: [{code: ..., target: ..., reason: ...}]` (README, Check).",
+        "",
+        "| code | severity | what it means |",
+        "|---|---|---|",
+    ]
     lines += [f"| [{i.code}](#{i.code.lower()}) | {i.severity.value} | {_cell(i.title)} |" for i in entries]
     lines.append("")
     family = ""

@@ -54,19 +54,29 @@ def materialize(spec: str, workdir: Path, side: str = "blueprint") -> Path:
     if ":" in spec and not Path(spec).exists():
         rev, rel = spec.split(":", 1)
         try:
-            top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True,
-                                 check=True).stdout.strip()
-            prefix = subprocess.run(["git", "rev-parse", "--show-prefix"], capture_output=True, text=True,
-                                    check=True).stdout.strip()
-            archive = subprocess.run(["git", "-C", top, "archive", "--format=tar", rev], capture_output=True,
-                                     check=True).stdout
+            top = subprocess.run(
+                ["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True
+            ).stdout.strip()
+            prefix = subprocess.run(
+                ["git", "rev-parse", "--show-prefix"], capture_output=True, text=True, check=True
+            ).stdout.strip()
+            archive = subprocess.run(
+                ["git", "-C", top, "archive", "--format=tar", rev], capture_output=True, check=True
+            ).stdout
         except (subprocess.CalledProcessError, FileNotFoundError) as exc:
             stderr = getattr(exc, "stderr", b"") or b""
             text = stderr.decode(errors="replace").strip() if isinstance(stderr, bytes) else str(stderr)
-            raise ClusterforgeError([Finding(codes.GIT_REVISION_UNREADABLE, Severity.ERROR,
-                                             f"cannot read Git revision '{rev}' of {side} '{spec}': {text or exc}",
-                                             hint="give a revision `git rev-parse` knows (a branch, tag or commit) "
-                                                  "and a path relative to the repository")]) from None
+            raise ClusterforgeError(
+                [
+                    Finding(
+                        codes.GIT_REVISION_UNREADABLE,
+                        Severity.ERROR,
+                        f"cannot read Git revision '{rev}' of {side} '{spec}': {text or exc}",
+                        hint="give a revision `git rev-parse` knows (a branch, tag or commit) "
+                        "and a path relative to the repository",
+                    )
+                ]
+            ) from None
         target = workdir / rev.replace("/", "_")
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(target, filter="data")
@@ -89,8 +99,11 @@ def _flat_fabrics(plan: Plan) -> dict[str, Any]:
 
 
 def _changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"item": key, "old": old.get(key), "new": new.get(key)} for key in sorted(set(old) | set(new), key=_natural)
-            if old.get(key) != new.get(key)]
+    return [
+        {"item": key, "old": old.get(key), "new": new.get(key)}
+        for key in sorted(set(old) | set(new), key=_natural)
+        if old.get(key) != new.get(key)
+    ]
 
 
 def _natural(text: str) -> tuple[object, ...]:
@@ -126,8 +139,14 @@ def _topology_lines(files: dict[str, str] | None) -> set[str]:
 
 
 def _summary(plan: Plan) -> dict[str, Any]:
-    return {"nodes": plan.nodes, "GPUs": plan.gpus, "racks": plan.racks, "IT power kW": plan.power_kw,
-            "heat kW": plan.heat_kw, "cables": plan.cables_total}
+    return {
+        "nodes": plan.nodes,
+        "GPUs": plan.gpus,
+        "racks": plan.racks,
+        "IT power kW": plan.power_kw,
+        "heat kW": plan.heat_kw,
+        "cables": plan.cables_total,
+    }
 
 
 def _rack_changes(old: Plan, new: Plan) -> list[dict[str, Any]]:
@@ -137,8 +156,9 @@ def _rack_changes(old: Plan, new: Plan) -> list[dict[str, Any]]:
         a, b = racks_old.get(rack), racks_new.get(rack)
         old_kw, new_kw = (a.power_kw if a else None), (b.power_kw if b else None)
         if old_kw != new_kw or (a.heat_kw if a else None) != (b.heat_kw if b else None):
-            changes.append({"rack": rack, "old_kw": old_kw, "new_kw": new_kw,
-                            "delta_kw": round((new_kw or 0) - (old_kw or 0), 2)})
+            changes.append(
+                {"rack": rack, "old_kw": old_kw, "new_kw": new_kw, "delta_kw": round((new_kw or 0) - (old_kw or 0), 2)}
+            )
     return changes
 
 
@@ -152,15 +172,19 @@ def semantic_diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
     both = old.files is not None and new.files is not None
     topo_old, topo_new = (_topology_lines(old.files), _topology_lines(new.files)) if both else (set(), set())
     return {
-        "old": old.label, "new": new.label,
+        "old": old.label,
+        "new": new.label,
         "summary": _changes(_summary(old.plan), _summary(new.plan)),
         "fabrics": _changes(_flat_fabrics(old.plan), _flat_fabrics(new.plan)),
         "cables": _changes(_cable_counts(old.plan), _cable_counts(new.plan)),
         "racks": _rack_changes(old.plan, new.plan),
         "findings_added": [f.as_dict() for k, f in sorted(active_new.items()) if k not in active_old],
         "findings_resolved": [f.as_dict() for k, f in sorted(active_old.items()) if k not in active_new],
-        "findings_changed": [active_new[k].as_dict() for k in sorted(set(active_old) & set(active_new))
-                             if active_old[k].message != active_new[k].message],
+        "findings_changed": [
+            active_new[k].as_dict()
+            for k in sorted(set(active_old) & set(active_new))
+            if active_old[k].message != active_new[k].message
+        ],
         "partitions": _changes(old.partitions, new.partitions),
         "slurm_topology": {"added": sorted(topo_new - topo_old), "removed": sorted(topo_old - topo_new)},
         "files": _file_changes(old.files, new.files),
@@ -180,8 +204,20 @@ def _arrow(change: dict[str, Any]) -> str:
 
 def diff_markdown(diff: dict[str, Any]) -> str:
     lines = [f"## clusterforge diff: `{md_cell(diff['old'])}` → `{md_cell(diff['new'])}`", ""]
-    nothing = not any(diff[k] for k in ("summary", "fabrics", "cables", "racks", "findings_added",
-                                        "findings_resolved", "findings_changed", "partitions", "files"))
+    nothing = not any(
+        diff[k]
+        for k in (
+            "summary",
+            "fabrics",
+            "cables",
+            "racks",
+            "findings_added",
+            "findings_resolved",
+            "findings_changed",
+            "partitions",
+            "files",
+        )
+    )
     if nothing and not any(diff["slurm_topology"].values()):
         return "\n".join([*lines, "No change to the cluster or its rendered files.", ""])
     for section in (_change_tables, _rack_table, _finding_lists, _topology_lines_md, _file_table, _side_notes):
@@ -191,8 +227,12 @@ def diff_markdown(diff: dict[str, Any]) -> str:
 
 def _change_tables(diff: dict[str, Any]) -> list[str]:
     lines: list[str] = []
-    for key, title in (("summary", "Cluster"), ("fabrics", "Fabrics"), ("cables", "Cables by media and length"),
-                       ("partitions", "Slurm partitions (nodes)")):
+    for key, title in (
+        ("summary", "Cluster"),
+        ("fabrics", "Fabrics"),
+        ("cables", "Cables by media and length"),
+        ("partitions", "Slurm partitions (nodes)"),
+    ):
         if diff[key]:
             lines += [f"### {title}", "", "| | before | after | change |", "|---|---|---|---|"]
             lines += [_arrow({**c, "item": md_cell(str(c["item"]))}) for c in diff[key]]
@@ -206,15 +246,20 @@ def _rack_table(diff: dict[str, Any]) -> list[str]:
     lines = ["### Power per rack (changed racks)", "", "| rack | before kW | after kW | change |", "|---|---|---|---|"]
     for r in diff["racks"]:
         sign = "+" if r["delta_kw"] > 0 else ""
-        lines.append(f"| {md_cell(r['rack'])} | {r['old_kw'] if r['old_kw'] is not None else '—'} | "
-                     f"{r['new_kw'] if r['new_kw'] is not None else '—'} | {sign}{r['delta_kw']:g} |")
+        lines.append(
+            f"| {md_cell(r['rack'])} | {r['old_kw'] if r['old_kw'] is not None else '—'} | "
+            f"{r['new_kw'] if r['new_kw'] is not None else '—'} | {sign}{r['delta_kw']:g} |"
+        )
     return [*lines, ""]
 
 
 def _finding_lists(diff: dict[str, Any]) -> list[str]:
     lines: list[str] = []
-    for key, title in (("findings_added", "New findings"), ("findings_resolved", "Resolved findings"),
-                       ("findings_changed", "Changed findings")):
+    for key, title in (
+        ("findings_added", "New findings"),
+        ("findings_resolved", "Resolved findings"),
+        ("findings_changed", "Changed findings"),
+    ):
         if diff[key]:
             lines += [f"### {title} ({len(diff[key])})", ""]
             lines += [f"- **{f['severity']}** `{f['code']}`: {md_cell(f['message'])}" for f in diff[key][:MAX_LISTED]]
@@ -228,23 +273,37 @@ def _topology_lines_md(diff: dict[str, Any]) -> list[str]:
     topology = diff["slurm_topology"]
     if not (topology["added"] or topology["removed"]):
         return []
-    return ["### Slurm topology", "", "```diff", *[f"- {line}" for line in topology["removed"]],
-            *[f"+ {line}" for line in topology["added"]], "```", ""]
+    return [
+        "### Slurm topology",
+        "",
+        "```diff",
+        *[f"- {line}" for line in topology["removed"]],
+        *[f"+ {line}" for line in topology["added"]],
+        "```",
+        "",
+    ]
 
 
 def _file_table(diff: dict[str, Any]) -> list[str]:
     if not diff["files"]:
         return []
-    return ["### Rendered files", "", "| file | status | lines |", "|---|---|---|",
-            *[f"| `{f['file']}` | {f['status']} | +{f['added']} −{f['removed']} |" for f in diff["files"]], ""]
+    return [
+        "### Rendered files",
+        "",
+        "| file | status | lines |",
+        "|---|---|---|",
+        *[f"| `{f['file']}` | {f['status']} | +{f['added']} −{f['removed']} |" for f in diff["files"]],
+        "",
+    ]
 
 
 def _side_notes(diff: dict[str, Any]) -> list[str]:
     lines = []
     for side in ("old", "new"):
         if not diff["expands"][side]:
-            lines.append(f"_The {side} blueprint does not expand (its errors are listed above), so its figures "
-                         "count as zero._")
+            lines.append(
+                f"_The {side} blueprint does not expand (its errors are listed above), so its figures count as zero._"
+            )
         elif diff["render_blocked"][side]:
             lines.append(f"_The {side} blueprint has check errors, so its files were not rendered._")
     return lines

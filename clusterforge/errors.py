@@ -67,8 +67,7 @@ class Finding:
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         loc = self.location
-        return (loc.file if loc else "", loc.line if loc else 0, loc.column if loc else 0, self.code,
-                self.message)
+        return (loc.file if loc else "", loc.line if loc else 0, loc.column if loc else 0, self.code, self.message)
 
     def as_text(self) -> str:
         where = f"{self.location}: " if self.location else ""

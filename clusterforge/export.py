@@ -14,7 +14,7 @@ from .errors import ClusterforgeError, Finding, Severity
 from .expand.topology import Device, Topology
 
 DETAIL_LIMIT = 48  # above this many devices in the drawn fabrics, nodes and switches are grouped
-MAX_SU_BOXES = 8    # grouped nodes get one box per scalable unit up to this many, else one per group
+MAX_SU_BOXES = 8  # grouped nodes get one box per scalable unit up to this many, else one per group
 
 
 def node_link(topo: Topology) -> dict[str, Any]:
@@ -23,14 +23,31 @@ def node_link(topo: Topology) -> dict[str, Any]:
     for network, table in sorted(topo.addresses.items()):
         for key, address in table.items():
             addresses.setdefault(key.split(":")[0], {})[f"{network}:{key}"] = str(address)
-    nodes = [{"id": d.name, **{k: v for k, v in asdict(d).items() if k != "name" and v is not None},
-              "addresses": addresses.get(d.name, {})} for d in topo.devices.values()]
-    links = [{"source": link.a, "target": link.b, "key": i, **{k: v for k, v in asdict(link).items()
-                                                              if k not in ("a", "b") and v not in (None, "")}}
-             for i, link in enumerate(topo.links)]
+    nodes = [
+        {
+            "id": d.name,
+            **{k: v for k, v in asdict(d).items() if k != "name" and v is not None},
+            "addresses": addresses.get(d.name, {}),
+        }
+        for d in topo.devices.values()
+    ]
+    links = [
+        {
+            "source": link.a,
+            "target": link.b,
+            "key": i,
+            **{k: v for k, v in asdict(link).items() if k not in ("a", "b") and v not in (None, "")},
+        }
+        for i, link in enumerate(topo.links)
+    ]
     racks = [{"name": r.name, "row": r.row, "position": r.position, "type": r.type_key} for r in topo.racks.values()]
-    return {"directed": False, "multigraph": True, "graph": {"name": topo.name, "racks": racks},
-            "nodes": nodes, "links": links}
+    return {
+        "directed": False,
+        "multigraph": True,
+        "graph": {"name": topo.name, "racks": racks},
+        "nodes": nodes,
+        "links": links,
+    }
 
 
 def node_link_json(topo: Topology) -> str:
@@ -69,13 +86,20 @@ def fabric_dot(topo: Topology, fabrics: list[str] | None = None) -> str:
     edges: Counter[tuple[str, str, str]] = Counter()
     speeds: dict[tuple[str, str, str], float] = {}
     for link in links:
-        edge = (_cluster_key(topo.devices[link.a], detailed, by_su),
-                _cluster_key(topo.devices[link.b], detailed, by_su), link.fabric)
+        edge = (
+            _cluster_key(topo.devices[link.a], detailed, by_su),
+            _cluster_key(topo.devices[link.b], detailed, by_su),
+            link.fabric,
+        )
         edges[edge] += 1
         speeds[edge] = link.speed_gbps
     rank = {"node": 3, "leaf": 2, "spine": 1, "core": 0}
-    lines = [f"graph {_quote(topo.name)} {{", "  rankdir=BT;", '  node [fontname="Helvetica", fontsize=10];',
-             f"  label={_quote(topo.name + ('' if detailed else ' (grouped)'))};"]
+    lines = [
+        f"graph {_quote(topo.name)} {{",
+        "  rankdir=BT;",
+        '  node [fontname="Helvetica", fontsize=10];',
+        f"  label={_quote(topo.name + ('' if detailed else ' (grouped)'))};",
+    ]
     for level in sorted(set(rank.values())):
         same = [k for k, d in kinds.items() if rank.get(d.role if d.kind == "switch" else "node", 3) == level]
         if same:
@@ -95,12 +119,27 @@ def fabric_dot(topo: Topology, fabrics: list[str] | None = None) -> str:
 def dot_to_svg(dot: str) -> str:
     binary = shutil.which("dot")
     if binary is None:
-        raise ClusterforgeError([Finding(codes.GRAPHVIZ_MISSING, Severity.ERROR, "Graphviz 'dot' is not installed",
-                                         hint="install graphviz (apt-get install graphviz) or use --format dot")])
+        raise ClusterforgeError(
+            [
+                Finding(
+                    codes.GRAPHVIZ_MISSING,
+                    Severity.ERROR,
+                    "Graphviz 'dot' is not installed",
+                    hint="install graphviz (apt-get install graphviz) or use --format dot",
+                )
+            ]
+        )
     result = subprocess.run([binary, "-Tsvg"], input=dot, capture_output=True, text=True, timeout=600, check=False)
     if result.returncode != 0:
         reason = result.stderr.strip() or "no message"
-        raise ClusterforgeError([Finding(codes.GRAPHVIZ_FAILED, Severity.ERROR,
-                                         f"Graphviz 'dot' failed with exit status {result.returncode}: {reason}",
-                                         hint="export --format dot writes the graph without Graphviz")])
+        raise ClusterforgeError(
+            [
+                Finding(
+                    codes.GRAPHVIZ_FAILED,
+                    Severity.ERROR,
+                    f"Graphviz 'dot' failed with exit status {result.returncode}: {reason}",
+                    hint="export --format dot writes the graph without Graphviz",
+                )
+            ]
+        )
     return result.stdout

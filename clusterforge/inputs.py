@@ -42,8 +42,9 @@ class InputPolicy:
         """The resolved path, or InputRefused when it lies outside every allowed folder."""
         resolved = path.resolve()
         if not any(resolved.is_relative_to(root) for root in self.roots):
-            raise InputRefused("it is outside the blueprint's repository; allow its folder explicitly "
-                               "(--allow-dir) to read it")
+            raise InputRefused(
+                "it is outside the blueprint's repository; allow its folder explicitly (--allow-dir) to read it"
+            )
         return resolved
 
     def read_text(self, path: Path) -> str:

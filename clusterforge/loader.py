@@ -28,13 +28,17 @@ class LoadedBlueprint:
     inside the blueprint's repository."""
 
 
-def _error(code: str, message: str, location: SourceLocation | None, path: DataPath = (),
-           hint: str | None = None) -> BlueprintError:
+def _error(
+    code: str, message: str, location: SourceLocation | None, path: DataPath = (), hint: str | None = None
+) -> BlueprintError:
     return BlueprintError([Finding(code, Severity.ERROR, message, path, location, hint)])
 
 
-def _read_file(path: Path, included_from: SourceLocation | None, policy: InputPolicy,
-               ) -> tuple[dict[str, Any], SourceMap]:
+def _read_file(
+    path: Path,
+    included_from: SourceLocation | None,
+    policy: InputPolicy,
+) -> tuple[dict[str, Any], SourceMap]:
     display = display_name(path)
     included_from = included_from or SourceLocation(display, 0, 0)
     try:
@@ -52,9 +56,11 @@ def _read_file(path: Path, included_from: SourceLocation | None, policy: InputPo
         raise BlueprintError([exc.finding]) from None
     if not isinstance(data, dict):
         what = "empty" if data is None else f"a {type(data).__name__}"
-        raise _error(codes.YAML_NOT_A_MAPPING,
-                     f"a blueprint file must be a mapping of keys to values, this one is {what}",
-                     SourceLocation(display, 1, 1))
+        raise _error(
+            codes.YAML_NOT_A_MAPPING,
+            f"a blueprint file must be a mapping of keys to values, this one is {what}",
+            SourceLocation(display, 1, 1),
+        )
     return data, sources
 
 
@@ -66,20 +72,25 @@ def load_blueprint(path: Path, allow: Sequence[Path] = ()) -> LoadedBlueprint:
     return loaded
 
 
-def _load_into(loaded: LoadedBlueprint, path: Path, included_from: SourceLocation | None,
-               chain: tuple[Path, ...]) -> None:
+def _load_into(
+    loaded: LoadedBlueprint, path: Path, included_from: SourceLocation | None, chain: tuple[Path, ...]
+) -> None:
     resolved = path.resolve()
     if resolved in chain:
-        raise _error(codes.YAML_INCLUDE, f"include cycle: {' -> '.join(display_name(p) for p in (*chain, resolved))}",
-                     included_from)
+        raise _error(
+            codes.YAML_INCLUDE,
+            f"include cycle: {' -> '.join(display_name(p) for p in (*chain, resolved))}",
+            included_from,
+        )
     if len(chain) > MAX_INCLUDE_DEPTH:
         raise _error(codes.YAML_INCLUDE, f"includes nest deeper than {MAX_INCLUDE_DEPTH} levels", included_from)
     data, sources = _read_file(path, included_from, loaded.policy or InputPolicy.for_blueprint(loaded.path))
     loaded.files.append(path)
     includes = data.get("include", [])
     if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):
-        raise _error(codes.SCHEMA_TYPE, "include: expected a list of file paths", sources.locate(("include",)),
-                     ("include",))
+        raise _error(
+            codes.SCHEMA_TYPE, "include: expected a list of file paths", sources.locate(("include",)), ("include",)
+        )
     if chain:
         data.pop("include", None)
     _merge(loaded, data, sources)
@@ -105,12 +116,20 @@ def _merge(loaded: LoadedBlueprint, data: dict[str, Any], sources: SourceMap) ->
             for sub in value:
                 if sub in target[key]:
                     first = loaded.sources.locate((key, sub), key=True)
-                    raise _error(codes.YAML_INCLUDE_CONFLICT, f"'{key}.{sub}' is defined twice (first at {first})",
-                                 sources.locate((key, sub), key=True), (key, sub),
-                                 "an included file may add entries to a mapping but not redefine one")
+                    raise _error(
+                        codes.YAML_INCLUDE_CONFLICT,
+                        f"'{key}.{sub}' is defined twice (first at {first})",
+                        sources.locate((key, sub), key=True),
+                        (key, sub),
+                        "an included file may add entries to a mapping but not redefine one",
+                    )
             target[key].update(value)
         else:
-            raise _error(codes.YAML_INCLUDE_CONFLICT,
-                         f"'{key}' is defined in more than one file (first at {first})", here,
-                         (key,), "only lists and mappings may be spread over several files")
+            raise _error(
+                codes.YAML_INCLUDE_CONFLICT,
+                f"'{key}' is defined in more than one file (first at {first})",
+                here,
+                (key,),
+                "only lists and mappings may be spread over several files",
+            )
     loaded.sources.update(sources, rebase)

@@ -22,6 +22,8 @@ def check_relative(rel: str) -> PurePosixPath:
         raise UnsafePath(f"{rel!r} is not a relative path of at most {MAX_DEPTH} parts")
     for part in parts:
         if not SAFE_PART.fullmatch(part):
-            raise UnsafePath(f"{rel!r}: part {part!r} is not a plain file name "
-                             "(letters, digits, '.', '_', '+', '-'; not starting with '.'; at most 128)")
+            raise UnsafePath(
+                f"{rel!r}: part {part!r} is not a plain file name "
+                "(letters, digits, '.', '_', '+', '-'; not starting with '.'; at most 128)"
+            )
     return path

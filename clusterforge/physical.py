@@ -11,7 +11,7 @@ from .catalog.models import Device as CatalogDevice
 from .model import PowerPlanning
 
 DERATE = 0.8  # continuous load on a feed: at most 80% of its rating (NEC 210.19/210.20)
-FILL = 0.9    # automatic placement keeps 10% of a rack's usable power and cooling as headroom
+FILL = 0.9  # automatic placement keeps 10% of a rack's usable power and cooling as headroom
 W_TO_BTU_H = 3.412142
 
 

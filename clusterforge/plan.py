@@ -193,17 +193,30 @@ def cables(topo: Topology) -> dict[str, dict[str, int]]:
     for link in topo.links:
         if link.media:
             counts[link.media][link.length_class_m] += 1
-    return {media: {f"{length:g}": n for length, n in sorted(by_length.items())}
-            for media, by_length in sorted(counts.items())}
+    return {
+        media: {f"{length:g}": n for length, n in sorted(by_length.items())}
+        for media, by_length in sorted(counts.items())
+    }
 
 
 def power_plan(valid: ValidBlueprint, topo: Topology) -> PowerPlan:
     """Power, heat and weight per rack, per row and in total (kW, BTU/h, kg)."""
     figures = rack_figures(valid.blueprint, valid.catalog, topo)
-    racks = {name: RackPlan(f.rack.row, round(f.power_kw, 2), round(f.heat_kw, 2), round(f.heat_btu_h),
-                            round(f.air_kw, 2), round(f.liquid_kw, 2), round(f.weight_kg, 1),
-                            round(f.usable_power_kw, 2), f.u_used, f.rack.rack_type.u_height)
-             for name, f in figures.items()}
+    racks = {
+        name: RackPlan(
+            f.rack.row,
+            round(f.power_kw, 2),
+            round(f.heat_kw, 2),
+            round(f.heat_btu_h),
+            round(f.air_kw, 2),
+            round(f.liquid_kw, 2),
+            round(f.weight_kg, 1),
+            round(f.usable_power_kw, 2),
+            f.u_used,
+            f.rack.rack_type.u_height,
+        )
+        for name, f in figures.items()
+    }
     rows: dict[str, dict[str, float]] = {}
     for f in figures.values():
         row = rows.setdefault(f.rack.row, {"power_kw": 0.0, "heat_kw": 0.0, "liquid_kw": 0.0, "weight_kg": 0.0})
@@ -255,8 +268,9 @@ def build_plan(valid: ValidBlueprint, topo: Topology, findings: list[Finding]) -
 
 
 def plan_text(plan: Plan) -> str:
-    lines = [f"{plan.name}: {plan.nodes} nodes, {plan.gpus} GPUs, {plan.racks_used} racks used of "
-             f"{plan.racks} declared"]
+    lines = [
+        f"{plan.name}: {plan.nodes} nodes, {plan.gpus} GPUs, {plan.racks_used} racks used of {plan.racks} declared"
+    ]
     roles = ", ".join(f"{n} {role}" for role, n in plan.nodes_by_role.items())
     lines.append(f"  nodes by role: {roles}")
     if plan.nvlink_domains:
@@ -277,23 +291,28 @@ def _fabric_text(name: str, fabric: FabricPlan | OobPlan) -> list[str]:
     links = ", ".join(f"{n} {tier}" for tier, n in fabric.links.items())
     if isinstance(fabric, OobPlan):
         return [f"  {name} (oob): switches {switches}; links {links}"]
-    switches += " (ports used: " + ", ".join(
-        f"{tier} {used:g}/{total}" for tier, (used, total) in fabric.ports_used.items()) + ")"
+    switches += (
+        " (ports used: "
+        + ", ".join(f"{tier} {used:g}/{total}" for tier, (used, total) in fabric.ports_used.items())
+        + ")"
+    )
     ratios = ", ".join(f"{tier} {r:g}:1" for tier, r in fabric.oversubscription.items()) or "single switch"
     models = ", ".join(f"{tier} {model}" for tier, model in fabric.models.items())
     rails = f", {fabric.rails} rails" if fabric.rails else ""
     su = f"scalable unit {fabric.scalable_unit} nodes; " if fabric.scalable_unit else ""
     sized = "the planned downlinks" if fabric.uplinks_for == "planned" else "the ports in use"
     subnets = "" if fabric.subnets <= 1 else f"; {fabric.subnets} separate planes"
-    return [f"  {name} ({fabric.kind}, {fabric.technology}, {fabric.topology}, "
-            f"{fabric.tiers} tier{'s' if fabric.tiers != 1 else ''}{rails}): {fabric.nodes} nodes, "
-            f"{fabric.endpoints} ports",
-            f"    models: {models}",
-            f"    switches: {switches}{subnets}",
-            *([f"    {su}leaf uplinks sized for {sized}"] if fabric.tiers > 1 else []),
-            f"    links: {links}",
-            f"    oversubscription: {ratios} (target {fabric.oversubscription_target:g}:1); "
-            f"bisection {fabric.bisection_tbps:g} Tb/s"]
+    return [
+        f"  {name} ({fabric.kind}, {fabric.technology}, {fabric.topology}, "
+        f"{fabric.tiers} tier{'s' if fabric.tiers != 1 else ''}{rails}): {fabric.nodes} nodes, "
+        f"{fabric.endpoints} ports",
+        f"    models: {models}",
+        f"    switches: {switches}{subnets}",
+        *([f"    {su}leaf uplinks sized for {sized}"] if fabric.tiers > 1 else []),
+        f"    links: {links}",
+        f"    oversubscription: {ratios} (target {fabric.oversubscription_target:g}:1); "
+        f"bisection {fabric.bisection_tbps:g} Tb/s",
+    ]
 
 
 def _power_text(power: PowerPlan) -> list[str]:
@@ -302,6 +321,8 @@ def _power_text(power: PowerPlan) -> list[str]:
     for name, rack in power.racks.items():
         if rack.power_kw:
             liquid = f" ({rack.liquid_kw:g} kW to liquid)" if rack.liquid_kw else ""
-            lines.append(f"    {name}: {rack.power_kw:g} of {rack.usable_power_kw:g} kW{liquid}, "
-                         f"{rack.weight_kg:g} kg, {rack.u_used}/{rack.u_total} U")
+            lines.append(
+                f"    {name}: {rack.power_kw:g} of {rack.usable_power_kw:g} kW{liquid}, "
+                f"{rack.weight_kg:g} kg, {rack.u_used}/{rack.u_total} U"
+            )
     return lines

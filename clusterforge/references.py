@@ -23,8 +23,11 @@ def _unknown(code: str, what: str, name: str, choices: Iterable[str], path: Data
     choices = sorted(choices)
     guess = did_you_mean(name, choices)
     message = f"unknown {what} '{name}' in {_fmt(path)}" + (f" (did you mean '{guess}'?)" if guess else "")
-    hint = None if guess else (f"known: {', '.join(choices[:12])}" + (", ..." if len(choices) > 12 else "")
-                               if choices else None)
+    hint = (
+        None
+        if guess
+        else (f"known: {', '.join(choices[:12])}" + (", ..." if len(choices) > 12 else "") if choices else None)
+    )
     return _error(code, message, path, hint)
 
 
@@ -39,17 +42,20 @@ def _catalog_ref(catalog: Catalog, key: str, kind: type[Sourced], what: str, pat
     if entry is None:
         yield _unknown(codes.UNKNOWN_MODEL, what, key, catalog.keys_of(kind), path)
     elif not isinstance(entry, kind):
-        yield _error(codes.MODEL_OF_WRONG_KIND, f"'{key}' in {_fmt(path)} is a {entry.__class__.__name__.lower()}, "
-                     f"not a {what}", path)
+        yield _error(
+            codes.MODEL_OF_WRONG_KIND,
+            f"'{key}' in {_fmt(path)} is a {entry.__class__.__name__.lower()}, not a {what}",
+            path,
+        )
 
 
 def _duplicates(names: Iterable[tuple[str, DataPath]], what: str) -> Iterator[Finding]:
     seen: dict[str, DataPath] = {}
     for name, path in names:
         if name in seen:
-            yield _error(codes.DUPLICATE_NAME,
-                         f"duplicate {what} '{name}' in {_fmt(path)} (also in {_fmt(seen[name])})",
-                         path)
+            yield _error(
+                codes.DUPLICATE_NAME, f"duplicate {what} '{name}' in {_fmt(path)} (also in {_fmt(seen[name])})", path
+            )
         else:
             seen[name] = path
 
@@ -66,18 +72,19 @@ def rack_names(bp: Blueprint) -> list[str]:
 def _floor(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
     for r, row in enumerate(bp.floor.rows):
         yield from _catalog_ref(catalog, row.rack_type, RackType, "rack type", ("floor", "rows", r, "rack_type"))
-    yield from _duplicates(((row.name, ("floor", "rows", r, "name")) for r, row in enumerate(bp.floor.rows)),
-                           "row")
-    racks = [(row.rack_name(i), ("floor", "rows", r, "rack_names"))
-             for r, row in enumerate(bp.floor.rows) for i in range(1, row.racks + 1)]
+    yield from _duplicates(((row.name, ("floor", "rows", r, "name")) for r, row in enumerate(bp.floor.rows)), "row")
+    racks = [
+        (row.rack_name(i), ("floor", "rows", r, "rack_names"))
+        for r, row in enumerate(bp.floor.rows)
+        for i in range(1, row.racks + 1)
+    ]
     yield from _duplicates(racks, "rack name")
 
 
 def _node_groups(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
     rows = {row.name for row in bp.floor.rows}
     racks = set(rack_names(bp))
-    yield from _duplicates(((g.name, ("node_groups", i, "name")) for i, g in enumerate(bp.node_groups)),
-                           "node group")
+    yield from _duplicates(((g.name, ("node_groups", i, "name")) for i, g in enumerate(bp.node_groups)), "node group")
     for i, group in enumerate(bp.node_groups):
         base: DataPath = ("node_groups", i)
         yield from _catalog_ref(catalog, group.model, Server, "server model", (*base, "model"))
@@ -96,19 +103,27 @@ def _hosts(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
         names = group.hostnames()
         bad = next((n for n in names if not is_hostname(n)), None)
         if bad is not None:
-            yield _error(codes.INVALID_HOST_NAME, f"host name '{bad}' from {_fmt(path)} is not a valid host name", path,
-                         "host names are lowercase letters, digits and '-', at most 63 characters")
+            yield _error(
+                codes.INVALID_HOST_NAME,
+                f"host name '{bad}' from {_fmt(path)} is not a valid host name",
+                path,
+                "host names are lowercase letters, digits and '-', at most 63 characters",
+            )
             continue
         repeated = [n for n, c in Counter(names).items() if c > 1]
         if repeated:
-            yield _error(codes.DUPLICATE_NAME, f"pattern in {_fmt(path)} gives '{repeated[0]}' more than once", path,
-                         "include {index} in the pattern")
+            yield _error(
+                codes.DUPLICATE_NAME,
+                f"pattern in {_fmt(path)} gives '{repeated[0]}' more than once",
+                path,
+                "include {index} in the pattern",
+            )
         clash = next((n for n in names if n in owner and bp.node_groups[owner[n]].name != group.name), None)
         if clash is not None:
             other = bp.node_groups[owner[clash]].name
-            yield _error(codes.DUPLICATE_NAME,
-                         f"host name '{clash}' of group '{group.name}' is also in group '{other}'",
-                         path)
+            yield _error(
+                codes.DUPLICATE_NAME, f"host name '{clash}' of group '{group.name}' is also in group '{other}'", path
+            )
         owner.update((n, i) for n in names)
 
 
@@ -140,8 +155,11 @@ def _pools(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
     for i, (name, fabric) in enumerate(named):
         for other, other_fabric in named[:i]:
             if fabric.ipv4_pool.overlaps(other_fabric.ipv4_pool):
-                yield _error(codes.POOLS_OVERLAP, f"ipv4_pool {fabric.ipv4_pool} of '{name}' overlaps "
-                             f"{other_fabric.ipv4_pool} of '{other}'", ("fabrics", name, "ipv4_pool"))
+                yield _error(
+                    codes.POOLS_OVERLAP,
+                    f"ipv4_pool {fabric.ipv4_pool} of '{name}' overlaps {other_fabric.ipv4_pool} of '{other}'",
+                    ("fabrics", name, "ipv4_pool"),
+                )
 
 
 def _tier_models(fabric: LeafSpineFabric, catalog: Catalog, base: DataPath) -> Iterator[Finding]:
@@ -155,12 +173,18 @@ def _tier_models(fabric: LeafSpineFabric, catalog: Catalog, base: DataPath) -> I
         reserved = getattr(fabric.reserved_ports, tier)
         smallest = min((g.count for g in switch.ports if g.role != "oob"), default=0) if switch else 0
         if not found and switch is not None and reserved and reserved >= smallest:
-            yield _error(codes.RESERVED_PORTS_LEAVE_NONE, f"reserved_ports.{tier} keeps {reserved} ports free on every "
-                         f"{tier}, but {key} has {smallest} ports in its smallest data port group",
-                         (*base, "reserved_ports", tier))
+            yield _error(
+                codes.RESERVED_PORTS_LEAVE_NONE,
+                f"reserved_ports.{tier} keeps {reserved} ports free on every "
+                f"{tier}, but {key} has {smallest} ports in its smallest data port group",
+                (*base, "reserved_ports", tier),
+            )
         if not found and switch is not None and switch.technology != fabric.technology:
-            yield _error(codes.TECHNOLOGY_MISMATCH, f"{tier} switch '{key}' is {switch.technology}, but fabric "
-                         f"'{base[-1]}' is {fabric.technology}", (*base, tier))
+            yield _error(
+                codes.TECHNOLOGY_MISMATCH,
+                f"{tier} switch '{key}' is {switch.technology}, but fabric '{base[-1]}' is {fabric.technology}",
+                (*base, tier),
+            )
 
 
 def _slurm(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
@@ -172,8 +196,9 @@ def _slurm(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
             yield _unknown(codes.UNKNOWN_HOST, "host", host, hosts, ("slurm", "controllers", j))
     for p, partition in enumerate(bp.slurm.partitions):
         yield from _group_refs(bp, partition.node_groups, ("slurm", "partitions", p, "node_groups"))
-    yield from _duplicates(((p.name, ("slurm", "partitions", i, "name"))
-                            for i, p in enumerate(bp.slurm.partitions)), "partition")
+    yield from _duplicates(
+        ((p.name, ("slurm", "partitions", i, "name")) for i, p in enumerate(bp.slurm.partitions)), "partition"
+    )
 
 
 def _workloads(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
@@ -189,5 +214,6 @@ def _nccl(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
     for i, group in enumerate(bp.node_groups):
         for name in group.nccl:
             if name not in known:
-                yield _unknown(codes.UNKNOWN_NCCL_VARIABLE,
-                               "NCCL variable", name, known, ("node_groups", i, "nccl", name))
+                yield _unknown(
+                    codes.UNKNOWN_NCCL_VARIABLE, "NCCL variable", name, known, ("node_groups", i, "nccl", name)
+                )

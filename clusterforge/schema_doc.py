@@ -34,9 +34,11 @@ def _type_text(prop: dict[str, Any]) -> str:
         return f"list of {_type_text(prop.get('items', {}))}"
     if kind == "object" and "additionalProperties" in prop:
         return f"mapping of name to {_type_text(prop['additionalProperties'])}"
-    limits = [f"{word} {prop[key]}" for key, word in
-              (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("pattern", "matching"))
-              if key in prop]
+    limits = [
+        f"{word} {prop[key]}"
+        for key, word in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("pattern", "matching"))
+        if key in prop
+    ]
     return kind + (f" ({', '.join(limits)})" if limits else "")
 
 
@@ -55,16 +57,21 @@ def _model_section(name: str, model: dict[str, Any]) -> list[str]:
             default = "required"
         else:
             default = f"`{json.dumps(prop['default'])}`" if "default" in prop else "optional"
-        lines.append(f"| `{field}` | {_cell(_type_text(prop))} | {_cell(default)} | "
-                     f"{_cell(prop.get('description', ''))} |")
+        lines.append(
+            f"| `{field}` | {_cell(_type_text(prop))} | {_cell(default)} | {_cell(prop.get('description', ''))} |"
+        )
     return [*lines, ""]
 
 
 def reference_markdown() -> str:
     schema = blueprint_schema()
-    lines = ["# Blueprint reference (format version 1)", "",
-             "Generated from the pydantic models by `clusterforge schema --format markdown`; "
-             "do not edit by hand. The guide is [blueprint.md](blueprint.md).", ""]
+    lines = [
+        "# Blueprint reference (format version 1)",
+        "",
+        "Generated from the pydantic models by `clusterforge schema --format markdown`; "
+        "do not edit by hand. The guide is [blueprint.md](blueprint.md).",
+        "",
+    ]
     lines += _model_section("Blueprint", schema)
     for name, model in sorted(schema["$defs"].items()):
         lines += _model_section(name, model)

@@ -112,8 +112,7 @@ def _tag_of(model: type[BaseModel]) -> str | None:
     return args[0] if len(args) == 1 and isinstance(args[0], str) else None
 
 
-def _message(error: ErrorDetails, path: DataPath, root: type[BaseModel],
-             prefix: DataPath) -> tuple[str, str | None]:
+def _message(error: ErrorDetails, path: DataPath, root: type[BaseModel], prefix: DataPath) -> tuple[str, str | None]:
     kind = error["type"]
     if kind == "union_tag_not_found":
         return f"missing required field 'kind' in {format_path((*prefix, *path))}", _kinds_hint(root, error)
@@ -161,8 +160,9 @@ def _choice_message(error: ErrorDetails, path: DataPath, where: str) -> tuple[st
     return message, f"expected one of: {', '.join(choices)}" if choices else None
 
 
-def findings_from_validation(exc: ValidationError, data: Any, sources: SourceMap,
-                             root: type[BaseModel], prefix: DataPath = ()) -> list[Finding]:
+def findings_from_validation(
+    exc: ValidationError, data: Any, sources: SourceMap, root: type[BaseModel], prefix: DataPath = ()
+) -> list[Finding]:
     findings: list[Finding] = []
     seen: set[tuple[DataPath, str]] = set()
     for error in exc.errors(include_url=False):
@@ -176,6 +176,5 @@ def findings_from_validation(exc: ValidationError, data: Any, sources: SourceMap
         full = (*prefix, *path)
         is_key = error["type"] == "extra_forbidden"
         location = sources.locate(full, key=is_key)
-        findings.append(Finding(_CODES.get(error["type"], TYPE_ERROR), Severity.ERROR, message,
-                                full, location, hint))
+        findings.append(Finding(_CODES.get(error["type"], TYPE_ERROR), Severity.ERROR, message, full, location, hint))
     return findings

@@ -60,11 +60,17 @@ def validate(loaded: LoadedBlueprint) -> ValidBlueprint:
         policy = loaded.policy or InputPolicy.for_blueprint(loaded.path)
         catalog = load_catalog(blueprint.catalog_files(), loaded.path.parent, policy)
     except CatalogError as exc:
-        raise BlueprintError([replace(f, location=loaded.sources.locate(f.path)) if f.location is None and f.path
-                              else f for f in exc.findings]) from None
+        raise BlueprintError(
+            [
+                replace(f, location=loaded.sources.locate(f.path)) if f.location is None and f.path else f
+                for f in exc.findings
+            ]
+        ) from None
     _raise_located(loaded, port_findings(blueprint, catalog))
-    findings = [replace(f, location=loaded.sources.locate(f.path, key=f.code == codes.UNKNOWN_NCCL_VARIABLE))
-                for f in reference_findings(blueprint, catalog)]
+    findings = [
+        replace(f, location=loaded.sources.locate(f.path, key=f.code == codes.UNKNOWN_NCCL_VARIABLE))
+        for f in reference_findings(blueprint, catalog)
+    ]
     if any(f.severity is Severity.ERROR for f in findings):
         raise BlueprintError(findings)
     catalog_files = tuple(loaded.path.parent / c.path for c in blueprint.catalog_files())

@@ -134,7 +134,8 @@ def clean_leftovers(target: Path) -> None:
     """Remove what a killed render left beside `target`; if it was killed between two renames, put the
     previous tree back first. Call with the folder's lock held."""
     leftovers = sorted(target.parent.glob(f".{target.name}.{_NEW}*")) + sorted(
-        target.parent.glob(f".{target.name}.{_OLD}*"))
+        target.parent.glob(f".{target.name}.{_OLD}*")
+    )
     if not target.exists():
         olds = [p for p in leftovers if _OLD in p.name and manifest_files(p) is not None]
         if olds:
@@ -166,8 +167,11 @@ def _write_into(files: dict[str, str], target: Path) -> None:
         for part in rel.split("/")[:-1]:
             here = here / part
             if here.is_symlink() or (here.exists() and not here.is_dir()):
-                raise _fail(codes.OUTPUT_WOULD_REPLACE, target,
-                            f"cannot write {rel}: {here.relative_to(target)} is not a folder")
+                raise _fail(
+                    codes.OUTPUT_WOULD_REPLACE,
+                    target,
+                    f"cannot write {rel}: {here.relative_to(target)} is not a folder",
+                )
         if (target / rel).is_dir() and not (target / rel).is_symlink():
             raise _fail(codes.OUTPUT_WOULD_REPLACE, target, f"cannot write {rel}: a folder of that name is in the way")
     for rel, text in sorted(files.items(), key=lambda item: item[0] == MANIFEST):
@@ -191,15 +195,22 @@ def _write_locked(files: dict[str, str], target: Path, force: bool) -> None:
     empty = not target.exists() or not any(target.iterdir())
     ours = set() if empty else manifest_files(target)
     if ours is None and not force:
-        raise _fail(codes.OUTPUT_NOT_OURS, target, "this folder holds files that clusterforge did not write "
-                    "(no manifest.json of an earlier render); nothing was written",
-                    "render into an empty or new folder, or pass --force to write into this one "
-                    "(files of the same path are replaced; nothing else is deleted)")
+        raise _fail(
+            codes.OUTPUT_NOT_OURS,
+            target,
+            "this folder holds files that clusterforge did not write "
+            "(no manifest.json of an earlier render); nothing was written",
+            "render into an empty or new folder, or pass --force to write into this one "
+            "(files of the same path are replaced; nothing else is deleted)",
+        )
     if target.exists() and os.path.ismount(target):
         if not (force or empty):
-            raise _fail(codes.OUTPUT_UNWRITABLE, target,
-                        "the output folder is a mount point, which cannot be replaced as a whole",
-                        "render into a folder inside it, or pass --force to write file by file")
+            raise _fail(
+                codes.OUTPUT_UNWRITABLE,
+                target,
+                "the output folder is a mount point, which cannot be replaced as a whole",
+                "render into a folder inside it, or pass --force to write file by file",
+            )
         ours = None
     if ours is None:
         _write_into(files, target)
@@ -207,10 +218,13 @@ def _write_locked(files: dict[str, str], target: Path, force: bool) -> None:
     kept = _kept_entries(target, ours) if target.exists() else {}
     collisions = _collisions(files, kept)
     if collisions and not force:
-        raise _fail(codes.OUTPUT_WOULD_REPLACE, target,
-                    f"the render would replace {len(collisions)} file(s) that the previous render did not write: "
-                    f"{', '.join(collisions[:5])}; nothing was written",
-                    "move them away, or pass --force to replace them")
+        raise _fail(
+            codes.OUTPUT_WOULD_REPLACE,
+            target,
+            f"the render would replace {len(collisions)} file(s) that the previous render did not write: "
+            f"{', '.join(collisions[:5])}; nothing was written",
+            "move them away, or pass --force to replace them",
+        )
     for rel in collisions:
         del kept[rel]
     _replace_folder(files, target, kept)
@@ -226,12 +240,19 @@ def write_tree(files: dict[str, str], target: Path, *, force: bool = False) -> N
         with locked(target.parent):
             _write_locked(files, target, force)
     except FolderBusy:
-        raise _fail(codes.OUTPUT_BUSY, target, "another clusterforge render is writing next to this folder",
-                    "wait for it to finish, then run again") from None
+        raise _fail(
+            codes.OUTPUT_BUSY,
+            target,
+            "another clusterforge render is writing next to this folder",
+            "wait for it to finish, then run again",
+        ) from None
     except OSError as exc:
         where = exc.filename or target
-        raise _fail(codes.OUTPUT_UNWRITABLE, target, f"cannot write the output: {exc.strerror or exc} ({where}); "
-                    "the folder is as it was") from None
+        raise _fail(
+            codes.OUTPUT_UNWRITABLE,
+            target,
+            f"cannot write the output: {exc.strerror or exc} ({where}); the folder is as it was",
+        ) from None
 
 
 @dataclass
@@ -250,8 +271,9 @@ class TreeDiff:
 
 def compare_tree(files: dict[str, str], target: Path) -> TreeDiff:
     diff = TreeDiff()
-    on_disk = {rel for rel, entry in _walk(target) if not entry.is_dir(follow_symlinks=False)} \
-        if target.is_dir() else set()
+    on_disk = (
+        {rel for rel, entry in _walk(target) if not entry.is_dir(follow_symlinks=False)} if target.is_dir() else set()
+    )
     for rel, text in sorted(files.items()):
         if rel not in on_disk:
             diff.missing.append(rel)

@@ -80,7 +80,7 @@ class SourceMap:
 def _rebase(path: DataPath, rebase: dict[DataPath, DataPath]) -> DataPath:
     for old, new in rebase.items():
         if path[: len(old)] == old:
-            return new + path[len(old):]
+            return new + path[len(old) :]
     return path
 
 
@@ -94,8 +94,9 @@ def _loc(display: str, mark: yaml.Mark) -> SourceLocation:
     return SourceLocation(display, mark.line + 1, mark.column + 1)
 
 
-def _fail(code: str, message: str, location: SourceLocation | None, path: DataPath = (),
-          hint: str | None = None) -> YamlError:
+def _fail(
+    code: str, message: str, location: SourceLocation | None, path: DataPath = (), hint: str | None = None
+) -> YamlError:
     return YamlError(Finding(code, Severity.ERROR, message, path, location, hint))
 
 
@@ -111,13 +112,20 @@ class _Builder:
     def build(self, node: yaml.Node, path: DataPath) -> Any:
         self.nodes += 1
         if len(path) > MAX_DEPTH:
-            raise _fail(codes.YAML_TOO_LARGE,
-                        f"values nest deeper than {MAX_DEPTH} levels (or an alias refers to itself)",
-                        _loc(self.display, node.start_mark), path[:MAX_DEPTH])
+            raise _fail(
+                codes.YAML_TOO_LARGE,
+                f"values nest deeper than {MAX_DEPTH} levels (or an alias refers to itself)",
+                _loc(self.display, node.start_mark),
+                path[:MAX_DEPTH],
+            )
         if self.nodes > MAX_NODES:
-            raise _fail(codes.YAML_TOO_LARGE, f"document expands to more than {MAX_NODES} values "
-                        "(too many aliases, or a file far larger than a blueprint)",
-                        _loc(self.display, node.start_mark), path)
+            raise _fail(
+                codes.YAML_TOO_LARGE,
+                f"document expands to more than {MAX_NODES} values "
+                "(too many aliases, or a file far larger than a blueprint)",
+                _loc(self.display, node.start_mark),
+                path,
+            )
         self.sources.values[path] = _loc(self.display, node.start_mark)
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path)
@@ -126,11 +134,16 @@ class _Builder:
         try:
             return self.loader.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
-            raise _fail(codes.YAML_SYNTAX, f"cannot read value: {exc.problem}",
-                        _loc(self.display, node.start_mark), path) from None
+            raise _fail(
+                codes.YAML_SYNTAX, f"cannot read value: {exc.problem}", _loc(self.display, node.start_mark), path
+            ) from None
         except (ValueError, TypeError, OverflowError):
-            raise _fail(codes.YAML_SYNTAX, f"cannot read {node.tag.rsplit(':', 1)[-1]} value {_short(node.value)}",
-                        _loc(self.display, node.start_mark), path) from None
+            raise _fail(
+                codes.YAML_SYNTAX,
+                f"cannot read {node.tag.rsplit(':', 1)[-1]} value {_short(node.value)}",
+                _loc(self.display, node.start_mark),
+                path,
+            ) from None
 
     def _mapping(self, node: yaml.MappingNode, path: DataPath) -> dict[str, Any]:
         """Integer keys (port speeds) become strings; models convert them back where they want ints."""
@@ -145,12 +158,20 @@ class _Builder:
             if isinstance(key, int) and not isinstance(key, bool):
                 key = str(key)
             if not isinstance(key, str):
-                raise _fail(codes.YAML_SYNTAX, f"mapping keys must be strings, got {key!r}",
-                            _loc(self.display, key_node.start_mark), path)
+                raise _fail(
+                    codes.YAML_SYNTAX,
+                    f"mapping keys must be strings, got {key!r}",
+                    _loc(self.display, key_node.start_mark),
+                    path,
+                )
             if key in explicit:
-                raise _fail(codes.YAML_DUPLICATE_KEY, f"duplicate key '{key}'",
-                            _loc(self.display, key_node.start_mark), (*path, key),
-                            "each key may appear once in a mapping; remove or rename one of them")
+                raise _fail(
+                    codes.YAML_DUPLICATE_KEY,
+                    f"duplicate key '{key}'",
+                    _loc(self.display, key_node.start_mark),
+                    (*path, key),
+                    "each key may appear once in a mapping; remove or rename one of them",
+                )
             explicit.add(key)
             self.sources.keys[(*path, key)] = _loc(self.display, key_node.start_mark)
             result[key] = self.build(value_node, (*path, key))
@@ -161,21 +182,30 @@ class _Builder:
 
     def _key(self, node: yaml.Node, path: DataPath) -> Any:
         if not isinstance(node, yaml.ScalarNode):
-            raise _fail(codes.YAML_SYNTAX, "mapping keys must be strings, not lists or mappings",
-                        _loc(self.display, node.start_mark), path)
+            raise _fail(
+                codes.YAML_SYNTAX,
+                "mapping keys must be strings, not lists or mappings",
+                _loc(self.display, node.start_mark),
+                path,
+            )
         try:
             return self.loader.construct_object(node)
         except (yaml.constructor.ConstructorError, ValueError, TypeError, OverflowError):
-            raise _fail(codes.YAML_SYNTAX, f"cannot read key {_short(node.value)}",
-                        _loc(self.display, node.start_mark), path) from None
+            raise _fail(
+                codes.YAML_SYNTAX, f"cannot read key {_short(node.value)}", _loc(self.display, node.start_mark), path
+            ) from None
 
     def _merge_source(self, node: yaml.Node, path: DataPath) -> dict[str, Any]:
         sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
         merged: dict[str, Any] = {}
         for source in reversed(sources):
             if not isinstance(source, yaml.MappingNode):
-                raise _fail(codes.YAML_SYNTAX, "a merge key '<<' must refer to a mapping",
-                            _loc(self.display, source.start_mark), path)
+                raise _fail(
+                    codes.YAML_SYNTAX,
+                    "a merge key '<<' must refer to a mapping",
+                    _loc(self.display, source.start_mark),
+                    path,
+                )
             merged.update(self._mapping(source, path))
         return merged
 
@@ -183,16 +213,23 @@ class _Builder:
 def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
     """Parse one YAML document into data and a source map; raise YamlError on any problem."""
     if len(text.encode()) > MAX_FILE_BYTES:
-        raise _fail(codes.YAML_TOO_LARGE, f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
-                    SourceLocation(display, 1, 1))
+        raise _fail(
+            codes.YAML_TOO_LARGE,
+            f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
+            SourceLocation(display, 1, 1),
+        )
     try:
         loader = StrictResolverLoader(text)
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (controls, NUL, surrogates)
         line = text.count("\n", 0, exc.position) + 1
         column = exc.position - text.rfind("\n", 0, exc.position)
         character = exc.character if isinstance(exc.character, int) else ord(exc.character)
-        raise _fail(codes.YAML_SYNTAX, f"the character U+{character:04X} is not allowed in YAML",
-                    SourceLocation(display, line, column), hint="remove it; a blueprint is plain UTF-8 text") from None
+        raise _fail(
+            codes.YAML_SYNTAX,
+            f"the character U+{character:04X} is not allowed in YAML",
+            SourceLocation(display, line, column),
+            hint="remove it; a blueprint is plain UTF-8 text",
+        ) from None
     try:
         root = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
@@ -203,8 +240,9 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
     except yaml.YAMLError as exc:
         raise _fail(codes.YAML_SYNTAX, f"YAML syntax error: {exc}", SourceLocation(display, 1, 1)) from None
     except RecursionError:
-        raise _fail(codes.YAML_TOO_LARGE, "values nest too deeply to be a blueprint",
-                    SourceLocation(display, 1, 1)) from None
+        raise _fail(
+            codes.YAML_TOO_LARGE, "values nest too deeply to be a blueprint", SourceLocation(display, 1, 1)
+        ) from None
     finally:
         loader.dispose()
     if root is None:
@@ -213,8 +251,9 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
     try:
         return builder.build(root, ()), builder.sources
     except RecursionError:
-        raise _fail(codes.YAML_TOO_LARGE, "values nest too deeply to be a blueprint",
-                    SourceLocation(display, 1, 1)) from None
+        raise _fail(
+            codes.YAML_TOO_LARGE, "values nest too deeply to be a blueprint", SourceLocation(display, 1, 1)
+        ) from None
 
 
 def _short(value: object) -> str:

@@ -12,7 +12,7 @@ from clusterforge.loader import LoadedBlueprint
 from clusterforge.validate import ValidBlueprint, validate
 from clusterforge.yamlsafe import SourceMap
 
-NODES_PER_RACK = 4      # 4 x 10.2 kW in a 60 kW rear-door rack
+NODES_PER_RACK = 4  # 4 x 10.2 kW in a 60 kW rear-door rack
 MAX_ROW = 200
 
 
@@ -20,15 +20,26 @@ def _rows(prefix: str, racks: int, rack_type: str) -> list[dict[str, Any]]:
     rows = []
     for i in range(math.ceil(racks / MAX_ROW)):
         count = min(MAX_ROW, racks - i * MAX_ROW)
-        rows.append({"name": f"{prefix}{i + 1}", "racks": count, "rack_type": rack_type,
-                     "rack_names": "{row}-{index:03d}"})
+        rows.append(
+            {"name": f"{prefix}{i + 1}", "racks": count, "rack_type": rack_type, "rack_names": "{row}-{index:03d}"}
+        )
     return rows
 
 
-def dgx_data(nodes: int, *, topology: str = "rail-optimized", tiers: int | str = "auto", ratio: str = "1:1",
-             scalable_unit: int | None = None, model: str = "nvidia/dgx-h100", spine: str = "nvidia/qm9700",
-             core: str | None = "nvidia/qm9700", network_racks: int | None = None, managers: int = 0,
-             **compute_options: Any) -> dict[str, Any]:
+def dgx_data(
+    nodes: int,
+    *,
+    topology: str = "rail-optimized",
+    tiers: int | str = "auto",
+    ratio: str = "1:1",
+    scalable_unit: int | None = None,
+    model: str = "nvidia/dgx-h100",
+    spine: str = "nvidia/qm9700",
+    core: str | None = "nvidia/qm9700",
+    network_racks: int | None = None,
+    managers: int = 0,
+    **compute_options: Any,
+) -> dict[str, Any]:
     """`managers` adds that many UFM appliances (one NDR port each) to the compute fabric; other keyword
     arguments go into the compute fabric's entry."""
     node_racks = math.ceil(nodes / NODES_PER_RACK)
@@ -39,8 +50,14 @@ def dgx_data(nodes: int, *, topology: str = "rail-optimized", tiers: int | str =
     net_rows = _rows("N", network_racks, "generic/rear-door-48u-60kw")
     net_rack_names = [f"{row['name']}-{i:03d}" for row in net_rows for i in range(1, row["racks"] + 1)]
     compute: dict[str, Any] = {
-        "kind": "compute", "technology": "infiniband", "topology": topology, "leaf": "nvidia/qm9700",
-        "spine": spine, "tiers": tiers, "oversubscription": ratio, "ipv4_pool": "10.0.0.0/8",
+        "kind": "compute",
+        "technology": "infiniband",
+        "topology": topology,
+        "leaf": "nvidia/qm9700",
+        "spine": spine,
+        "tiers": tiers,
+        "oversubscription": ratio,
+        "ipv4_pool": "10.0.0.0/8",
         "switch_racks": net_rack_names,
     }
     if core:
@@ -48,19 +65,34 @@ def dgx_data(nodes: int, *, topology: str = "rail-optimized", tiers: int | str =
     if scalable_unit:
         compute["scalable_unit"] = scalable_unit
     compute.update(compute_options)
-    groups: list[dict[str, Any]] = [{"name": "gpu", "model": model, "count": nodes, "role": "compute",
-                                     "placement": {"rows": [r["name"] for r in node_rows],
-                                                   "per_rack": NODES_PER_RACK}}]
+    groups: list[dict[str, Any]] = [
+        {
+            "name": "gpu",
+            "model": model,
+            "count": nodes,
+            "role": "compute",
+            "placement": {"rows": [r["name"] for r in node_rows], "per_rack": NODES_PER_RACK},
+        }
+    ]
     if managers:
-        groups.append({"name": "ufm", "model": "generic/cpu-1u-ndr", "count": managers, "role": "fabric-manager",
-                       "placement": {"racks": [net_rack_names[-1]]}})
+        groups.append(
+            {
+                "name": "ufm",
+                "model": "generic/cpu-1u-ndr",
+                "count": managers,
+                "role": "fabric-manager",
+                "placement": {"racks": [net_rack_names[-1]]},
+            }
+        )
     return {
         "name": f"dgx-{nodes}",
         "site": {"name": "test"},
         "floor": {"rows": node_rows + net_rows},
         "node_groups": groups,
-        "fabrics": {"compute": compute,
-                    "oob": {"kind": "oob", "switch": "nvidia/sn2201", "ipv4_pool": "172.16.0.0/12"}},
+        "fabrics": {
+            "compute": compute,
+            "oob": {"kind": "oob", "switch": "nvidia/sn2201", "ipv4_pool": "172.16.0.0/12"},
+        },
     }
 
 

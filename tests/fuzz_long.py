@@ -29,8 +29,13 @@ def main() -> int:
     started = time.perf_counter()
 
     @seed(args.seed)
-    @settings(max_examples=args.cases, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=args.cases,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(st.one_of(mutated_data().map(lambda c: (*c, None)), mutated_text().map(lambda c: (c[0], None, c[1]))))
     def one(case: tuple[str, object, str | None]) -> None:
         outcome: Outcome = run_case(*case)

@@ -27,22 +27,119 @@ from clusterforge.validate import validate
 from clusterforge.yamlsafe import YamlError, read_yaml
 
 HOSTILE_TEXT = [
-    "", " ", "a\n", "gpu\n", "\n", "x\r\ny", "\x00", "nul\x00name", "\u2028", "tab\there", "\x1b[31m", "\u202e",
-    "../../../escaped-{index}", "/etc/passwd", "a/b", "..", ".", "{{ lookup('pipe', 'id') }}", "{% raw %}",
-    "#jinja2:x", "<script>", "]]>", "=1+1", "|", "'", '"', "\\", "08", "010", "0x1F", "yes", "no", "on", "null",
-    "1:0", "0:1", "1e400", "nan", "-1", "A" * 200, "é", "日本", "{row}{index:99d}", "{index!r}", "{group.__class__}",
-    "{", "}", "{0}", "NCCL_DEBUG", "INFO\nX=1", "mlx5_0", "R01", "A01", "gpu", "compute", "nvidia/qm9700",
-    "generic/cpu-1u", "nvidia/dgx-h100", "10.0.0.0/8", "10.0.0.1/24", "0.0.0.0/0", "255.255.255.255/32",
+    "",
+    " ",
+    "a\n",
+    "gpu\n",
+    "\n",
+    "x\r\ny",
+    "\x00",
+    "nul\x00name",
+    "\u2028",
+    "tab\there",
+    "\x1b[31m",
+    "\u202e",
+    "../../../escaped-{index}",
+    "/etc/passwd",
+    "a/b",
+    "..",
+    ".",
+    "{{ lookup('pipe', 'id') }}",
+    "{% raw %}",
+    "#jinja2:x",
+    "<script>",
+    "]]>",
+    "=1+1",
+    "|",
+    "'",
+    '"',
+    "\\",
+    "08",
+    "010",
+    "0x1F",
+    "yes",
+    "no",
+    "on",
+    "null",
+    "1:0",
+    "0:1",
+    "1e400",
+    "nan",
+    "-1",
+    "A" * 200,
+    "é",
+    "日本",
+    "{row}{index:99d}",
+    "{index!r}",
+    "{group.__class__}",
+    "{",
+    "}",
+    "{0}",
+    "NCCL_DEBUG",
+    "INFO\nX=1",
+    "mlx5_0",
+    "R01",
+    "A01",
+    "gpu",
+    "compute",
+    "nvidia/qm9700",
+    "generic/cpu-1u",
+    "nvidia/dgx-h100",
+    "10.0.0.0/8",
+    "10.0.0.1/24",
+    "0.0.0.0/0",
+    "255.255.255.255/32",
 ]
-INTEGERS = [-(2**70), -1, 0, 1, 2, 3, 7, 8, 9, 31, 32, 33, 63, 64, 65, 100, 101, 199, 200, 201, 255, 256, 4096,
-            4097, 65535, 200_000, 200_001, 10**9, 2**63]
+INTEGERS = [
+    -(2**70),
+    -1,
+    0,
+    1,
+    2,
+    3,
+    7,
+    8,
+    9,
+    31,
+    32,
+    33,
+    63,
+    64,
+    65,
+    100,
+    101,
+    199,
+    200,
+    201,
+    255,
+    256,
+    4096,
+    4097,
+    65535,
+    200_000,
+    200_001,
+    10**9,
+    2**63,
+]
 FLOATS = [0.0, -0.0, 0.5, 1.0, 1.5, 16.0, 16.5, 3.0, 1e-300, 1e300, float("inf"), float("nan")]
 
-scalars = st.one_of(st.sampled_from(HOSTILE_TEXT), st.sampled_from(INTEGERS), st.sampled_from(FLOATS),
-                    st.booleans(), st.none(), st.text(max_size=12), st.integers())
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
-                      | st.dictionaries(st.sampled_from(["name", "count", "kind", "racks", "x"]), inner, max_size=3),
-                      max_leaves=6)
+scalars = st.one_of(
+    st.sampled_from(HOSTILE_TEXT),
+    st.sampled_from(INTEGERS),
+    st.sampled_from(FLOATS),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=12),
+    st.integers(),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["name", "count", "kind", "racks", "x"]), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
 
 
 @cache
@@ -71,7 +168,7 @@ def _like(draw: st.DrawFn, old: Any) -> Any:
         return draw(st.sampled_from(HOSTILE_TEXT) | st.just(old + draw(st.sampled_from(["1", "\n", "x", "-"]))))
     if isinstance(old, list) and old:
         index = draw(st.integers(0, len(old) - 1))
-        return draw(st.sampled_from([old[:index] + old[index + 1:], [*old, old[index]], old[::-1], []]))
+        return draw(st.sampled_from([old[:index] + old[index + 1 :], [*old, old[index]], old[::-1], []]))
     return draw(values)
 
 
@@ -94,8 +191,36 @@ def mutated_data(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     return name, data
 
 
-INSERTS = ["\x00", "\x01", "\t", "\n", "\r", "\u2028", "\ufeff", "&a ", "*a", "!!binary ", "!!int ", "!!python/name:x",
-           "<<: *a\n", "[", "]", "{", "}", ": ", "- ", "#", "'", '"', "%YAML 1.1\n", "---\n", "...\n", "0", "08", "~"]
+INSERTS = [
+    "\x00",
+    "\x01",
+    "\t",
+    "\n",
+    "\r",
+    "\u2028",
+    "\ufeff",
+    "&a ",
+    "*a",
+    "!!binary ",
+    "!!int ",
+    "!!python/name:x",
+    "<<: *a\n",
+    "[",
+    "]",
+    "{",
+    "}",
+    ": ",
+    "- ",
+    "#",
+    "'",
+    '"',
+    "%YAML 1.1\n",
+    "---\n",
+    "...\n",
+    "0",
+    "08",
+    "~",
+]
 
 
 @cache
@@ -114,7 +239,7 @@ def mutated_text(draw: st.DrawFn) -> tuple[str, str]:
         if action == "insert":
             text = text[:at] + draw(st.sampled_from(INSERTS) | st.text(max_size=3)) + text[at:]
         elif action == "delete":
-            text = text[:at] + text[at + draw(st.integers(1, 40)):]
+            text = text[:at] + text[at + draw(st.integers(1, 40)) :]
         else:
             end = text.find("\n", at) + 1 or len(text)
             text = text[:end] + text[at:end] + text[end:]
@@ -150,4 +275,3 @@ def run_case(name: str, data: Any, text: str | None = None) -> Outcome:
     except Exception as exc:  # anything else is what this hunts for
         where = traceback.extract_tb(exc.__traceback__)[-1]
         return Outcome("internal", f"{type(exc).__name__} at {Path(where.filename).name}:{where.lineno}: {exc}"[:300])
-

@@ -12,12 +12,22 @@ ERRORS_DIR = REPO / "tests" / "errors"
 BLUEPRINTS = sorted((REPO / "blueprints").glob("*.yaml"))
 
 
-def run_cli(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None,
-            ) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str,
+    cwd: Path = REPO,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, **(env or {})}
     full_env.pop("CLUSTERFORGE_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "clusterforge", *args], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "clusterforge", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def error_cases() -> list[tuple[str, str]]:
@@ -34,11 +44,20 @@ def ansible(case_work: Path, *args: str) -> str:
         (home / sub).mkdir(parents=True, exist_ok=True)
     config = home / "ansible.cfg"
     config.write_text("[defaults]\n", encoding="utf-8")
-    env = {**os.environ, "LC_ALL": "C.UTF-8", "ANSIBLE_CONFIG": str(config), "ANSIBLE_HOME": str(home),
-           "ANSIBLE_LOCAL_TEMP": str(home / "local"), "ANSIBLE_REMOTE_TEMP": str(home / "remote"),
-           "ANSIBLE_INVENTORY_UNPARSED_FAILED": "1", "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "1",
-           "ANSIBLE_INVENTORY_ENABLED": "yaml", "ANSIBLE_DUPLICATE_YAML_DICT_KEY": "error",
-           "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0"}
+    env = {
+        **os.environ,
+        "LC_ALL": "C.UTF-8",
+        "ANSIBLE_CONFIG": str(config),
+        "ANSIBLE_HOME": str(home),
+        "ANSIBLE_LOCAL_TEMP": str(home / "local"),
+        "ANSIBLE_REMOTE_TEMP": str(home / "remote"),
+        "ANSIBLE_INVENTORY_UNPARSED_FAILED": "1",
+        "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "1",
+        "ANSIBLE_INVENTORY_ENABLED": "yaml",
+        "ANSIBLE_DUPLICATE_YAML_DICT_KEY": "error",
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_RETRY_FILES_ENABLED": "0",
+    }
     proc = subprocess.run(list(args), env=env, capture_output=True, text=True, timeout=300, check=False)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{' '.join(args)} exited {proc.returncode}:\n{output}"

@@ -1,10 +1,10 @@
 """Regenerate reviewed expectations; run it, then review the diff before committing.
 
-    python tests/regen.py errors      # tests/errors/*.expected from `clusterforge validate`
-    python tests/regen.py schema      # docs/blueprint.schema.json and docs/reference.md
-    python tests/regen.py codes       # docs/codes.md from clusterforge/codes.py
-    python tests/regen.py inventories # inventories/<name>/ from blueprints/*.yaml
-    python tests/regen.py readme      # command output shown in README.md
+python tests/regen.py errors      # tests/errors/*.expected from `clusterforge validate`
+python tests/regen.py schema      # docs/blueprint.schema.json and docs/reference.md
+python tests/regen.py codes       # docs/codes.md from clusterforge/codes.py
+python tests/regen.py inventories # inventories/<name>/ from blueprints/*.yaml
+python tests/regen.py readme      # command output shown in README.md
 """
 
 from __future__ import annotations
@@ -45,13 +45,24 @@ def readme_blocks() -> dict[str, str]:
     """Commands whose output the README shows, with that output (the README test compares them)."""
     commands = {
         "clusterforge plan blueprints/h200-training-pod.yaml": ("plan", "blueprints/h200-training-pod.yaml"),
-        "clusterforge check blueprints/*.yaml": ("check", *sorted(str(p.relative_to(REPO)) for p in
-                                                                 (REPO / "blueprints").glob("*.yaml"))),
+        "clusterforge check blueprints/*.yaml": (
+            "check",
+            *sorted(str(p.relative_to(REPO)) for p in (REPO / "blueprints").glob("*.yaml")),
+        ),
         DIFF_EXAMPLE: ("diff", "blueprints/h200-training-pod.yaml", "docs/examples/h200-training-pod-grown.yaml"),
-        **{f"clusterforge fit {path}": ("fit", path) for path in
-           ("blueprints/h200-training-pod.yaml", "blueprints/gb200-nvl72.yaml", "blueprints/l40s-inference.yaml")},
-        "clusterforge fit tests/workloads/l40s-oversized.yaml --suggest":
-            ("fit", "tests/workloads/l40s-oversized.yaml", "--suggest"),
+        **{
+            f"clusterforge fit {path}": ("fit", path)
+            for path in (
+                "blueprints/h200-training-pod.yaml",
+                "blueprints/gb200-nvl72.yaml",
+                "blueprints/l40s-inference.yaml",
+            )
+        },
+        "clusterforge fit tests/workloads/l40s-oversized.yaml --suggest": (
+            "fit",
+            "tests/workloads/l40s-oversized.yaml",
+            "--suggest",
+        ),
     }
     return {shown: run_cli(*args, cwd=REPO).stdout for shown, args in commands.items()}
 
@@ -80,7 +91,12 @@ def regen_inventories() -> None:
 
 
 if __name__ == "__main__":
-    jobs = {"errors": regen_errors, "schema": regen_schema, "codes": regen_codes, "inventories": regen_inventories,
-            "readme": regen_readme}
+    jobs = {
+        "errors": regen_errors,
+        "schema": regen_schema,
+        "codes": regen_codes,
+        "inventories": regen_inventories,
+        "readme": regen_readme,
+    }
     for name in sys.argv[1:] or list(jobs):
         jobs[name]()

@@ -21,5 +21,6 @@ fi
 
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
 python3 -m ruff check clusterforge tests benchmarks
+python3 -m ruff format --check clusterforge tests benchmarks
 python3 -m mypy
 python3 -m pytest -q "$@"

@@ -80,8 +80,12 @@ class Slurmctld:
         self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Slurmctld:
-        self.process = subprocess.Popen(["slurmctld", "-D", "-c", "-f", str(self.conf)], env=self.env,
-                                        stdout=subprocess.DEVNULL, stderr=open(self.root / "stderr.log", "wb"))
+        self.process = subprocess.Popen(
+            ["slurmctld", "-D", "-c", "-f", str(self.conf)],
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=open(self.root / "stderr.log", "wb"),
+        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -118,5 +122,8 @@ class Slurmctld:
     def complaints(self) -> list[str]:
         """Log lines that mean a config problem slurmctld only logs (unknown nodes in topology.conf, ...),
         less the harness's own noise: a fresh state directory and Debian's MPI plugins."""
-        return [line for line in self.log().splitlines()
-                if re.search(r"error:|WARNING|fatal", line) and not HARNESS_NOISE.search(line)]
+        return [
+            line
+            for line in self.log().splitlines()
+            if re.search(r"error:|WARNING|fatal", line) and not HARNESS_NOISE.search(line)
+        ]

@@ -52,11 +52,14 @@ def test_export_svg_when_graphviz_fails(tmp_path: Path) -> None:
     """A stand-in `dot` (a tiny shell script, first on PATH) that exits non-zero with a message on stderr:
     this tests our handling of a failing tool, not Graphviz itself."""
     fake = tmp_path / "dot"
-    fake.write_text("#!/bin/sh\ncat >/dev/null\necho 'Error: <stdin>: syntax error in line 3 near x' >&2\nexit 2\n",
-                    encoding="utf-8")
+    fake.write_text(
+        "#!/bin/sh\ncat >/dev/null\necho 'Error: <stdin>: syntax error in line 3 near x' >&2\nexit 2\n",
+        encoding="utf-8",
+    )
     fake.chmod(0o755)
-    result = run_cli("export", BLUEPRINT, "--format", "svg",
-                     env={"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"})
+    result = run_cli(
+        "export", BLUEPRINT, "--format", "svg", env={"PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}"}
+    )
     assert_clean_failure(result.stdout + result.stderr, result.returncode, "CF-EXPORT-002")
     assert "Graphviz 'dot' failed with exit status 2: Error: <stdin>: syntax error in line 3 near x" in result.stdout
     assert "<svg" not in result.stdout

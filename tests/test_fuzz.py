@@ -9,8 +9,13 @@ from typing import Any
 from fuzzing import examples, mutated_data, mutated_text, run_case
 from hypothesis import HealthCheck, given, seed, settings
 
-CI = settings(max_examples=400, deadline=None, database=None, derandomize=True,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+CI = settings(
+    max_examples=400,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @seed(20261203)

@@ -13,8 +13,11 @@ from helpers import BLUEPRINTS, REPO, run_cli
 
 
 def tree_hashes(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.mark.parametrize("name", ["h200-training-pod.yaml", "gb200-nvl72.yaml"])
@@ -83,8 +86,9 @@ def test_site_template_override_replaces_one_template(tmp_path: Path) -> None:
     shipped = (REPO / "templates/slurm/gres.conf.j2").read_text()
     (override / "gres.conf.j2").write_text("# site header: owned by the HPC team\n" + shipped)
     out = tmp_path / "out"
-    result = run_cli("render", "blueprints/h200-training-pod.yaml", "-o", str(out), "--templates",
-                     str(tmp_path / "templates"))
+    result = run_cli(
+        "render", "blueprints/h200-training-pod.yaml", "-o", str(out), "--templates", str(tmp_path / "templates")
+    )
     assert result.returncode == 0, result.stdout
     assert (out / "slurm/gres.conf").read_text().startswith("# site header: owned by the HPC team\n")
     assert "Include /etc/slurm/clusterforge.conf" in (out / "slurm/slurm.conf").read_text()
@@ -107,10 +111,23 @@ def test_diff_between_two_git_revisions(tmp_path: Path) -> None:
     # v2: two more nodes: the first SU is full (the UFM pair moves to the free slot of the second)
     (repo / "blueprints/pod.yaml").write_text(source.replace("    count: 31\n", "    count: 33\n", 1))
     git(repo, "commit", "-qam", "v2")
-    result = subprocess.run(["python", "-m", "clusterforge", "diff", "HEAD~1:blueprints/pod.yaml",
-                             "HEAD:blueprints/pod.yaml", "--format", "json"], cwd=repo, capture_output=True,
-                            text=True, check=False, env={**__import__("os").environ,
-                                                         "PYTHONPATH": str(REPO)})
+    result = subprocess.run(
+        [
+            "python",
+            "-m",
+            "clusterforge",
+            "diff",
+            "HEAD~1:blueprints/pod.yaml",
+            "HEAD:blueprints/pod.yaml",
+            "--format",
+            "json",
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**__import__("os").environ, "PYTHONPATH": str(REPO)},
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     diff = json.loads(result.stdout)
     summary = {c["item"]: (c["old"], c["new"]) for c in diff["summary"]}
@@ -123,9 +140,14 @@ def test_diff_between_two_git_revisions(tmp_path: Path) -> None:
     changed = {f["file"] for f in diff["files"]}
     assert {"slurm/slurm.conf", "slurm/topology.conf"} <= changed
     assert any(line.startswith("SwitchName=compute-su002") for line in diff["slurm_topology"]["added"])
-    markdown = subprocess.run(["python", "-m", "clusterforge", "diff", "HEAD~1:blueprints/pod.yaml",
-                               "blueprints/pod.yaml"], cwd=repo, capture_output=True, text=True, check=True,
-                              env={**__import__("os").environ, "PYTHONPATH": str(REPO)}).stdout
+    markdown = subprocess.run(
+        ["python", "-m", "clusterforge", "diff", "HEAD~1:blueprints/pod.yaml", "blueprints/pod.yaml"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(REPO)},
+    ).stdout
     assert "| nodes | 42 | 44 | +2 |" in markdown
 
 

@@ -19,8 +19,9 @@ from helpers import REPO, ansible, run_cli
 from clusterforge.render.inventory_json import UNSAFE_KEY, inventory_json
 
 MARK = "cf-pwned"
-HOSTILE = (f"=1+1 {{{{ lookup('pipe','touch {MARK}') }}}} {{% if 1 %}} <script>alert(1)</script>"
-           " | *b* ]]> --> \" ' & ` #c %s")
+HOSTILE = (
+    f"=1+1 {{{{ lookup('pipe','touch {MARK}') }}}} {{% if 1 %}} <script>alert(1)</script> | *b* ]]> --> \" ' & ` #c %s"
+)
 """Formula, Jinja2, HTML, Markdown, XML and comment syntax in one value short enough for every field."""
 
 
@@ -109,7 +110,7 @@ def test_markdown_tables_keep_their_columns(rendered: Path) -> None:
         for index, line in enumerate(lines):
             if line.startswith("|---"):
                 cells = line.count("|")
-                for row in lines[index + 1:]:
+                for row in lines[index + 1 :]:
                     if not row.startswith("|"):
                         break
                     assert row.replace("\\|", "").count("|") == cells, f"{page.name}: {row}"
@@ -130,16 +131,25 @@ def test_ansible_never_templates_an_inventory_value(tmp_path: Path) -> None:
     prints every host var runs no lookup. The same inventory unwrapped does run it: the test can fail.
     Two hosts share the value, so it is also written as a group var."""
     value = f"{{{{ lookup('pipe', 'touch {tmp_path / MARK}') }}}}"
-    hosts = {name: {"ansible_connection": "local", "ansible_host": "127.0.0.1", "cf_label": value,
-                    "cf_rails": {"1": {"port": value}}, "cf_own": f"{{% if true %}}{name}{{% endif %}}"}
-             for name in ("node001", "node002")}
+    hosts = {
+        name: {
+            "ansible_connection": "local",
+            "ansible_host": "127.0.0.1",
+            "cf_label": value,
+            "cf_rails": {"1": {"port": value}},
+            "cf_own": f"{{% if true %}}{name}{{% endif %}}",
+        }
+        for name in ("node001", "node002")
+    }
     tagged = inventory_json({"all": {"children": {"nodes": {"hosts": hosts}}}}) + "\n"
     assert tagged.count(UNSAFE_KEY) == 4 and '"vars": {' in tagged
     untagged = json.dumps(json.loads(tagged, object_hook=lambda d: d.get(UNSAFE_KEY, d)))
     playbook = tmp_path / "print.yml"
-    playbook.write_text("- hosts: all\n  gather_facts: false\n  tasks:\n"
-                        "    - ansible.builtin.debug: {var: cf_label}\n"
-                        "    - ansible.builtin.debug: {var: cf_rails}\n")
+    playbook.write_text(
+        "- hosts: all\n  gather_facts: false\n  tasks:\n"
+        "    - ansible.builtin.debug: {var: cf_label}\n"
+        "    - ansible.builtin.debug: {var: cf_rails}\n"
+    )
     for name, text, runs in (("tagged", tagged, False), ("untagged", untagged, True)):
         inventory = tmp_path / f"{name}.json"
         inventory.write_text(text)

@@ -107,8 +107,7 @@ def test_integers_are_yaml_1_2(repo: Path) -> None:
 
 
 def test_huge_sums_of_counts_stop_before_any_work(repo: Path) -> None:
-    groups = "".join(f"  - {{name: g{i}, model: generic/cpu-1u, count: 200000, role: storage}}\n"
-                     for i in range(400))
+    groups = "".join(f"  - {{name: g{i}, model: generic/cpu-1u, count: 200000, role: storage}}\n" for i in range(400))
     path = repo / "blueprints/cluster.yaml"
     path.write_text(BASE.replace("node_groups:\n", "node_groups:\n" + groups))
     result = validate(path)
@@ -124,8 +123,11 @@ def test_server_ports_are_bounded_too(repo: Path) -> None:
     (repo / "blueprints/site.yaml").write_text(yaml.safe_dump({"servers": {"site/many-ports": many}}))
     group = "  - {name: many, model: site/many-ports, count: 100000, role: storage}\n"
     path = repo / "blueprints/cluster.yaml"
-    path.write_text(BASE.replace("node_groups:\n", "node_groups:\n" + group)
-                    .replace("site: {name: lab}\n", "site: {name: lab}\ncatalogs: [site.yaml]\n"))
+    path.write_text(
+        BASE.replace("node_groups:\n", "node_groups:\n" + group).replace(
+            "site: {name: lab}\n", "site: {name: lab}\ncatalogs: [site.yaml]\n"
+        )
+    )
     result = validate(path)
     assert result.returncode == 1 and "CF-LIMIT-002" in result.stdout
     ports = 100_000 * sum(g["count"] for g in many["ports"]) + 4 * 13 + 2 * cpu_ports  # 13 ports per DGX H100

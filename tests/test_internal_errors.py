@@ -21,8 +21,9 @@ def site_templates(tmp_path: Path, text: str) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("text", ["{% if %}\n", "{{ cluster_name | length // 0 }}\n"],
-                         ids=["syntax-error", "error-in-template-code"])
+@pytest.mark.parametrize(
+    "text", ["{% if %}\n", "{{ cluster_name | length // 0 }}\n"], ids=["syntax-error", "error-in-template-code"]
+)
 def test_error_in_a_site_template_is_a_user_error(tmp_path: Path, text: str) -> None:
     folder = site_templates(tmp_path, text)
     result = run_cli("render", BLUEPRINT, "-o", str(tmp_path / "out"), "--templates", str(folder))
@@ -36,8 +37,9 @@ def _broken_renderer(ctx: RenderContext) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("with_override", [False, True])
-def test_a_renderer_bug_is_an_internal_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str], with_override: bool) -> None:
+def test_a_renderer_bug_is_an_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], with_override: bool
+) -> None:
     monkeypatch.setitem(RENDERERS, "bom", _broken_renderer)
     monkeypatch.delenv("CLUSTERFORGE_DEBUG", raising=False)
     args = ["render", BLUEPRINT, "-o", str(tmp_path / "out")]

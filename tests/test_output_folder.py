@@ -56,6 +56,7 @@ def leftovers(parent: Path) -> list[str]:
 
 # --- whose folder it is ---------------------------------------------------------------------------------
 
+
 def test_render_into_a_repository_root_is_refused_and_touches_nothing(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -150,8 +151,21 @@ def test_output_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
     assert (tmp_path / "out").read_text() == "a file\n"
 
 
-@pytest.mark.parametrize("rel", ["../escaped.svg", "/etc/passwd", "a/../../b", "a//b", ".hidden", "a/b\nc",
-                                 "rack/\x00x", "é/x", "a/" + "b" * 200, "/".join("d" * 9)])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "../escaped.svg",
+        "/etc/passwd",
+        "a/../../b",
+        "a//b",
+        ".hidden",
+        "a/b\nc",
+        "rack/\x00x",
+        "é/x",
+        "a/" + "b" * 200,
+        "/".join("d" * 9),
+    ],
+)
 def test_no_rendered_path_can_leave_the_folder(tmp_path: Path, rel: str) -> None:
     with pytest.raises(ClusterforgeError) as caught:
         write_tree({rel: "x\n", MANIFEST: "{}\n"}, tmp_path / "out")
@@ -160,6 +174,7 @@ def test_no_rendered_path_can_leave_the_folder(tmp_path: Path, rel: str) -> None
 
 
 # --- kills and concurrent renders -----------------------------------------------------------------------
+
 
 def killed_at(step: str, nth: int, action: Callable[[], Any], monkeypatch: pytest.MonkeyPatch) -> None:
     """Run `action` in a child process that dies (SIGKILL-like: no cleanup runs) at the nth call of `step`."""
@@ -174,6 +189,7 @@ def killed_at(step: str, nth: int, action: Callable[[], Any], monkeypatch: pytes
             if calls["n"] == nth:
                 os._exit(9)
             return real(*args, **kwargs)
+
         monkeypatch.setattr(module, name, dying)
         try:
             action()
@@ -190,7 +206,8 @@ def kill_points() -> Iterator[tuple[str, int]]:
 @pytest.mark.parametrize(("step", "nth"), list(kill_points()))
 @pytest.mark.parametrize("can_exchange", [True, False], ids=["renameat2", "two-renames"])
 def test_a_killed_render_leaves_a_whole_tree_and_the_next_run_cleans_up(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str, nth: int, can_exchange: bool) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str, nth: int, can_exchange: bool
+) -> None:
     if not can_exchange:
         monkeypatch.setattr(fsops, "_renameat2_exchange", lambda *_: False)
     out = tmp_path / "out"
@@ -207,9 +224,16 @@ def test_a_killed_render_leaves_a_whole_tree_and_the_next_run_cleans_up(
 
 def test_concurrent_renders_into_one_folder_both_finish_whole(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    procs = [subprocess.Popen([sys.executable, "-m", "clusterforge", "render", BP, "-o", str(out)],
-                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "clusterforge", "render", BP, "-o", str(out)],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
     results = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], results
     assert run_cli("render", BP, "-o", str(out), "--check").returncode == 0
@@ -228,13 +252,15 @@ def test_a_held_lock_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monkey
 
 # --- file-system failures -------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def small_mount(tmp_path: Path) -> Iterator[Path]:
     """A real 4 MiB tmpfs (needs root and mount rights; skipped where the machine does not allow it)."""
     mount = tmp_path / "mnt"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True,
-                          check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True, check=False
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
     try:
@@ -279,6 +305,7 @@ def test_a_mount_point_is_not_replaced_but_force_writes_into_it(small_mount: Pat
 
 
 # --- render-check ---------------------------------------------------------------------------------------
+
 
 def test_render_check_on_a_missing_or_empty_folder_fails(tmp_path: Path) -> None:
     missing = run_cli("render-check", "--blueprints", str(tmp_path / "nosuchdir"))

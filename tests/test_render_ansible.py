@@ -39,8 +39,9 @@ class Case:
     @cached_property
     def listing(self) -> dict[str, Any]:
         """`ansible-inventory --list` of the rendered inventory."""
-        listing: dict[str, Any] = json.loads(ansible(self.work, "ansible-inventory", "-i", str(self.inventory),
-                                                     "--list"))
+        listing: dict[str, Any] = json.loads(
+            ansible(self.work, "ansible-inventory", "-i", str(self.inventory), "--list")
+        )
         return listing
 
     def nodes(self) -> list[Device]:
@@ -81,8 +82,11 @@ def slurm_logins(case: Case) -> set[str]:
 def expected_groups(case: Case) -> dict[str, set[str]]:
     nodes, switches = case.nodes(), case.switches()
     hosts = [*nodes, *switches]
-    groups: dict[str, set[str]] = {"nodes": {n.name for n in nodes}, "switches": {s.name for s in switches},
-                                   "gpu_nodes": gpu_nodes(case)}
+    groups: dict[str, set[str]] = {
+        "nodes": {n.name for n in nodes},
+        "switches": {s.name for s in switches},
+        "gpu_nodes": gpu_nodes(case),
+    }
     for n in nodes:
         groups.setdefault(ansible_name(f"role_{n.role}"), set()).add(n.name)
         groups.setdefault(ansible_name(f"nodegroup_{n.group}"), set()).add(n.name)
@@ -100,8 +104,13 @@ def expected_groups(case: Case) -> dict[str, set[str]]:
             groups.setdefault(f"rail_{s.rail}", set()).add(s.name)
     controllers, partition_nodes = slurm_members(case)
     if case.valid.blueprint.slurm is not None:
-        groups.update({"slurm_controllers": controllers, "slurm_nodes": partition_nodes,
-                       "slurm": controllers | partition_nodes | slurm_logins(case)})
+        groups.update(
+            {
+                "slurm_controllers": controllers,
+                "slurm_nodes": partition_nodes,
+                "slurm": controllers | partition_nodes | slurm_logins(case),
+            }
+        )
         if slurm_logins(case):
             groups["slurm_login"] = slurm_logins(case)
         for p in case.valid.blueprint.slurm.partitions:
@@ -123,10 +132,14 @@ def expected_installs(case: Case, host: str) -> dict[str, str]:
     controllers, partition_nodes = slurm_members(case)
     wanted: dict[str, str] = {}
     if host in controllers | partition_nodes | slurm_logins(case):
-        wanted.update({paths.SLURM_CONF_INSTALLED: paths.SLURM_CONF,
-                       f"{paths.SLURM_INSTALL_DIR}/gres.conf": paths.SLURM_GRES,
-                       f"{paths.SLURM_INSTALL_DIR}/topology.conf": paths.SLURM_TOPOLOGY,
-                       f"{paths.SLURM_INSTALL_DIR}/cgroup.conf": paths.SLURM_CGROUP})
+        wanted.update(
+            {
+                paths.SLURM_CONF_INSTALLED: paths.SLURM_CONF,
+                f"{paths.SLURM_INSTALL_DIR}/gres.conf": paths.SLURM_GRES,
+                f"{paths.SLURM_INSTALL_DIR}/topology.conf": paths.SLURM_TOPOLOGY,
+                f"{paths.SLURM_INSTALL_DIR}/cgroup.conf": paths.SLURM_CGROUP,
+            }
+        )
     if host in gpu_nodes(case):
         device = case.topo.devices[host]
         assert device.group is not None
@@ -173,11 +186,16 @@ def test_inventory_host_vars(case: Case) -> None:
     for name, host in hostvars.items():
         device = case.topo.devices[name]
         assert device.rack is not None
-        assert (host["cf_rack"], host["cf_row"], host["cf_u"]) == (device.rack, case.topo.racks[device.rack].row,
-                                                                   device.u)
+        assert (host["cf_rack"], host["cf_row"], host["cf_u"]) == (
+            device.rack,
+            case.topo.racks[device.rack].row,
+            device.u,
+        )
         assert host["cf_root"] == "/" and host["cf_cluster"] == case.valid.blueprint.name
-        addresses = {net: {k: str(a) for k, a in by_key.items() if k.partition(":")[0] == name}
-                     for net, by_key in case.topo.addresses.items()}
+        addresses = {
+            net: {k: str(a) for k, a in by_key.items() if k.partition(":")[0] == name}
+            for net, by_key in case.topo.addresses.items()
+        }
         assert host["ansible_host"] == (addresses[inband].get(name) or addresses[oob][name])
         for net, by_key in addresses.items():
             for key, address in by_key.items():
@@ -189,11 +207,18 @@ def test_inventory_host_vars(case: Case) -> None:
         server = case.valid.catalog.require(device.model, Server)
         assert host["cf_gpu_count"] == (server.gpus.count if server.gpus else 0)
         assert host["cf_gpu_model"] == (server.gpus.model if server.gpus else None)
-        rails = {str(link.rail): {"fabric": compute, "port": link.a_port, "leaf": link.b, "leaf_port": link.b_port,
-                                  "address": addresses[compute][f"{name}:{link.a_port}"],
-                                  **_segment_vars(case.topo.segments[compute][f"{name}:{link.a_port}"])}
-                 for link in case.topo.links_of(name)
-                 if link.a == name and link.fabric == compute and link.tier == "node-leaf" and link.rail is not None}
+        rails = {
+            str(link.rail): {
+                "fabric": compute,
+                "port": link.a_port,
+                "leaf": link.b,
+                "leaf_port": link.b_port,
+                "address": addresses[compute][f"{name}:{link.a_port}"],
+                **_segment_vars(case.topo.segments[compute][f"{name}:{link.a_port}"]),
+            }
+            for link in case.topo.links_of(name)
+            if link.a == name and link.fabric == compute and link.tier == "node-leaf" and link.rail is not None
+        }
         assert host["cf_rails"] == rails
         for rail, entry in rails.items():
             assert case.topo.leaf_of(name, compute, int(rail)) == [entry["leaf"]]
@@ -202,14 +227,19 @@ def test_inventory_host_vars(case: Case) -> None:
 def test_inventory_graph(case: Case) -> None:
     graph = ansible(case.work, "ansible-inventory", "-i", str(case.inventory), "--graph")
     lines = [line.strip(" |-") for line in graph.splitlines()]
-    assert {line for line in lines if not line.startswith("@")} == {
-        d.name for d in (*case.nodes(), *case.switches())}
+    assert {line for line in lines if not line.startswith("@")} == {d.name for d in (*case.nodes(), *case.switches())}
     assert {line[1:].rstrip(":") for line in lines if line.startswith("@")} >= {"all", *expected_groups(case)}
 
 
 def test_playbook_syntax(case: Case) -> None:
-    ansible(case.work, "ansible-playbook", "-i", str(case.inventory), "--syntax-check",
-            str(case.out / "ansible" / "site.yml"))
+    ansible(
+        case.work,
+        "ansible-playbook",
+        "-i",
+        str(case.inventory),
+        "--syntax-check",
+        str(case.out / "ansible" / "site.yml"),
+    )
 
 
 def sample_hosts(case: Case) -> list[str]:
@@ -227,10 +257,25 @@ module run costs about a second on a 2-core machine)."""
 def test_playbook_installs_rendered_files(case: Case) -> None:
     root = case.work / "root"
     hosts = sample_hosts(case)
-    extra = {"ansible_connection": "local", "ansible_host": "127.0.0.1", "ansible_python_interpreter": sys.executable,
-             "cf_become": False, "cf_root": f"{root}/{{{{ inventory_hostname }}}}"}
-    command = ["ansible-playbook", "-i", str(case.inventory), "-c", "local", "--limit", ",".join(hosts),
-               "-e", json.dumps(extra), str(case.out / "ansible" / "site.yml")]
+    extra = {
+        "ansible_connection": "local",
+        "ansible_host": "127.0.0.1",
+        "ansible_python_interpreter": sys.executable,
+        "cf_become": False,
+        "cf_root": f"{root}/{{{{ inventory_hostname }}}}",
+    }
+    command = [
+        "ansible-playbook",
+        "-i",
+        str(case.inventory),
+        "-c",
+        "local",
+        "--limit",
+        ",".join(hosts),
+        "-e",
+        json.dumps(extra),
+        str(case.out / "ansible" / "site.yml"),
+    ]
     first = ansible(case.work, *command)
     assert "UNREACHABLE" not in first
     listing = case.listing
@@ -238,15 +283,26 @@ def test_playbook_installs_rendered_files(case: Case) -> None:
     controllers, partition_nodes = slurm_members(case)
     for host in hosts:
         expected = expected_installs(case, host)
-        installed = {f"/{p.relative_to(root / host)}": p.read_text(encoding="utf-8")
-                     for p in sorted((root / host).rglob("*")) if p.is_file()}
+        installed = {
+            f"/{p.relative_to(root / host)}": p.read_text(encoding="utf-8")
+            for p in sorted((root / host).rglob("*"))
+            if p.is_file()
+        }
         assert installed == {dest: case.files[src] for dest, src in expected.items()}, host
         host_vars = listing["_meta"]["hostvars"][host]
-        listed = [*host_vars.get("cf_slurm_files", []), *host_vars.get("cf_nccl_files", []),
-                  *host_vars.get("cf_network_files", []), *host_vars.get("cf_imex_files", [])]
+        listed = [
+            *host_vars.get("cf_slurm_files", []),
+            *host_vars.get("cf_nccl_files", []),
+            *host_vars.get("cf_network_files", []),
+            *host_vars.get("cf_imex_files", []),
+        ]
         assert {f"/{f['dest']}": f["src"] for f in listed} == expected, host
-        dirs = [*host_vars.get("cf_slurm_dirs", []), *host_vars.get("cf_nccl_dirs", []),
-                *host_vars.get("cf_network_dirs", []), *host_vars.get("cf_imex_dirs", [])]
+        dirs = [
+            *host_vars.get("cf_slurm_dirs", []),
+            *host_vars.get("cf_nccl_dirs", []),
+            *host_vars.get("cf_network_dirs", []),
+            *host_vars.get("cf_imex_dirs", []),
+        ]
         assert {str(Path(dest).parent).lstrip("/") for dest in expected} == set(dirs), host
         if slurm_rendered and host in controllers | partition_nodes | slurm_logins(case):
             assert paths.SLURM_CONF_INSTALLED in installed, host

@@ -43,6 +43,7 @@ def _edit(path: str, old: str, new: str, count: int = 1) -> Callable[[dict[str, 
     def change(files: dict[str, str]) -> None:
         assert old in files[path], f"{old!r} not in {path}"
         files[path] = files[path].replace(old, new, count)
+
     return change
 
 
@@ -61,28 +62,34 @@ def test_a_node_missing_from_slurm_conf() -> None:
 
 def test_an_inventory_address_that_differs_from_the_topology() -> None:
     problems = _problems(H200, _edit(INVENTORY, '"inband": "10.120.0.2"', '"inband": "10.120.9.9"'))
-    assert problems == ["rendered files disagree: ansible/inventory.json: gpu001 has inband address 10.120.9.9, "
-                        "the topology 10.120.0.2"]
+    assert problems == [
+        "rendered files disagree: ansible/inventory.json: gpu001 has inband address 10.120.9.9, the topology 10.120.0.2"
+    ]
 
 
 def test_a_host_missing_from_the_inventory() -> None:
     def drop_gpu001(files: dict[str, str]) -> None:
         lines = files[INVENTORY].splitlines(keepends=True)
         files[INVENTORY] = "".join(line for line in lines if not line.lstrip().startswith('"gpu001": {'))
+
     problems = _problems(H200, drop_gpu001)
     assert "rendered files disagree: ansible/inventory.json group nodes lacks 1 expected: gpu001" in problems
 
 
 def test_a_controller_address_that_differs() -> None:
     problems = _problems(H200, _edit("slurm/slurm.conf", "mgmt001(10.120.0.33)", "mgmt001(10.120.0.99)"))
-    assert problems == ["rendered files disagree: slurm/slurm.conf: controller mgmt001 has address 10.120.0.99, "
-                        "the topology 10.120.0.33"]
+    assert problems == [
+        "rendered files disagree: slurm/slurm.conf: controller mgmt001 has address 10.120.0.99, "
+        "the topology 10.120.0.33"
+    ]
 
 
 def test_a_node_left_out_of_the_tree() -> None:
     problems = _problems(H200, _edit("slurm/topology.conf", "Nodes=gpu[001-031]", "Nodes=gpu[001-016]"))
-    assert problems == ["rendered files disagree: slurm/topology.conf leaf switches lacks 15 expected: "
-                        "gpu017, gpu018, gpu019, gpu020, gpu021 and 10 more"]
+    assert problems == [
+        "rendered files disagree: slurm/topology.conf leaf switches lacks 15 expected: "
+        "gpu017, gpu018, gpu019, gpu020, gpu021 and 10 more"
+    ]
 
 
 def test_a_node_in_two_blocks() -> None:
@@ -98,8 +105,10 @@ def test_a_gres_count_that_differs_from_the_model() -> None:
 
 def test_an_hca_list_shorter_than_the_compute_ports() -> None:
     problems = _problems(GB200, _edit("nccl/gb.conf", "mlx5_4:1,mlx5_5:1", "mlx5_4:1"))
-    assert "rendered files disagree: nccl/gb.conf: NCCL_IB_HCA lists 3 devices, " \
-           "nvidia/gb200-nvl72-tray has 4 compute ports" in problems
+    assert (
+        "rendered files disagree: nccl/gb.conf: NCCL_IB_HCA lists 3 devices, "
+        "nvidia/gb200-nvl72-tray has 4 compute ports" in problems
+    )
     assert any("do not match the 3 HCAs of nccl/gb.conf" in p for p in problems)
 
 
@@ -107,14 +116,18 @@ def test_a_guessed_hca_list_is_caught() -> None:
     """The H200 server's RDMA names are not in the catalog: a guess in port order must not be installed."""
     guess = "\nNCCL_IB_HCA==" + ",".join(f"mlx5_{i}:1" for i in range(8)) + "\nNCCL_IB_QPS_PER_CONNECTION="
     problems = _problems(H200, _edit("nccl/gpu.conf", "\nNCCL_IB_QPS_PER_CONNECTION=", guess))
-    assert "rendered files disagree: nccl/gpu.conf: NCCL_IB_HCA is set from guessed device names of " \
-           "supermicro/sys-821ge-tnhr-h200" in problems
+    assert (
+        "rendered files disagree: nccl/gpu.conf: NCCL_IB_HCA is set from guessed device names of "
+        "supermicro/sys-821ge-tnhr-h200" in problems
+    )
 
 
 def test_a_role_copying_a_file_that_was_not_rendered() -> None:
     problems = _problems(H200, lambda files: files.pop("slurm/gres.conf"))
-    assert "rendered files disagree: ansible/inventory.json: cf_slurm_files copies slurm/gres.conf, " \
-           "which was not rendered" in problems
+    assert (
+        "rendered files disagree: ansible/inventory.json: cf_slurm_files copies slurm/gres.conf, "
+        "which was not rendered" in problems
+    )
     assert any("slurm/gres.conf is missing, though 31 Slurm nodes have GPUs" in p for p in problems)
 
 
@@ -136,7 +149,8 @@ def test_a_template_override_that_drops_hosts_fails_the_render(tmp_path: Path) -
 def test_an_inventory_that_is_not_json_is_reported() -> None:
     problems = _problems(H200, _edit(INVENTORY, '"all": {', '"all": ['))
     assert len(problems) == 1 and problems[0].startswith(
-        "rendered files disagree: ansible/inventory.json is not an inventory this check can read:")
+        "rendered files disagree: ansible/inventory.json is not an inventory this check can read:"
+    )
 
 
 @pytest.mark.parametrize("blueprint", BLUEPRINTS, ids=lambda p: p.stem)
@@ -160,8 +174,10 @@ def test_every_host_resolves_to_the_vars_it_was_given(blueprint: Path) -> None:
 
 def _own_values(group: dict[str, Any]) -> int:
     """How many values are written with hosts (not with their groups) under `group`'s children."""
-    return sum(sum(len(v) for v in (child.get("hosts") or {}).values()) + _own_values(child.get("children") or {})
-               for child in group.values())
+    return sum(
+        sum(len(v) for v in (child.get("hosts") or {}).values()) + _own_values(child.get("children") or {})
+        for child in group.values()
+    )
 
 
 def test_an_inventory_in_another_json_style_is_still_checked() -> None:
@@ -173,9 +189,12 @@ def test_an_inventory_in_another_json_style_is_still_checked() -> None:
     def restyle(files: dict[str, str]) -> None:
         valid, topo, _ = _rendered(H200)
         data = build_inventory(valid, topo, installable_paths(valid, topo))
-        data["all"]["children"]["nodes"]["children"]["nodegroup_gpu"]["hosts"]["gpu002"]["cf_addresses"][
-            "oob"] = "10.130.9.9"
+        data["all"]["children"]["nodes"]["children"]["nodegroup_gpu"]["hosts"]["gpu002"]["cf_addresses"]["oob"] = (
+            "10.130.9.9"
+        )
         files[INVENTORY] = json.dumps(data, indent=4)
+
     problems = _problems(H200, restyle)
-    assert problems == ["rendered files disagree: ansible/inventory.json: gpu002 has oob address 10.130.9.9, "
-                        "the topology 10.130.0.3"]
+    assert problems == [
+        "rendered files disagree: ansible/inventory.json: gpu002 has oob address 10.130.9.9, the topology 10.130.0.3"
+    ]

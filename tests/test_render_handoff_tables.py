@@ -62,6 +62,7 @@ def bom_table(name: str) -> list[dict[str, str]]:
 
 # --- every cable once --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_one_row_per_link_and_no_cable_twice(name: str) -> None:
     topo, _ = example(name)
@@ -105,6 +106,7 @@ def test_order_and_labels_do_not_depend_on_link_order(name: str) -> None:
 
 # --- the bill of materials reconciles ---------------------------------------------------------------
 
+
 def _quantities(rows: list[dict[str, str]], category: str) -> Counter[str]:
     out: Counter[str] = Counter()
     for r in rows:
@@ -118,8 +120,11 @@ def test_bom_cables_match_cabling_and_plan(name: str) -> None:
     topo, _ = example(name)
     bom, cables = bom_table(name), cable_table(name)
     cable_lines = [r for r in bom if r["category"] == "cable"]
-    assert sum(int(r["quantity"]) for r in cable_lines) == sum(1 for r in cables if r["media"]) == sum(
-        1 for link in topo.links if link.media)
+    assert (
+        sum(int(r["quantity"]) for r in cable_lines)
+        == sum(1 for r in cables if r["media"])
+        == sum(1 for link in topo.links if link.media)
+    )
     # by media label and ordered length, exactly as `clusterforge plan` counts them
     catalog = load_valid(Path("blueprints") / f"{name}.yaml").catalog
     got: Counter[tuple[str, str]] = Counter()
@@ -128,8 +133,9 @@ def test_bom_cables_match_cabling_and_plan(name: str) -> None:
         assert isinstance(media, CableMedia)
         length = r["description"].rsplit(", ", 1)[1].removesuffix(" m")
         got[(media.label, length)] += int(r["quantity"])
-    expected = Counter({(label, length): n for label, by_length in plan_cables(topo).items()
-                        for length, n in by_length.items()})
+    expected = Counter(
+        {(label, length): n for label, by_length in plan_cables(topo).items() for length, n in by_length.items()}
+    )
     assert got == expected
 
 
@@ -171,6 +177,7 @@ def test_synthetic_three_tier_cluster_reconciles() -> None:
 
 
 # --- lengths, by hand -------------------------------------------------------------------------------
+
 
 def _row(name: str, a: str, a_port: str) -> dict[str, str]:
     return next(r for r in cable_table(name) if (r["a_device"], r["a_port"]) == (a, a_port))
@@ -217,6 +224,7 @@ def test_across_rows_length() -> None:
 
 
 # --- hostile text -----------------------------------------------------------------------------------
+
 
 def test_escape_helpers() -> None:
     for dangerous in (INJECTION, "+1+1", "-2+3", "@SUM(A1)", " =1", "\t=1"):
@@ -282,13 +290,24 @@ def test_csv_text_reads_back_as_the_csv_module_reads_it() -> None:
     from clusterforge.render.escape import csv_cell, csv_text
 
     rng = random.Random(7)
-    alphabet = ['a', 'Z', '0', ',', '"', "'", '\n', '\r', ' ', '=', '+', '-', '@', '<', 'é', '\t']
-    rows = [[rng.choice([rng.randint(0, 10**6), round(rng.random() * 100, 2),
-                         "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))])
-             for _ in range(6)] for _ in range(2000)]
+    alphabet = ["a", "Z", "0", ",", '"', "'", "\n", "\r", " ", "=", "+", "-", "@", "<", "é", "\t"]
+    rows = [
+        [
+            rng.choice(
+                [
+                    rng.randint(0, 10**6),
+                    round(rng.random() * 100, 2),
+                    "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))),
+                ]
+            )
+            for _ in range(6)
+        ]
+        for _ in range(2000)
+    ]
     text = csv_text(["a", "b", "c", "d", "e", "f"], rows)
     read = list(csv.reader(io.StringIO(text, newline="")))
     assert read[0] == ["a", "b", "c", "d", "e", "f"] and len(read) == len(rows) + 1
     for written, back in zip(rows, read[1:], strict=True):
-        assert back == [format(v, "g") if isinstance(v, float) else str(v) if isinstance(v, int) else csv_cell(v)
-                        for v in written]
+        assert back == [
+            format(v, "g") if isinstance(v, float) else str(v) if isinstance(v, int) else csv_cell(v) for v in written
+        ]

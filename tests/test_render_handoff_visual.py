@@ -59,16 +59,18 @@ def elevation_files(name: str) -> dict[str, str]:
 def test_every_rack_svg_draws_each_device_at_its_u(name: str) -> None:
     _, topo, _ = expanded(name)
     files = elevation_files(name)
-    assert sorted(files) == sorted([f"handoff/elevations/{r}.svg" for r in topo.racks]
-                                   + ["handoff/elevations/index.html"])
+    assert sorted(files) == sorted(
+        [f"handoff/elevations/{r}.svg" for r in topo.racks] + ["handoff/elevations/index.html"]
+    )
     for rack in topo.racks.values():
         root = ET.fromstring(files[f"handoff/elevations/{rack.name}.svg"])
         assert root.tag == f"{SVG}svg"
         rack_u = rack.rack_type.u_height
         faces = {g.get("data-face"): g.find(f"{SVG}rect") for g in root.iter(f"{SVG}g") if g.get("class") == "face"}
         assert set(faces) == {"front", "rear"}
-        frame_bottom = {face: float(r.get("y", 0)) + float(r.get("height", 0)) for face, r in faces.items()
-                        if r is not None}
+        frame_bottom = {
+            face: float(r.get("y", 0)) + float(r.get("height", 0)) for face, r in faces.items() if r is not None
+        }
         assert set(frame_bottom.values()) == {TOP + rack_u * U_PX}
         drawn: dict[tuple[str, str], ET.Element] = {}
         for g in root.iter(f"{SVG}g"):
@@ -104,8 +106,9 @@ def test_every_rack_svg_draws_each_device_at_its_u(name: str) -> None:
                 assert float(box.get("y", -1)) == TOP + (rack_u - (low + height - 1)) * U_PX
         assert drawn_u == reserved_u
         # U numbers 1..N, 1 lowest; the footer states power, heat and weight against the rack's limits
-        numbers = {int(t.text or 0): float(t.get("y", 0)) for t in root.iter(f"{SVG}text")
-                   if t.get("text-anchor") == "end"}
+        numbers = {
+            int(t.text or 0): float(t.get("y", 0)) for t in root.iter(f"{SVG}text") if t.get("text-anchor") == "end"
+        }
         assert sorted(numbers) == list(range(1, rack_u + 1)) and numbers[1] > numbers[rack_u]
         footer = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
         assert "Power:" in footer and "Heat to" in footer and "Weight:" in footer
@@ -174,8 +177,9 @@ def assert_inert(page: Page) -> None:
 
 def test_index_page_shows_every_row_and_the_findings_on_their_rack() -> None:
     valid, topo, findings = expanded("h200-training-pod.yaml")
-    about_rack = Finding("CF-TEST-001", Severity.WARNING, "rack A02 is <close> to its limit", subject="A02",
-                         suppressed_by=None)
+    about_rack = Finding(
+        "CF-TEST-001", Severity.WARNING, "rack A02 is <close> to its limit", subject="A02", suppressed_by=None
+    )
     about_switch = Finding("CF-TEST-002", Severity.INFO, "a note on a switch", subject="oob-sw014")
     files = render_elevation(RenderContext(valid, topo, [*findings, about_rack, about_switch]))
     html = files["handoff/elevations/index.html"]
@@ -203,8 +207,11 @@ def evil_blueprint(tmp_path: Path) -> Path:
     data: dict[str, Any] = yaml.safe_load((REPO / "blueprints" / "h200-training-pod.yaml").read_text())
     racks = yaml.safe_load((REPO / "clusterforge" / "catalog" / "data" / "racks.yaml").read_text())["racks"]
     rack = racks["generic/air-42u-40kw"]
-    rack.update(name=PAYLOAD, vendor="ACME & <b>Sons</b> | *bold* [link](http://x)",
-                reserved=[{"u": 42, "purpose": IMG_PAYLOAD}])
+    rack.update(
+        name=PAYLOAD,
+        vendor="ACME & <b>Sons</b> | *bold* [link](http://x)",
+        reserved=[{"u": 42, "purpose": IMG_PAYLOAD}],
+    )
     rack["sources"]["max_load_kg"] = f"estimate: {PAYLOAD}"
     (tmp_path / "racks.yaml").write_text(yaml.safe_dump({"racks": {"site/evil-rack": rack}}))
     data["catalogs"] = ["racks.yaml"]
@@ -233,7 +240,7 @@ def test_report_markdown_has_the_figures_findings_and_estimates() -> None:
     for i, line in enumerate(lines):
         if line.startswith("| ---"):
             width = lines[i - 1].count(" | ")
-            for row in lines[i + 1:]:
+            for row in lines[i + 1 :]:
                 if not row.startswith("|"):
                     break
                 assert row.replace("\\|", "").count(" | ") == width, row
@@ -283,11 +290,31 @@ def open_in_chromium(page: Path, work: Path, width: int = 1200, height: int = 15
     """Load `page` over file:// with no network, and return the DOM after load, console lines and a screenshot."""
     shot = work / f"{page.stem}.png"
     result = subprocess.run(
-        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={work / 'profile'}",
-         "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync",
-         "--disable-extensions", "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
-         f"--window-size={width},{height}", f"--screenshot={shot}", "--dump-dom", page.resolve().as_uri()],
-        capture_output=True, text=True, timeout=60, check=False, cwd=work)
+        [
+            chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            f"--user-data-dir={work / 'profile'}",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            "--disable-sync",
+            "--disable-extensions",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+            f"--window-size={width},{height}",
+            f"--screenshot={shot}",
+            "--dump-dom",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=work,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
     assert shot.exists(), result.stderr[-2000:]
@@ -299,8 +326,8 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     pos, idat, header = 8, b"", b""
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunk = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        chunk = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             header = chunk
         elif kind == b"IDAT":
@@ -315,7 +342,7 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     previous = bytearray(stride)
     for y in range(height):
         kind = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         if kind == 1:
             for i in range(bpp, stride):
                 line[i] = (line[i] + line[i - bpp]) & 0xFF
@@ -360,8 +387,9 @@ def assert_not_blank(png: bytes) -> dict[tuple[int, int, int], int]:
 def test_the_browser_harness_catches_a_broken_page(tmp_path: Path) -> None:
     """The checks below can fail: a blank page and a page with a script error are caught."""
     (tmp_path / "blank.html").write_text("<!DOCTYPE html><html><body></body></html>")
-    (tmp_path / "broken.html").write_text("<!DOCTYPE html><html><body><p>x</p>"
-                                          "<script>undefined_function()</script></body></html>")
+    (tmp_path / "broken.html").write_text(
+        "<!DOCTYPE html><html><body><p>x</p><script>undefined_function()</script></body></html>"
+    )
     blank = open_in_chromium(tmp_path / "blank.html", tmp_path, 400, 300)
     with pytest.raises(AssertionError):
         assert_not_blank(blank.png)
@@ -422,8 +450,10 @@ def test_hostile_text_runs_nothing_in_chromium(tmp_path: Path) -> None:
     assert_not_blank(run.png)
 
 
-def test_handoff_pages_do_not_depend_on_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                ) -> None:
+def test_handoff_pages_do_not_depend_on_the_working_directory(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     blueprint = REPO / "blueprints" / "h200-training-pod.yaml"
     here = {k: v for k, v in render_files(load_valid(blueprint)).items() if k.startswith(MINE)}
     monkeypatch.chdir(tmp_path)

@@ -54,7 +54,8 @@ def gpu_groups(valid: ValidBlueprint) -> list[tuple[str, Server, ComputeFabric]]
             continue
         for fabric in bp.fabrics.values():
             if isinstance(fabric, ComputeFabric) and (
-                    group.name in fabric.node_groups if fabric.node_groups is not None else True):
+                group.name in fabric.node_groups if fabric.node_groups is not None else True
+            ):
                 out.append((group.name, server, fabric))
                 break
     return out
@@ -100,8 +101,11 @@ def test_roce_traffic_class_follows_the_lossless_class_and_gid_index_is_not_forc
     assert settings["NCCL_IB_TC"] == "106"
     assert "NCCL_IB_GID_INDEX" not in settings
     group_vars = yaml.safe_load(files["ansible/group_vars/all.yml"])
-    assert group_vars["cf_networks"]["compute"]["roce_qos"] == {"dscp": 26, "pfc_priority": 3,
-                                                                "nccl_traffic_class": 106}
+    assert group_vars["cf_networks"]["compute"]["roce_qos"] == {
+        "dscp": 26,
+        "pfc_priority": 3,
+        "nccl_traffic_class": 106,
+    }
 
 
 def _roce_data(roce: dict[str, object]) -> dict[str, object]:
@@ -117,10 +121,13 @@ def test_roce_without_qos_sets_no_traffic_class() -> None:
     assert settings["NCCL_IB_GID_INDEX"] == "5"
 
 
-@pytest.mark.parametrize(("roce", "message"), [
-    ({"traffic_class": 106}, "roce.traffic_class needs roce.qos"),
-    ({"traffic_class": 106, "qos": {"dscp": 24}}, "carries DSCP 26, but roce.qos.dscp is 24; use 98"),
-])
+@pytest.mark.parametrize(
+    ("roce", "message"),
+    [
+        ({"traffic_class": 106}, "roce.traffic_class needs roce.qos"),
+        ({"traffic_class": 106, "qos": {"dscp": 24}}, "carries DSCP 26, but roce.qos.dscp is 24; use 98"),
+    ],
+)
 def test_traffic_class_without_matching_qos_is_refused(roce: dict[str, object], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         RoCE.model_validate(roce)
@@ -153,8 +160,10 @@ def _nics(root: ET.Element) -> list[ET.Element]:
 @pytest.mark.parametrize("path", BLUEPRINTS, ids=lambda p: p.stem)
 def test_topology_xml_parses_with_the_models_gpus_and_nics(path: Path) -> None:
     valid, files = _rendered(path)
-    models = {valid.blueprint.node_groups[[g.name for g in valid.blueprint.node_groups].index(group)].model
-              for group, _, _ in gpu_groups(valid)}
+    models = {
+        valid.blueprint.node_groups[[g.name for g in valid.blueprint.node_groups].index(group)].model
+        for group, _, _ in gpu_groups(valid)
+    }
     for model in models:
         server = valid.catalog.require(model, Server)
         name = paths.nccl_topology(model)
@@ -171,11 +180,13 @@ def test_topology_xml_parses_with_the_models_gpus_and_nics(path: Path) -> None:
         nic_class = "0x020000" if compute[0].technology == "ethernet" else "0x020700"
         assert [p.get("class") for p in nics] == [nic_class] * len(nics)
         assert len([p for p in root.iter("pci") if p.get("class") == "0x020700"]) == (
-            len(nics) if nic_class == "0x020700" else 0)
+            len(nics) if nic_class == "0x020700" else 0
+        )
         devices, _ = hca_devices(server)
         assert sorted(net.get("name", "") for n in nics for net in n.iterfind("nic/net")) == sorted(devices)
         assert [c.get("numaid") for c in root.findall("cpu")] == [
-            str(s) for s in sorted({sw.socket for sw in server.pcie.switches})]
+            str(s) for s in sorted({sw.socket for sw in server.pcie.switches})
+        ]
         assert "PLACEHOLDERS" in files[name]  # no example model has every real PCI address yet
         assert "NCCL_TOPO_FILE" not in parse_conf(files[paths.nccl_conf(gpu_groups(valid)[0][0])])
 
@@ -184,8 +195,7 @@ def test_dgx_h100_uses_the_documented_devices_and_nic_addresses() -> None:
     valid = valid_from(dgx_data(8))
     files = render_files(valid)
     settings = parse_conf(files["nccl/gpu.conf"])
-    assert settings["NCCL_IB_HCA"] == ("=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,mlx5_10:1,"
-                                       "mlx5_11:1")
+    assert settings["NCCL_IB_HCA"] == ("=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,mlx5_10:1,mlx5_11:1")
     assert "NCCL_SOCKET_IFNAME" not in settings  # the generated blueprint has no in-band network
     root = ET.fromstring(files[paths.nccl_topology("nvidia/dgx-h100")])
     pairs = [(n.get("busid"), n.find("nic/net").get("name")) for n in _nics(root)]  # type: ignore[union-attr]

@@ -54,12 +54,15 @@ def test_no_two_rails_of_a_host_share_a_subnet(example: Example) -> None:
     """The defect of the old addressing: ens1-ens4 of an L40S node in one /24 (ARP flux, RDMA-CM on the
     wrong NIC). Read back from the rendered netplan files, not from the model that wrote them."""
     topo, files = example.topo, example.files
-    compute_nodes = {link.a for name, f in topo.fabrics.items() if f.kind == "compute"
-                     for link in topo.fabric_links(name, "node-leaf")}
+    compute_nodes = {
+        link.a
+        for name, f in topo.fabrics.items()
+        if f.kind == "compute"
+        for link in topo.fabric_links(name, "node-leaf")
+    }
     assert compute_nodes and all(paths.netplan_rails(n) in files for n in compute_nodes)
     for node in sorted(compute_nodes):
-        interfaces = [ip_interface(str(a)) for port in _rails_of(files, node).values()
-                      for a in port["addresses"]]  # type: ignore[attr-defined]
+        interfaces = [ip_interface(str(a)) for port in _rails_of(files, node).values() for a in port["addresses"]]  # type: ignore[attr-defined]
         assert len(interfaces) >= 1
         for one, other in combinations(interfaces, 2):
             assert not one.network.overlaps(other.network), (node, one, other)
@@ -85,10 +88,10 @@ def test_l40s_rails_by_hand() -> None:
     """10.40.0.0/24 over 4 rails: /26 each (.0, .64, .128, .192); .1 of each is kept, the first host is .2."""
     topo = _topo(Path("blueprints/l40s-inference.yaml"))
     keys = [f"inf001:{port}" for port in ("ens1", "ens2", "ens3", "ens4")]
-    got = {key[7:]: f"{topo.addresses['compute'][key]}/{topo.segments['compute'][key].subnet.prefixlen}"
-           for key in keys}
-    assert got == {"ens1": "10.40.0.2/26", "ens2": "10.40.0.66/26", "ens3": "10.40.0.130/26",
-                   "ens4": "10.40.0.194/26"}
+    got = {
+        key[7:]: f"{topo.addresses['compute'][key]}/{topo.segments['compute'][key].subnet.prefixlen}" for key in keys
+    }
+    assert got == {"ens1": "10.40.0.2/26", "ens2": "10.40.0.66/26", "ens3": "10.40.0.130/26", "ens4": "10.40.0.194/26"}
     assert str(topo.addresses["compute"]["inf002:ens1"]) == "10.40.0.3"
 
 
@@ -103,13 +106,19 @@ def test_h200_ipoib_rails_by_hand() -> None:
 def test_routed_ethernet_rail_over_two_leaves() -> None:
     """64 DGX on RoCE, 2 scalable units: rail k has two leaves, each its own routed segment. 10.0.0.0/8 in 8
     rail blocks of /11, each in 2 leaf segments of /12; the host routes its rail block via its leaf."""
-    valid = dgx_blueprint(64, technology="ethernet", leaf="nvidia/sn5600", spine="nvidia/sn5600", core=None,
-                          tiers=2, scalable_unit=32)
+    valid = dgx_blueprint(
+        64, technology="ethernet", leaf="nvidia/sn5600", spine="nvidia/sn5600", core=None, tiers=2, scalable_unit=32
+    )
     topo, findings = expand(valid)
-    first, last = topo.segments["compute"]["gpu001:" + _port(topo, "gpu001", 3)], \
-        topo.segments["compute"]["gpu064:" + _port(topo, "gpu064", 3)]
-    assert (str(first.rail_block), str(first.subnet), str(first.gateway)) == ("10.64.0.0/11", "10.64.0.0/12",
-                                                                              "10.64.0.1")
+    first, last = (
+        topo.segments["compute"]["gpu001:" + _port(topo, "gpu001", 3)],
+        topo.segments["compute"]["gpu064:" + _port(topo, "gpu064", 3)],
+    )
+    assert (str(first.rail_block), str(first.subnet), str(first.gateway)) == (
+        "10.64.0.0/11",
+        "10.64.0.0/12",
+        "10.64.0.1",
+    )
     assert (str(last.subnet), str(last.gateway)) == ("10.80.0.0/12", "10.80.0.1")
     files = render_network(RenderContext(valid, topo, findings))
     port = _rails_of(files, "gpu064")[_port(topo, "gpu064", 3)]
@@ -121,13 +130,13 @@ def _port(topo: Topology, node: str, rail: int) -> str:
     return next(link.a_port for link in topo.links_of(node) if link.tier == "node-leaf" and link.rail == rail)
 
 
-def test_netplan_generate_accepts_every_example(example: Example,
-                                                 tmp_path: Path) -> None:
+def test_netplan_generate_accepts_every_example(example: Example, tmp_path: Path) -> None:
     """The real netplan (Debian netplan.io) turns each sampled node's file into systemd-networkd units
     with one Address= per rail port."""
     topo, files = example.topo, example.files
-    nodes = sorted({path.rsplit("/", 1)[1].removesuffix(".yaml") for path in files
-                    if path.startswith("network/netplan/")})
+    nodes = sorted(
+        {path.rsplit("/", 1)[1].removesuffix(".yaml") for path in files if path.startswith("network/netplan/")}
+    )
     sample = sorted({nodes[0], nodes[-1], *(n for n in nodes if topo.devices[n].role != "compute")})
     for node in sample:
         root = tmp_path / node
@@ -135,8 +144,9 @@ def test_netplan_generate_accepts_every_example(example: Example,
         target.parent.mkdir(parents=True)
         target.write_text(files[paths.netplan_rails(node)], encoding="utf-8")
         target.chmod(0o600)
-        run = subprocess.run([NETPLAN, "generate", "--root-dir", str(root)], capture_output=True, text=True,
-                             check=False)
+        run = subprocess.run(
+            [NETPLAN, "generate", "--root-dir", str(root)], capture_output=True, text=True, check=False
+        )
         assert run.returncode == 0 and "Error" not in run.stderr, run.stderr
         units = {p.name: p.read_text(encoding="utf-8") for p in (root / "run/systemd/network").glob("*.network")}
         for port, spec in _rails_of(files, node).items():
@@ -152,6 +162,7 @@ def test_bad_rail_file_is_refused_by_netplan(tmp_path: Path) -> None:
     target.parent.mkdir(parents=True)
     target.write_text("network:\n  version: 2\n  ethernets:\n    ens1: {addresses: [10.0.0.300/24]}\n")
     target.chmod(0o600)
-    run = subprocess.run([NETPLAN, "generate", "--root-dir", str(tmp_path)], capture_output=True, text=True,
-                         check=False)
+    run = subprocess.run(
+        [NETPLAN, "generate", "--root-dir", str(tmp_path)], capture_output=True, text=True, check=False
+    )
     assert run.returncode != 0

@@ -52,8 +52,9 @@ def test_slurmctld_accepts_the_rendered_files(name: str, tmp_path: Path) -> None
     assert complaints == []
     # partitions: names, the default, and the nodes of their groups
     counts = {g.name: g.count for g in bp.node_groups}
-    expected = {(p.name + ("*" if p.default else "")): sum(counts[g] for g in p.node_groups)
-                for p in bp.slurm.partitions}
+    expected = {
+        (p.name + ("*" if p.default else "")): sum(counts[g] for g in p.node_groups) for p in bp.slurm.partitions
+    }
     got = {line.split()[0]: int(line.split()[1]) for line in sinfo.splitlines()}
     assert got == expected
     # every node with the catalog's CPUs, memory and GPUs
@@ -73,8 +74,12 @@ def test_slurmctld_accepts_the_rendered_files(name: str, tmp_path: Path) -> None
     leaves = [s for s in topology if "Nodes" in s and s.get("Level") == "0"]
     listed = [n for s in leaves for n in hostlist.expand_hostlist(s["Nodes"])]
     assert sorted(listed) == sorted(r["NodeName"] for r in nodes)
-    tops = [s for s in topology if s["SwitchName"] not in
-            {c for t in topology if t.get("Switches") for c in hostlist.expand_hostlist(t["Switches"])}]
+    tops = [
+        s
+        for s in topology
+        if s["SwitchName"]
+        not in {c for t in topology if t.get("Switches") for c in hostlist.expand_hostlist(t["Switches"])}
+    ]
     assert len(tops) == 1
 
 
@@ -146,8 +151,11 @@ def test_gb200_gpus_bind_to_their_grace_socket(tmp_path: Path) -> None:
     out = rendered(valid, tmp_path / "out")
     lines = [line for line in (out / "slurm/gres.conf").read_text().splitlines() if line.startswith("NodeName=")]
     assert [line.rsplit(" ", 2)[1:] for line in lines] == [
-        ["File=/dev/nvidia0", "Cores=0-71"], ["File=/dev/nvidia1", "Cores=0-71"],
-        ["File=/dev/nvidia2", "Cores=72-143"], ["File=/dev/nvidia3", "Cores=72-143"]]
+        ["File=/dev/nvidia0", "Cores=0-71"],
+        ["File=/dev/nvidia1", "Cores=0-71"],
+        ["File=/dev/nvidia2", "Cores=72-143"],
+        ["File=/dev/nvidia3", "Cores=72-143"],
+    ]
     with Slurmctld(out, tmp_path / "slurm") as ctld:
         node = parse_records(ctld.run("scontrol", "-o", "show", "node", "gb001"))[0]
         complaints = ctld.complaints()

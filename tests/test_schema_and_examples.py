@@ -41,8 +41,12 @@ def test_schema_rejects_unknown_keys() -> None:
 def test_every_schema_field_is_described() -> None:
     schema = blueprint_schema()
     models = {"Blueprint": schema, **schema["$defs"]}
-    missing = [f"{name}.{field}" for name, model in models.items()
-               for field, prop in model.get("properties", {}).items() if not prop.get("description")]
+    missing = [
+        f"{name}.{field}"
+        for name, model in models.items()
+        for field, prop in model.get("properties", {}).items()
+        if not prop.get("description")
+    ]
     assert missing == []
 
 

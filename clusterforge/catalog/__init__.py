@@ -4,6 +4,17 @@ from .loader import BUILTIN_FILES, Catalog, load_catalog
 from .models import GPU, NIC, CableMedia, Equipment, ModelShapeEntry, PortGroup, RackType, Server, Sourced, Switch
 
 __all__ = [
-    "BUILTIN_FILES", "GPU", "NIC", "CableMedia", "Catalog", "Equipment", "ModelShapeEntry", "PortGroup", "RackType",
-    "Server", "Sourced", "Switch", "load_catalog",
+    "BUILTIN_FILES",
+    "GPU",
+    "NIC",
+    "CableMedia",
+    "Catalog",
+    "Equipment",
+    "ModelShapeEntry",
+    "PortGroup",
+    "RackType",
+    "Server",
+    "Sourced",
+    "Switch",
+    "load_catalog",
 ]

@@ -22,8 +22,16 @@ from .netbox import netbox_entry
 
 DATA_DIR = Path(__file__).parent / "data"
 # Order is irrelevant for lookups; it is fixed so that error output is stable.
-BUILTIN_FILES = ("gpus.yaml", "nics.yaml", "servers.yaml", "switches.yaml", "equipment.yaml", "racks.yaml",
-                 "cables.yaml", "models.yaml")
+BUILTIN_FILES = (
+    "gpus.yaml",
+    "nics.yaml",
+    "servers.yaml",
+    "switches.yaml",
+    "equipment.yaml",
+    "racks.yaml",
+    "cables.yaml",
+    "models.yaml",
+)
 
 E = TypeVar("E", bound=Sourced)
 
@@ -55,8 +63,9 @@ class Catalog:
         self.origins[key] = origin
 
 
-def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None = None,
-                 policy: InputPolicy | None = None) -> Catalog:
+def load_catalog(
+    user_files: Iterable[CatalogFile] = (), base_dir: Path | None = None, policy: InputPolicy | None = None
+) -> Catalog:
     """Built-in catalog, then each user file in order (later entries replace earlier ones)."""
     builtin, builtin_findings = _builtin()
     catalog = Catalog(dict(builtin.entries), dict(builtin.origins))
@@ -64,12 +73,18 @@ def load_catalog(user_files: Iterable[CatalogFile] = (), base_dir: Path | None =
     for i, spec in enumerate(user_files):
         path = (base_dir or Path.cwd()) / spec.path
         display = display_name(path)
-        loaded = (_load_netbox(catalog, path, display, spec, policy) if spec.format == "netbox"
-                  else _load_native(catalog, path, display, policy))
+        loaded = (
+            _load_netbox(catalog, path, display, spec, policy)
+            if spec.format == "netbox"
+            else _load_native(catalog, path, display, policy)
+        )
         # an unreadable file has no line of its own: the blueprint's entry naming it is the place to fix
-        findings += [replace(f, path=("catalogs", i), location=None, message=f"{f.message} (catalogs[{i}])")
-                     if f.code == codes.CATALOG_UNREADABLE else f
-                     for f in loaded]
+        findings += [
+            replace(f, path=("catalogs", i), location=None, message=f"{f.message} (catalogs[{i}])")
+            if f.code == codes.CATALOG_UNREADABLE
+            else f
+            for f in loaded
+        ]
     if not findings:
         findings += _cross_references(catalog)
     if findings:
@@ -91,11 +106,22 @@ def _read(path: Path, display: str, policy: InputPolicy | None) -> tuple[Any, So
     try:
         text = policy.read_text(path) if policy else path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError, InputRefused) as exc:
-        reason = (exc.strerror if isinstance(exc, OSError) else "not UTF-8 text" if isinstance(exc, UnicodeDecodeError)
-                  else str(exc))
-        raise YamlError(Finding(codes.CATALOG_UNREADABLE, Severity.ERROR,
-                                f"cannot read catalog file {display}: {reason}", (),
-                                SourceLocation(display, 1, 1))) from None
+        reason = (
+            exc.strerror
+            if isinstance(exc, OSError)
+            else "not UTF-8 text"
+            if isinstance(exc, UnicodeDecodeError)
+            else str(exc)
+        )
+        raise YamlError(
+            Finding(
+                codes.CATALOG_UNREADABLE,
+                Severity.ERROR,
+                f"cannot read catalog file {display}: {reason}",
+                (),
+                SourceLocation(display, 1, 1),
+            )
+        ) from None
     return read_yaml(text, display)
 
 
@@ -105,33 +131,61 @@ def _load_native(catalog: Catalog, path: Path, display: str, policy: InputPolicy
     except YamlError as exc:
         return [exc.finding]
     if not isinstance(data, dict):
-        return [Finding(codes.CATALOG_SECTION, Severity.ERROR, "a catalog file must be a mapping of sections "
-                        f"({', '.join(ENTRY_TYPES)})", (), SourceLocation(display, 1, 1))]
+        return [
+            Finding(
+                codes.CATALOG_SECTION,
+                Severity.ERROR,
+                f"a catalog file must be a mapping of sections ({', '.join(ENTRY_TYPES)})",
+                (),
+                SourceLocation(display, 1, 1),
+            )
+        ]
     findings: list[Finding] = []
     for section, entries in data.items():
         model = ENTRY_TYPES.get(section)
         if model is None:
             guess = did_you_mean(section, list(ENTRY_TYPES))
-            findings.append(Finding(codes.CATALOG_SECTION, Severity.ERROR, f"unknown catalog section '{section}'"
-                                    + (f" (did you mean '{guess}'?)" if guess else ""), (section,),
-                                    sources.locate((section,), key=True),
-                                    f"sections are: {', '.join(ENTRY_TYPES)}"))
+            findings.append(
+                Finding(
+                    codes.CATALOG_SECTION,
+                    Severity.ERROR,
+                    f"unknown catalog section '{section}'" + (f" (did you mean '{guess}'?)" if guess else ""),
+                    (section,),
+                    sources.locate((section,), key=True),
+                    f"sections are: {', '.join(ENTRY_TYPES)}",
+                )
+            )
             continue
         if not isinstance(entries, dict):
-            findings.append(Finding(codes.CATALOG_SECTION, Severity.ERROR, f"section '{section}' must map catalog "
-                                    "keys to entries", (section,), sources.locate((section,))))
+            findings.append(
+                Finding(
+                    codes.CATALOG_SECTION,
+                    Severity.ERROR,
+                    f"section '{section}' must map catalog keys to entries",
+                    (section,),
+                    sources.locate((section,)),
+                )
+            )
             continue
         for key, raw in entries.items():
             findings += _add_entry(catalog, model, key, raw, sources, (section, key))
     return findings
 
 
-def _add_entry(catalog: Catalog, model: type[Sourced], key: str, raw: Any, sources: SourceMap,
-               path: tuple[str, ...]) -> list[Finding]:
+def _add_entry(
+    catalog: Catalog, model: type[Sourced], key: str, raw: Any, sources: SourceMap, path: tuple[str, ...]
+) -> list[Finding]:
     origin = sources.locate(path, key=True) or SourceLocation("?", 1, 1)
     if not _CATALOG_KEY.fullmatch(key):
-        return [Finding(codes.CATALOG_KEY, Severity.ERROR, f"catalog key '{key}' must be 'vendor/model' in "
-                        "lowercase", path, origin)]
+        return [
+            Finding(
+                codes.CATALOG_KEY,
+                Severity.ERROR,
+                f"catalog key '{key}' must be 'vendor/model' in lowercase",
+                path,
+                origin,
+            )
+        ]
     try:
         entry = model.model_validate(raw)
     except ValidationError as exc:
@@ -140,8 +194,9 @@ def _add_entry(catalog: Catalog, model: type[Sourced], key: str, raw: Any, sourc
     return []
 
 
-def _load_netbox(catalog: Catalog, path: Path, display: str, spec: CatalogFile,
-                 policy: InputPolicy | None) -> list[Finding]:
+def _load_netbox(
+    catalog: Catalog, path: Path, display: str, spec: CatalogFile, policy: InputPolicy | None
+) -> list[Finding]:
     try:
         data, _ = _read(path, display, policy)
     except YamlError as exc:
@@ -149,8 +204,15 @@ def _load_netbox(catalog: Catalog, path: Path, display: str, spec: CatalogFile,
     try:
         key, raw = netbox_entry(data, spec, catalog)
     except ValueError as exc:
-        return [Finding(codes.CATALOG_NETBOX, Severity.ERROR, f"cannot use NetBox device type: {exc}", (),
-                        SourceLocation(display, 1, 1))]
+        return [
+            Finding(
+                codes.CATALOG_NETBOX,
+                Severity.ERROR,
+                f"cannot use NetBox device type: {exc}",
+                (),
+                SourceLocation(display, 1, 1),
+            )
+        ]
     model = ENTRY_TYPES[{"server": "servers", "switch": "switches", "equipment": "equipment"}[spec.kind]]
     return _add_entry(catalog, model, key, raw, SourceMap({(): SourceLocation(display, 1, 1)}, {}), ())
 
@@ -162,9 +224,15 @@ def _cross_references(catalog: Catalog) -> list[Finding]:
         if not isinstance(catalog.entries.get(key), kind):
             kinds = kind if isinstance(kind, tuple) else (kind,)
             guess = did_you_mean(key, [k for c in kinds for k in catalog.keys_of(c)])
-            findings.append(Finding(codes.CATALOG_REFERENCE, Severity.ERROR, f"{owner}: unknown {what} '{key}'"
-                                    + (f" (did you mean '{guess}'?)" if guess else ""), (),
-                                    catalog.origins[owner]))
+            findings.append(
+                Finding(
+                    codes.CATALOG_REFERENCE,
+                    Severity.ERROR,
+                    f"{owner}: unknown {what} '{key}'" + (f" (did you mean '{guess}'?)" if guess else ""),
+                    (),
+                    catalog.origins[owner],
+                )
+            )
 
     for key, entry in sorted(catalog.entries.items()):
         if isinstance(entry, Server):

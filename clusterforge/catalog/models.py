@@ -214,8 +214,10 @@ class PCIeSwitch(Strict):
 
     @model_validator(mode="after")
     def _check_bus_id_count(self) -> PCIeSwitch:
-        for field, ids, items in (("nic_bus_ids", self.nic_bus_ids, self.nics),
-                                  ("gpu_bus_ids", self.gpu_bus_ids, self.gpus)):
+        for field, ids, items in (
+            ("nic_bus_ids", self.nic_bus_ids, self.nics),
+            ("gpu_bus_ids", self.gpu_bus_ids, self.gpus),
+        ):
             if ids is not None and len(ids) != len(items):
                 raise ValueError(f"{field} lists {len(ids)} addresses for {len(items)} devices")
         return self
@@ -353,6 +355,12 @@ class ModelShapeEntry(Sourced, ModelShapeFields):
 
 
 ENTRY_TYPES: dict[str, type[Sourced]] = {
-    "gpus": GPU, "nics": NIC, "servers": Server, "switches": Switch, "equipment": Equipment,
-    "racks": RackType, "cables": CableMedia, "models": ModelShapeEntry,
+    "gpus": GPU,
+    "nics": NIC,
+    "servers": Server,
+    "switches": Switch,
+    "equipment": Equipment,
+    "racks": RackType,
+    "cables": CableMedia,
+    "models": ModelShapeEntry,
 }

@@ -16,9 +16,18 @@ if TYPE_CHECKING:
     from .loader import Catalog
 
 _IB_SPEEDS = {"edr": 100, "hdr": 200, "ndr": 400, "xdr": 800}
-_CAGES = {"osfp": "osfp", "qsfpdd": "qsfp-dd", "qsfp112": "qsfp112", "qsfp56": "qsfp56",
-          "qsfp28": "qsfp28", "qsfpp": "qsfp+", "sfp56": "sfp56", "sfp28": "sfp28", "sfpp": "sfp+",
-          "sfp": "sfp"}
+_CAGES = {
+    "osfp": "osfp",
+    "qsfpdd": "qsfp-dd",
+    "qsfp112": "qsfp112",
+    "qsfp56": "qsfp56",
+    "qsfp28": "qsfp28",
+    "qsfpp": "qsfp+",
+    "sfp56": "sfp56",
+    "sfp28": "sfp28",
+    "sfpp": "sfp+",
+    "sfp": "sfp",
+}
 
 
 def _slug(text: str) -> str:
@@ -49,12 +58,16 @@ def _port_groups(interfaces: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups = []
     for (kind, mgmt), count in sorted(counts.items()):
         speed, cage = _speed_and_cage(kind)
-        groups.append({
-            "name": "mgmt" if mgmt else ("ib" if kind.startswith("infiniband") else "eth"),
-            "count": count, "speed_gbps": speed, "cage": cage,
-            "role": "oob" if mgmt else "any",
-            "technology": "infiniband" if kind.startswith("infiniband") else "ethernet",
-        })
+        groups.append(
+            {
+                "name": "mgmt" if mgmt else ("ib" if kind.startswith("infiniband") else "eth"),
+                "count": count,
+                "speed_gbps": speed,
+                "cage": cage,
+                "role": "oob" if mgmt else "any",
+                "technology": "infiniband" if kind.startswith("infiniband") else "ethernet",
+            }
+        )
     return groups
 
 
@@ -81,8 +94,11 @@ def netbox_entry(data: Any, spec: CatalogFile, catalog: Catalog) -> tuple[str, d
     key = spec.key or f"{_slug(manufacturer)}/{_slug(data.get('slug') or model)}"
     source = f"NetBox device-type library: {manufacturer} {model}"
     entry: dict[str, Any] = {
-        "vendor": manufacturer, "name": model, "u_height": int(data["u_height"]),
-        "weight_kg": _weight_kg(data), "max_power_w": float(max(draws)),
+        "vendor": manufacturer,
+        "name": model,
+        "u_height": int(data["u_height"]),
+        "weight_kg": _weight_kg(data),
+        "max_power_w": float(max(draws)),
         "ports": _port_groups(data.get("interfaces", [])),
         "sources": {"u_height": source, "weight_kg": source, "max_power_w": source, "ports": source},
     }
@@ -97,6 +113,5 @@ def netbox_entry(data: Any, spec: CatalogFile, catalog: Catalog) -> tuple[str, d
         base = catalog.get(spec.base, Server) if spec.base else None
         if base is None:
             raise ValueError("a NetBox server needs 'base:' naming a catalog server for CPU, memory and GPUs")
-        entry.update(base.model_dump(include={"cpu", "memory_gb", "gpus", "cooling", "pcie"},
-                                     exclude_none=True))
+        entry.update(base.model_dump(include={"cpu", "memory_gb", "gpus", "cooling", "pcie"}, exclude_none=True))
     return key, entry

@@ -63,9 +63,18 @@ def apply_suppressions(valid: ValidBlueprint, findings: list[Finding]) -> list[F
     for i, rule in enumerate(rules):
         if i not in used:
             path = ("suppress", i)
-            out.append(Finding(codes.UNUSED_SUPPRESSION, Severity.WARNING, f"suppression of {rule.code}"
-                               + (f" for '{rule.target}'" if rule.target else "") + " matches no finding",
-                               path, valid.sources.locate(path), "remove it, or fix its code or target"))
+            out.append(
+                Finding(
+                    codes.UNUSED_SUPPRESSION,
+                    Severity.WARNING,
+                    f"suppression of {rule.code}"
+                    + (f" for '{rule.target}'" if rule.target else "")
+                    + " matches no finding",
+                    path,
+                    valid.sources.locate(path),
+                    "remove it, or fix its code or target",
+                )
+            )
     return sorted_findings(out)
 
 

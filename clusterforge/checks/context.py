@@ -40,6 +40,7 @@ class CheckContext:
                 return ("node_groups", i)
         return ()
 
-    def finding(self, code: str, severity: Severity, message: str, path: DataPath, subject: str | None,
-                hint: str | None = None) -> Finding:
+    def finding(
+        self, code: str, severity: Severity, message: str, path: DataPath, subject: str | None, hint: str | None = None
+    ) -> Finding:
         return Finding(code, severity, message, path, self.valid.sources.locate(path), hint, subject)

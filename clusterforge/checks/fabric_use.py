@@ -27,11 +27,15 @@ def check_idle_switches(ctx: CheckContext) -> Iterator[Finding]:
                     idle.append((used, total, switch.name))
             if idle:
                 used, total, worst = min(idle)
-                yield ctx.finding(codes.SWITCHES_MOSTLY_IDLE, Severity.WARNING,
-                                  f"fabric '{name}': {len(idle)} {tier} switch"
-                                  f"{'es use' if len(idle) != 1 else ' uses'} under half of their ports, "
-                                  f"{worst} {used:g} of {total}",
-                                  ("fabrics", name), name)
+                yield ctx.finding(
+                    codes.SWITCHES_MOSTLY_IDLE,
+                    Severity.WARNING,
+                    f"fabric '{name}': {len(idle)} {tier} switch"
+                    f"{'es use' if len(idle) != 1 else ' uses'} under half of their ports, "
+                    f"{worst} {used:g} of {total}",
+                    ("fabrics", name),
+                    name,
+                )
 
 
 def check_leaf_up_over_down(ctx: CheckContext) -> Iterator[Finding]:
@@ -45,16 +49,27 @@ def check_leaf_up_over_down(ctx: CheckContext) -> Iterator[Finding]:
         elif link.tier == "leaf-spine":
             up[link.a] += link.speed_gbps
     for name, summary in ctx.topo.fabrics.items():
-        over = [(down[s.name] / up[s.name], s.name) for s in ctx.topo.switches(name, "leaf")
-                if up[s.name] > down[s.name] + 1e-6]
+        over = [
+            (down[s.name] / up[s.name], s.name)
+            for s in ctx.topo.switches(name, "leaf")
+            if up[s.name] > down[s.name] + 1e-6
+        ]
         if over:
             _, worst = min(over)
-            why = ("uplinks are sized for the planned downlinks, so the fabric grows without recabling"
-                   if summary.uplinks_for == "planned" else "every leaf keeps at least one uplink")
-            yield ctx.finding(codes.LEAF_UP_OVER_DOWN, Severity.INFO,
-                              f"fabric '{name}': {len(over)} lea{'ves have' if len(over) != 1 else 'f has'} more "
-                              f"uplink than downlink bandwidth, {worst} {down[worst] / 1000:g} Tb/s down, "
-                              f"{up[worst] / 1000:g} Tb/s up ({why})", ("fabrics", name, "uplinks_for"), name)
+            why = (
+                "uplinks are sized for the planned downlinks, so the fabric grows without recabling"
+                if summary.uplinks_for == "planned"
+                else "every leaf keeps at least one uplink"
+            )
+            yield ctx.finding(
+                codes.LEAF_UP_OVER_DOWN,
+                Severity.INFO,
+                f"fabric '{name}': {len(over)} lea{'ves have' if len(over) != 1 else 'f has'} more "
+                f"uplink than downlink bandwidth, {worst} {down[worst] / 1000:g} Tb/s down, "
+                f"{up[worst] / 1000:g} Tb/s up ({why})",
+                ("fabrics", name, "uplinks_for"),
+                name,
+            )
 
 
 def check_planes(ctx: CheckContext) -> Iterator[Finding]:
@@ -62,8 +77,16 @@ def check_planes(ctx: CheckContext) -> Iterator[Finding]:
     for name, summary in ctx.topo.fabrics.items():
         islands = ctx.topo.switch_islands(name) if summary.tiers > 1 else 1
         if islands > 1:
-            subnet = "InfiniBand subnets, each with its own subnet manager" if summary.technology == "infiniband" \
+            subnet = (
+                "InfiniBand subnets, each with its own subnet manager"
+                if summary.technology == "infiniband"
                 else "disjoint networks"
-            yield ctx.finding(codes.SEPARATE_PLANES, Severity.INFO, f"fabric '{name}' is {islands} separate planes "
-                              f"({subnet}); traffic between rails crosses inside the nodes",
-                              ("fabrics", name, "planes"), name)
+            )
+            yield ctx.finding(
+                codes.SEPARATE_PLANES,
+                Severity.INFO,
+                f"fabric '{name}' is {islands} separate planes "
+                f"({subnet}); traffic between rails crosses inside the nodes",
+                ("fabrics", name, "planes"),
+                name,
+            )

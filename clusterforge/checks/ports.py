@@ -21,8 +21,13 @@ def check_switch_radix(ctx: CheckContext) -> Iterator[Finding]:
         for group_name, (natives, count) in sorted(groups.items()):
             if natives > count + 1e-9:
                 fabric = ctx.topo.devices[device_name].group or ""
-                yield ctx.finding(codes.SWITCH_OVER_RADIX, Severity.ERROR, f"{device_name} uses {natives:g} of its "
-                                  f"{count} '{group_name}' ports", ("fabrics", fabric), device_name)
+                yield ctx.finding(
+                    codes.SWITCH_OVER_RADIX,
+                    Severity.ERROR,
+                    f"{device_name} uses {natives:g} of its {count} '{group_name}' ports",
+                    ("fabrics", fabric),
+                    device_name,
+                )
 
 
 def check_unconnected_ports(ctx: CheckContext) -> Iterator[Finding]:
@@ -42,10 +47,16 @@ def check_unconnected_ports(ctx: CheckContext) -> Iterator[Finding]:
     for (group_name, role), ports in sorted(idle.items()):
         has_fabric = _FABRIC_OF_ROLE[role] in kinds
         severity = Severity.WARNING if has_fabric and role in ("compute", "oob") else Severity.INFO
-        why = (f"the group is not attached to the {role} network" if has_fabric
-               else f"the blueprint has no {role} network")
-        yield ctx.finding(codes.UNCONNECTED_PORTS, severity, f"node group '{group_name}' leaves {ports} {role} port"
-                          f"{'s' if ports != 1 else ''} unconnected: {why}", ctx.group_path(group_name), group_name)
+        why = (
+            f"the group is not attached to the {role} network" if has_fabric else f"the blueprint has no {role} network"
+        )
+        yield ctx.finding(
+            codes.UNCONNECTED_PORTS,
+            severity,
+            f"node group '{group_name}' leaves {ports} {role} port{'s' if ports != 1 else ''} unconnected: {why}",
+            ctx.group_path(group_name),
+            group_name,
+        )
 
 
 def check_oversubscription(ctx: CheckContext) -> Iterator[Finding]:
@@ -59,11 +70,18 @@ def check_oversubscription(ctx: CheckContext) -> Iterator[Finding]:
     for name, summary in ctx.topo.fabrics.items():
         for tier in ("leaf", "spine"):
             target = summary.oversubscription_target if tier == "leaf" else 1.0
-            over = [(down[s.name] / up[s.name], s.name) for s in ctx.topo.switches(name, tier)
-                    if up[s.name] and down[s.name] / up[s.name] > target + 1e-6]
+            over = [
+                (down[s.name] / up[s.name], s.name)
+                for s in ctx.topo.switches(name, tier)
+                if up[s.name] and down[s.name] / up[s.name] > target + 1e-6
+            ]
             if over:
                 worst, switch = max(over)
-                yield ctx.finding(codes.OVERSUBSCRIBED,
-                                  Severity.WARNING, f"fabric '{name}': {len(over)} {tier} switches "
-                                  f"above the {target:g}:1 target, worst {switch} at {worst:.2f}:1",
-                                  ("fabrics", name, "oversubscription"), name)
+                yield ctx.finding(
+                    codes.OVERSUBSCRIBED,
+                    Severity.WARNING,
+                    f"fabric '{name}': {len(over)} {tier} switches "
+                    f"above the {target:g}:1 target, worst {switch} at {worst:.2f}:1",
+                    ("fabrics", name, "oversubscription"),
+                    name,
+                )

@@ -18,17 +18,31 @@ def check_space(ctx: CheckContext) -> Iterator[Finding]:
             assert device.u is not None
             span = range(device.u, device.u + device.u_height)
             if span.start < 1 or span.stop - 1 > rack_type.u_height:
-                yield ctx.finding(codes.OUTSIDE_RACK, Severity.ERROR, f"{device.name} at U{device.u} "
-                                  f"({device.u_height}U) is outside the {rack_type.u_height}U rack {name}",
-                                  ctx.rack_path(name), name)
+                yield ctx.finding(
+                    codes.OUTSIDE_RACK,
+                    Severity.ERROR,
+                    f"{device.name} at U{device.u} "
+                    f"({device.u_height}U) is outside the {rack_type.u_height}U rack {name}",
+                    ctx.rack_path(name),
+                    name,
+                )
             for u in span:
                 if u in owner:
-                    yield ctx.finding(codes.OVERLAPPING_DEVICES, Severity.ERROR, f"{device.name} and {owner[u]} both "
-                                      f"occupy U{u} of rack {name}", ctx.rack_path(name), name)
+                    yield ctx.finding(
+                        codes.OVERLAPPING_DEVICES,
+                        Severity.ERROR,
+                        f"{device.name} and {owner[u]} both occupy U{u} of rack {name}",
+                        ctx.rack_path(name),
+                        name,
+                    )
                     break
                 owner[u] = device.name
             taken = sorted(reserved.intersection(span))
             if taken:
-                yield ctx.finding(codes.IN_RESERVED_U,
-                                  Severity.ERROR, f"{device.name} occupies reserved U{taken[0]} of "
-                                  f"rack {name}", ctx.rack_path(name), name)
+                yield ctx.finding(
+                    codes.IN_RESERVED_U,
+                    Severity.ERROR,
+                    f"{device.name} occupies reserved U{taken[0]} of rack {name}",
+                    ctx.rack_path(name),
+                    name,
+                )

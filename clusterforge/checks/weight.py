@@ -15,10 +15,19 @@ def check_weight(ctx: CheckContext) -> Iterator[Finding]:
     for name, fig in ctx.figures.items():
         limit = fig.rack.rack_type.max_load_kg
         if fig.weight_kg > limit:
-            yield ctx.finding(codes.RACK_TOO_HEAVY, Severity.ERROR, f"rack {name} carries {fig.weight_kg:.0f} kg, more "
-                              f"than its {limit:.0f} kg limit", ctx.rack_path(name), name,
-                              "spread the heaviest devices over more racks")
+            yield ctx.finding(
+                codes.RACK_TOO_HEAVY,
+                Severity.ERROR,
+                f"rack {name} carries {fig.weight_kg:.0f} kg, more than its {limit:.0f} kg limit",
+                ctx.rack_path(name),
+                name,
+                "spread the heaviest devices over more racks",
+            )
         elif fig.weight_kg > WARN_SHARE * limit:
-            yield ctx.finding(codes.RACK_NEAR_WEIGHT_LIMIT,
-                              Severity.WARNING, f"rack {name} carries {fig.weight_kg:.0f} kg, "
-                              f"{fig.weight_kg / limit:.0%} of its {limit:.0f} kg limit", ctx.rack_path(name), name)
+            yield ctx.finding(
+                codes.RACK_NEAR_WEIGHT_LIMIT,
+                Severity.WARNING,
+                f"rack {name} carries {fig.weight_kg:.0f} kg, {fig.weight_kg / limit:.0%} of its {limit:.0f} kg limit",
+                ctx.rack_path(name),
+                name,
+            )

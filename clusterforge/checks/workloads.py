@@ -18,10 +18,14 @@ def check_workloads(ctx: CheckContext) -> Iterator[Finding]:
     fits = fit_workloads(ctx.valid.blueprint, ctx.valid.catalog, ctx.topo)
     for fit in fits:
         if fit.shape.dims is None:
-            yield ctx.finding(codes.WORKLOAD_SHAPE_UNKNOWN, Severity.INFO, f"workload '{fit.name}' gives only "
-                              "model_params_b: KV cache and activations are not counted",
-                              ("workloads", fit.index, "model_params_b"), fit.name,
-                              "name a catalog model (model: meta/llama-3-70b) or write its shape")
+            yield ctx.finding(
+                codes.WORKLOAD_SHAPE_UNKNOWN,
+                Severity.INFO,
+                f"workload '{fit.name}' gives only model_params_b: KV cache and activations are not counted",
+                ("workloads", fit.index, "model_params_b"),
+                fit.name,
+                "name a catalog model (model: meta/llama-3-70b) or write its shape",
+            )
         if isinstance(fit, TrainingFit):
             yield from _training(ctx, fit)
         else:
@@ -32,9 +36,14 @@ def check_workloads(ctx: CheckContext) -> Iterator[Finding]:
 def _too_many(ctx: CheckContext, fit: WorkloadFit, what: str, gpus: int) -> Iterator[Finding]:
     if gpus > fit.hw.gpus:
         more_nodes = -(-(gpus - fit.hw.gpus) // fit.hw.gpus_per_node)
-        yield ctx.finding(codes.WORKLOAD_TOO_MANY_GPUS, Severity.ERROR, f"{what} '{fit.name}' needs {gpus} GPUs, "
-                          f"node groups {', '.join(fit.hw.groups)} have {fit.hw.gpus}", ("workloads", fit.index),
-                          fit.name, f"at most {fit.hw.gpus} GPUs, or add {more_nodes} nodes")
+        yield ctx.finding(
+            codes.WORKLOAD_TOO_MANY_GPUS,
+            Severity.ERROR,
+            f"{what} '{fit.name}' needs {gpus} GPUs, node groups {', '.join(fit.hw.groups)} have {fit.hw.gpus}",
+            ("workloads", fit.index),
+            fit.name,
+            f"at most {fit.hw.gpus} GPUs, or add {more_nodes} nodes",
+        )
 
 
 def _tp_over_nvlink(ctx: CheckContext, fit: WorkloadFit, what: str, tp: int, field: str) -> Iterator[Finding]:
@@ -43,11 +52,16 @@ def _tp_over_nvlink(ctx: CheckContext, fit: WorkloadFit, what: str, tp: int, fie
     if tp <= domain:
         return
     inside = f"NVLink's {_n(hw.nvlink_gbs)} GB/s" if hw.nvlink_gbs else "PCIe inside the node"
-    yield ctx.finding(codes.WORKLOAD_TP_OVER_NVLINK, Severity.WARNING, f"{what} '{fit.name}': tensor parallel {tp} "
-                      f"spans {-(-tp // domain)} NVLink domains of {domain} GPUs, so its per-layer collectives cross "
-                      f"the fabric at {_n(hw.nic_gbps_per_gpu / 8)} GB/s instead of {inside}",
-                      ("workloads", fit.index, field), fit.name,
-                      f"tensor parallel {domain} or less; add pipeline or data parallel instead")
+    yield ctx.finding(
+        codes.WORKLOAD_TP_OVER_NVLINK,
+        Severity.WARNING,
+        f"{what} '{fit.name}': tensor parallel {tp} "
+        f"spans {-(-tp // domain)} NVLink domains of {domain} GPUs, so its per-layer collectives cross "
+        f"the fabric at {_n(hw.nic_gbps_per_gpu / 8)} GB/s instead of {inside}",
+        ("workloads", fit.index, field),
+        fit.name,
+        f"tensor parallel {domain} or less; add pipeline or data parallel instead",
+    )
 
 
 def _training(ctx: CheckContext, fit: TrainingFit) -> Iterator[Finding]:
@@ -55,31 +69,53 @@ def _training(ctx: CheckContext, fit: TrainingFit) -> Iterator[Finding]:
     yield from _too_many(ctx, fit, "training job", job.gpus)
     t, p, c, d = job.tensor_parallel, job.pipeline_parallel, job.context_parallel, fit.data_parallel
     if t * p * c * d != job.gpus:
-        yield ctx.finding(codes.WORKLOAD_LAYOUT, Severity.ERROR, f"training job '{job.name}': tensor {t} x pipeline "
-                          f"{p} x context {c} x data {d} = {t * p * c * d} GPUs, but the job has {job.gpus}",
-                          (*path, "gpus"), job.name, f"gpus: {t * p * c * d}, or parallel sizes whose product is "
-                          f"{job.gpus}")
+        yield ctx.finding(
+            codes.WORKLOAD_LAYOUT,
+            Severity.ERROR,
+            f"training job '{job.name}': tensor {t} x pipeline "
+            f"{p} x context {c} x data {d} = {t * p * c * d} GPUs, but the job has {job.gpus}",
+            (*path, "gpus"),
+            job.name,
+            f"gpus: {t * p * c * d}, or parallel sizes whose product is {job.gpus}",
+        )
     elif (d * c) % job.expert_parallel:
-        yield ctx.finding(codes.WORKLOAD_LAYOUT, Severity.ERROR, f"training job '{job.name}': expert parallel "
-                          f"{job.expert_parallel} does not divide data x context parallel {d * c}",
-                          (*path, "expert_parallel"), job.name, "an expert parallel that divides data x context")
+        yield ctx.finding(
+            codes.WORKLOAD_LAYOUT,
+            Severity.ERROR,
+            f"training job '{job.name}': expert parallel "
+            f"{job.expert_parallel} does not divide data x context parallel {d * c}",
+            (*path, "expert_parallel"),
+            job.name,
+            "an expert parallel that divides data x context",
+        )
     per_step = d * job.micro_batch * job.sequence_length
     if job.global_batch_tokens is not None and job.global_batch_tokens % per_step:
-        yield ctx.finding(codes.WORKLOAD_LAYOUT, Severity.ERROR, f"training job '{job.name}': global batch of "
-                          f"{job.global_batch_tokens:,} tokens is not a multiple of data parallel {d} x micro batch "
-                          f"{job.micro_batch} x sequence {job.sequence_length:,} = {per_step:,}",
-                          (*path, "global_batch_tokens"), job.name,
-                          f"global_batch_tokens: {max(1, round(job.global_batch_tokens / per_step)) * per_step}")
+        yield ctx.finding(
+            codes.WORKLOAD_LAYOUT,
+            Severity.ERROR,
+            f"training job '{job.name}': global batch of "
+            f"{job.global_batch_tokens:,} tokens is not a multiple of data parallel {d} x micro batch "
+            f"{job.micro_batch} x sequence {job.sequence_length:,} = {per_step:,}",
+            (*path, "global_batch_tokens"),
+            job.name,
+            f"global_batch_tokens: {max(1, round(job.global_batch_tokens / per_step)) * per_step}",
+        )
     yield from _tp_over_nvlink(ctx, fit, "training job", t, "tensor_parallel")
     m = fit.memory
     if not fit.fits:
         layout = training_layout(fit)
         acts = "" if m.activations is None else f", activations {_n(m.activations / GB)}"
-        yield ctx.finding(codes.WORKLOAD_TRAINING_MEMORY, Severity.ERROR, f"training job '{job.name}' needs "
-                          f"{_n(m.total / GB)} GB per GPU, {_n(fit.usable_bytes / GB)} GB are usable (weights "
-                          f"{_n(m.weights / GB)}, gradients {_n(m.gradients / GB)}, optimizer {_n(m.optimizer / GB)}"
-                          f"{acts})", path, job.name,
-                          f"fits with {layout.text()}" if layout else "no layout of these GPUs fits: add GPUs")
+        yield ctx.finding(
+            codes.WORKLOAD_TRAINING_MEMORY,
+            Severity.ERROR,
+            f"training job '{job.name}' needs "
+            f"{_n(m.total / GB)} GB per GPU, {_n(fit.usable_bytes / GB)} GB are usable (weights "
+            f"{_n(m.weights / GB)}, gradients {_n(m.gradients / GB)}, optimizer {_n(m.optimizer / GB)}"
+            f"{acts})",
+            path,
+            job.name,
+            f"fits with {layout.text()}" if layout else "no layout of these GPUs fits: add GPUs",
+        )
 
 
 def _inference(ctx: CheckContext, fit: InferenceFit) -> Iterator[Finding]:
@@ -87,34 +123,61 @@ def _inference(ctx: CheckContext, fit: InferenceFit) -> Iterator[Finding]:
     yield from _too_many(ctx, fit, "inference service", svc.replicas * svc.gpus_per_replica)
     tp = tensor_parallel(svc)
     if tp * svc.expert_parallel != svc.gpus_per_replica:
-        yield ctx.finding(codes.WORKLOAD_LAYOUT, Severity.ERROR, f"inference service '{svc.name}': tensor {tp} x "
-                          f"expert {svc.expert_parallel} = {tp * svc.expert_parallel} GPUs, but a replica has "
-                          f"{svc.gpus_per_replica}", (*path, "gpus_per_replica"), svc.name,
-                          f"gpus_per_replica: {tp * svc.expert_parallel}, or leave tensor_parallel out")
+        yield ctx.finding(
+            codes.WORKLOAD_LAYOUT,
+            Severity.ERROR,
+            f"inference service '{svc.name}': tensor {tp} x "
+            f"expert {svc.expert_parallel} = {tp * svc.expert_parallel} GPUs, but a replica has "
+            f"{svc.gpus_per_replica}",
+            (*path, "gpus_per_replica"),
+            svc.name,
+            f"gpus_per_replica: {tp * svc.expert_parallel}, or leave tensor_parallel out",
+        )
     yield from _tp_over_nvlink(ctx, fit, "inference service", tp, "gpus_per_replica")
     layout = None
     if not fit.fits:
         layout = inference_layout(fit)
-        hint = [f"at most {m.max_concurrency} sessions of {svc.context_tokens:,} tokens fit"
-                if m.max_concurrency else "the weights alone do not fit"]
+        hint = [
+            f"at most {m.max_concurrency} sessions of {svc.context_tokens:,} tokens fit"
+            if m.max_concurrency
+            else "the weights alone do not fit"
+        ]
         if layout:
             hint.append(layout.text())
-        yield ctx.finding(codes.WORKLOAD_INFERENCE_MEMORY, Severity.ERROR, f"inference service '{svc.name}' needs "
-                          f"{_n(m.total / GB)} GB per replica for weights and {m.concurrency} sessions of "
-                          f"{svc.context_tokens:,} tokens, {_n(m.usable / GB)} GB are usable",
-                          (*path, "concurrent_requests"), svc.name, "; or ".join(hint))
+        yield ctx.finding(
+            codes.WORKLOAD_INFERENCE_MEMORY,
+            Severity.ERROR,
+            f"inference service '{svc.name}' needs "
+            f"{_n(m.total / GB)} GB per replica for weights and {m.concurrency} sessions of "
+            f"{svc.context_tokens:,} tokens, {_n(m.usable / GB)} GB are usable",
+            (*path, "concurrent_requests"),
+            svc.name,
+            "; or ".join(hint),
+        )
     if svc.ttft_target_ms is not None and s.ttft_s * 1000 > svc.ttft_target_ms:
         layout = layout or inference_layout(fit)
-        yield ctx.finding(codes.WORKLOAD_TTFT, Severity.WARNING, f"inference service '{svc.name}': time to first "
-                          f"token {_n(s.ttft_s * 1000)} ms for {s.prompt_tokens:,} tokens, target "
-                          f"{_n(svc.ttft_target_ms)} ms", (*path, "ttft_target_ms"), svc.name,
-                          f"meets it with {layout.text()}" if layout else "no replica size of these GPUs meets it")
+        yield ctx.finding(
+            codes.WORKLOAD_TTFT,
+            Severity.WARNING,
+            f"inference service '{svc.name}': time to first "
+            f"token {_n(s.ttft_s * 1000)} ms for {s.prompt_tokens:,} tokens, target "
+            f"{_n(svc.ttft_target_ms)} ms",
+            (*path, "ttft_target_ms"),
+            svc.name,
+            f"meets it with {layout.text()}" if layout else "no replica size of these GPUs meets it",
+        )
     if svc.tokens_per_s_target is not None and s.tokens_per_s_session < svc.tokens_per_s_target:
         layout = layout or inference_layout(fit)
-        yield ctx.finding(codes.WORKLOAD_DECODE_RATE, Severity.WARNING, f"inference service '{svc.name}': "
-                          f"{_n(s.tokens_per_s_session)} tokens/s per session at {m.concurrency} sessions, target "
-                          f"{_n(svc.tokens_per_s_target)}", (*path, "tokens_per_s_target"), svc.name,
-                          f"meets it with {layout.text()}" if layout else "no replica size of these GPUs meets it")
+        yield ctx.finding(
+            codes.WORKLOAD_DECODE_RATE,
+            Severity.WARNING,
+            f"inference service '{svc.name}': "
+            f"{_n(s.tokens_per_s_session)} tokens/s per session at {m.concurrency} sessions, target "
+            f"{_n(svc.tokens_per_s_target)}",
+            (*path, "tokens_per_s_target"),
+            svc.name,
+            f"meets it with {layout.text()}" if layout else "no replica size of these GPUs meets it",
+        )
 
 
 def _together(ctx: CheckContext, fits: list[WorkloadFit]) -> Iterator[Finding]:
@@ -128,7 +191,11 @@ def _together(ctx: CheckContext, fits: list[WorkloadFit]) -> Iterator[Finding]:
         total, have = sum(g for _, g in members), members[0][0].hw.gpus
         if len(members) > 1 and total > have:
             parts = ", ".join(f"{f.name} {g}" for f, g in members)
-            yield ctx.finding(codes.WORKLOAD_GPUS_TOGETHER, Severity.WARNING, f"workloads on {', '.join(groups)} "
-                              f"need {total} GPUs together, the node groups have {have} ({parts})",
-                              ("workloads",), None, "run them at different times on purpose (suppress this "
-                              "finding with the reason), or add nodes")
+            yield ctx.finding(
+                codes.WORKLOAD_GPUS_TOGETHER,
+                Severity.WARNING,
+                f"workloads on {', '.join(groups)} need {total} GPUs together, the node groups have {have} ({parts})",
+                ("workloads",),
+                None,
+                "run them at different times on purpose (suppress this finding with the reason), or add nodes",
+            )

@@ -56,8 +56,13 @@ def assign_addresses(ctx: ExpandContext) -> None:
         last = int(pool.broadcast_address) - 1 if pool.prefixlen < 31 else int(pool.broadcast_address)
         available = max(0, last - first + 1)
         if len(keys) > available:
-            _too_small(ctx, name, pool, f"{available} host addresses, {len(keys)} are needed",
-                       _prefix_for(len(keys) + RESERVED_PER_SUBNET))
+            _too_small(
+                ctx,
+                name,
+                pool,
+                f"{available} host addresses, {len(keys)} are needed",
+                _prefix_for(len(keys) + RESERVED_PER_SUBNET),
+            )
             continue
         for offset, key in enumerate(keys):
             ctx.topo.assign_address(name, key, IPv4Address(first + offset))
@@ -85,17 +90,30 @@ def _assign_rails(ctx: ExpandContext, name: str, fabric: FabricBase) -> None:
     pool = fabric.ipv4_pool
     routed = getattr(fabric, "technology", "") == "ethernet"
     # rail -> its segments' ports: one per leaf (routed Ethernet) or the whole rail (InfiniBand)
-    segments = {rail: [leaves[leaf] for leaf in sorted(leaves)] if routed
-                else [[key for leaf in sorted(leaves) for key in leaves[leaf]]] for rail, leaves in rails.items()}
+    segments = {
+        rail: [leaves[leaf] for leaf in sorted(leaves)]
+        if routed
+        else [[key for leaf in sorted(leaves) for key in leaves[leaf]]]
+        for rail, leaves in rails.items()
+    }
     rail_bits = _bits(max(rails))
     segment_bits = _bits(max(len(parts) for parts in segments.values()))
     biggest = max(len(ports) for parts in segments.values() for ports in parts)
     needed_prefix = min(_prefix_for(biggest + RESERVED_PER_SUBNET), 30) - rail_bits - segment_bits
     if pool.prefixlen > needed_prefix:
-        per = f"leaf segment ({2 ** rail_bits} rail blocks of {2 ** segment_bits})" if routed else \
-            f"rail ({2 ** rail_bits} rail blocks)"
-        _too_small(ctx, name, pool, f"{2 ** (32 - pool.prefixlen - rail_bits - segment_bits)} addresses per {per}, "
-                   f"{biggest + RESERVED_PER_SUBNET} are needed", max(needed_prefix, 0))
+        per = (
+            f"leaf segment ({2**rail_bits} rail blocks of {2**segment_bits})"
+            if routed
+            else f"rail ({2**rail_bits} rail blocks)"
+        )
+        _too_small(
+            ctx,
+            name,
+            pool,
+            f"{2 ** (32 - pool.prefixlen - rail_bits - segment_bits)} addresses per {per}, "
+            f"{biggest + RESERVED_PER_SUBNET} are needed",
+            max(needed_prefix, 0),
+        )
         return
     blocks = list(pool.subnets(prefixlen_diff=rail_bits))
     for rail, parts in sorted(segments.items()):
@@ -108,8 +126,12 @@ def _assign_rails(ctx: ExpandContext, name: str, fabric: FabricBase) -> None:
 
 
 def _too_small(ctx: ExpandContext, name: str, pool: IPv4Network, what: str, prefix: int) -> None:
-    ctx.error(codes.POOL_TOO_SMALL, f"network '{name}': pool {pool} has {what}", ("fabrics", name, "ipv4_pool"),
-              f"use a pool of at least /{prefix}")
+    ctx.error(
+        codes.POOL_TOO_SMALL,
+        f"network '{name}': pool {pool} has {what}",
+        ("fabrics", name, "ipv4_pool"),
+        f"use a pool of at least /{prefix}",
+    )
 
 
 def _bits(count: int) -> int:

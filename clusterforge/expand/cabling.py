@@ -12,8 +12,8 @@ from .context import ExpandContext
 from .topology import Device, Link, Rack
 
 U_METRES = 0.04445
-END_ALLOWANCE_M = 0.5   # routing inside the rack at each end (cable manager to port)
-TRAY_RISE_M = 0.3       # from the top of a rack up to the overhead tray
+END_ALLOWANCE_M = 0.5  # routing inside the rack at each end (cable manager to port)
+TRAY_RISE_M = 0.3  # from the top of a rack up to the overhead tray
 
 
 def _height_m(device: Device) -> float:
@@ -22,8 +22,9 @@ def _height_m(device: Device) -> float:
     return (device.u - 1 + device.u_height / 2) * U_METRES
 
 
-def run_length_m(a: Device, b: Device, rack_a: Rack, rack_b: Rack, rack_pitch_m: float, row_pitch_m: float,
-                 slack_m: float) -> float:
+def run_length_m(
+    a: Device, b: Device, rack_a: Rack, rack_b: Rack, rack_pitch_m: float, row_pitch_m: float, slack_m: float
+) -> float:
     """Cable length between two devices: straight up/down inside one rack, else up to the overhead tray,
     along rows and across aisles (Manhattan), and down again."""
     if rack_a.name == rack_b.name:
@@ -31,9 +32,13 @@ def run_length_m(a: Device, b: Device, rack_a: Rack, rack_b: Rack, rack_pitch_m:
     else:
         top_a = rack_a.rack_type.u_height * U_METRES
         top_b = rack_b.rack_type.u_height * U_METRES
-        run = ((top_a - _height_m(a)) + (top_b - _height_m(b)) + 2 * TRAY_RISE_M
-               + abs(rack_a.position - rack_b.position) * rack_pitch_m
-               + abs(rack_a.row_index - rack_b.row_index) * row_pitch_m)
+        run = (
+            (top_a - _height_m(a))
+            + (top_b - _height_m(b))
+            + 2 * TRAY_RISE_M
+            + abs(rack_a.position - rack_b.position) * rack_pitch_m
+            + abs(rack_a.row_index - rack_b.row_index) * row_pitch_m
+        )
     return round(run + 2 * END_ALLOWANCE_M + slack_m, 2)
 
 
@@ -41,8 +46,9 @@ class MediaChooser:
     def __init__(self, ctx: ExpandContext):
         self.ctx = ctx
         media = [ctx.catalog.entries[k] for k in ctx.catalog.keys_of(CableMedia)]
-        self.media: list[CableMedia] = sorted((m for m in media if isinstance(m, CableMedia)),
-                                              key=lambda m: (m.preference, m.label))
+        self.media: list[CableMedia] = sorted(
+            (m for m in media if isinstance(m, CableMedia)), key=lambda m: (m.preference, m.label)
+        )
         self._cages: dict[tuple[str, str], Cage] = {}
 
     def cage(self, device: Device, port: str) -> Cage:
@@ -93,8 +99,12 @@ def cable_links(ctx: ExpandContext) -> None:
         if chosen is None:
             unreachable += 1
             if unreachable <= 5:
-                ctx.error(codes.NO_CABLE_REACHES, f"no cable media reaches {length:g} m at {link.speed_gbps:g}G "
-                          f"between {link.a}:{link.a_port} and {link.b}:{link.b_port}", ("fabrics", link.fabric),
-                          "move the switches closer (switch_racks) or add a media type to the catalog")
+                ctx.error(
+                    codes.NO_CABLE_REACHES,
+                    f"no cable media reaches {length:g} m at {link.speed_gbps:g}G "
+                    f"between {link.a}:{link.a_port} and {link.b}:{link.b_port}",
+                    ("fabrics", link.fabric),
+                    "move the switches closer (switch_racks) or add a media type to the catalog",
+                )
             continue
         link.media, link.length_class_m = chosen[0].label, chosen[1]

@@ -34,8 +34,7 @@ class ExpandContext:
     def switch(self, model: str) -> Switch:
         return self.catalog.require(model, Switch)
 
-    def report(self, code: str, severity: Severity, message: str, path: DataPath,
-               hint: str | None = None) -> None:
+    def report(self, code: str, severity: Severity, message: str, path: DataPath, hint: str | None = None) -> None:
         self.findings.append(Finding(code, severity, message, path, self.valid.sources.locate(path), hint))
 
     def error(self, code: str, message: str, path: DataPath, hint: str | None = None) -> None:

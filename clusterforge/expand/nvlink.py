@@ -17,20 +17,32 @@ def build_domains(ctx: ExpandContext) -> None:
         nodes_per_domain = max(1, domain_size // per_node)
         nodes = list(ctx.topo.devices_of("node", group=group.name))
         for start in range(0, len(nodes), nodes_per_domain):
-            members = nodes[start:start + nodes_per_domain]
+            members = nodes[start : start + nodes_per_domain]
             racks = {n.rack for n in members}
             index = len(ctx.topo.domains) + 1
-            domain = NvlinkDomain(index, group.name, [n.name for n in members], per_node * len(members),
-                                  members[0].rack if len(racks) == 1 else None)
+            domain = NvlinkDomain(
+                index,
+                group.name,
+                [n.name for n in members],
+                per_node * len(members),
+                members[0].rack if len(racks) == 1 else None,
+            )
             for node in members:
                 node.nvlink_domain = index
             ctx.topo.add_domain(domain)
             if len(racks) > 1:
-                ctx.error(codes.NVLINK_DOMAIN_SPLIT, f"NVLink domain {index} of group '{group.name}' spans racks "
-                          f"{', '.join(sorted(r or '?' for r in racks))}", ("node_groups", gi, "placement"),
-                          f"place {nodes_per_domain} nodes per rack so each domain stays in one rack")
+                ctx.error(
+                    codes.NVLINK_DOMAIN_SPLIT,
+                    f"NVLink domain {index} of group '{group.name}' spans racks "
+                    f"{', '.join(sorted(r or '?' for r in racks))}",
+                    ("node_groups", gi, "placement"),
+                    f"place {nodes_per_domain} nodes per rack so each domain stays in one rack",
+                )
             elif len(members) < nodes_per_domain:
-                ctx.warning(codes.NVLINK_DOMAIN_PARTIAL, f"NVLink domain {index} of group '{group.name}' holds "
-                            f"{len(members)} of {nodes_per_domain} nodes ({domain.gpus} of {domain_size} GPUs)",
-                            ("node_groups", gi, "count"),
-                            f"use a multiple of {nodes_per_domain} nodes to fill every domain")
+                ctx.warning(
+                    codes.NVLINK_DOMAIN_PARTIAL,
+                    f"NVLink domain {index} of group '{group.name}' holds "
+                    f"{len(members)} of {nodes_per_domain} nodes ({domain.gpus} of {domain_size} GPUs)",
+                    ("node_groups", gi, "count"),
+                    f"use a multiple of {nodes_per_domain} nodes to fill every domain",
+                )

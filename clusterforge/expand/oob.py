@@ -51,26 +51,36 @@ class OobBuilder:
             rack = self.ctx.topo.racks[device.rack]
             area = rack.name if self.fabric.per == "rack" else rack.row
             for group in _oob_ports(self.ctx, device):
-                by_area[area] += [(device, f"{group.name}{i}" if group.count > 1 else group.name, group.speed_gbps)
-                                  for i in range(1, group.count + 1)]
+                by_area[area] += [
+                    (device, f"{group.name}{i}" if group.count > 1 else group.name, group.speed_gbps)
+                    for i in range(1, group.count + 1)
+                ]
         return by_area
 
     def build(self) -> None:
         self._build_switches()
         if self.no_uplink:
             target = self.fabric.uplink_to
-            self.ctx.error(codes.NO_OOB_UPLINK_PORT, f"the leaves of '{target}' have no free port for the uplinks of "
-                           f"{len(self.no_uplink)} out-of-band switches ({', '.join(self.no_uplink[:3])}"
-                           f"{', ...' if len(self.no_uplink) > 3 else ''})", ("fabrics", self.name, "uplink_to"),
-                           f"give '{target}' a leaf model with more ports, a second tier (spine) so it gets more "
-                           f"leaves, or fewer reserved ports; out-of-band uplinks cannot use reserved ports")
+            self.ctx.error(
+                codes.NO_OOB_UPLINK_PORT,
+                f"the leaves of '{target}' have no free port for the uplinks of "
+                f"{len(self.no_uplink)} out-of-band switches ({', '.join(self.no_uplink[:3])}"
+                f"{', ...' if len(self.no_uplink) > 3 else ''})",
+                ("fabrics", self.name, "uplink_to"),
+                f"give '{target}' a leaf model with more ports, a second tier (spine) so it gets more "
+                f"leaves, or fewer reserved ports; out-of-band uplinks cannot use reserved ports",
+            )
 
     def _build_switches(self) -> None:
         topo = self.ctx.topo
         down = downlink_group(self.switch_model, 1)
         if down is None:
-            self.ctx.error(codes.NO_DATA_PORTS, f"fabric '{self.name}': switch {self.fabric.switch} has no data ports",
-                           ("fabrics", self.name, "switch"), NO_DATA_PORTS_HINT)
+            self.ctx.error(
+                codes.NO_DATA_PORTS,
+                f"fabric '{self.name}': switch {self.fabric.switch} has no data ports",
+                ("fabrics", self.name, "switch"),
+                NO_DATA_PORTS_HINT,
+            )
             return
         per_switch = down.count
         area_racks: dict[str, list[str]] = defaultdict(list)
@@ -88,8 +98,9 @@ class OobBuilder:
                 assert switch is not None and alloc is not None
                 switch_port = alloc.take_low(min(speed, down.speed_gbps))
                 assert switch_port is not None
-                topo.add_link(Link(self.name, "oob", device.name, port, switch.name, switch_port,
-                                   min(speed, down.speed_gbps)))
+                topo.add_link(
+                    Link(self.name, "oob", device.name, port, switch.name, switch_port, min(speed, down.speed_gbps))
+                )
 
     def _adopt_fixed(self, racks: list[str]) -> Device | None:
         """A management switch built into a rack-scale system (NVL72) serves its rack's BMCs."""
@@ -113,16 +124,26 @@ class OobBuilder:
         if fixed is not None:
             return self._register(fixed)
         self.count += 1
-        device = Device(f"{self.name}-sw{self.count:03d}", "switch", self.fabric.switch, "oob",
-                        self.switch_model.u_height, self.name, self.count)
+        device = Device(
+            f"{self.name}-sw{self.count:03d}",
+            "switch",
+            self.fabric.switch,
+            "oob",
+            self.switch_model.u_height,
+            self.name,
+            self.count,
+        )
         for rack_name in racks:
             u = free_slot(topo.racks[rack_name], device.u_height, top_down=True)
             if u is not None:
                 occupy(topo.racks[rack_name], device, u)
                 break
         else:
-            self.ctx.error(codes.SWITCHES_DO_NOT_FIT, f"no free {device.u_height}U for out-of-band switch in "
-                           f"{', '.join(racks)}", ("fabrics", self.name, "per"))
+            self.ctx.error(
+                codes.SWITCHES_DO_NOT_FIT,
+                f"no free {device.u_height}U for out-of-band switch in {', '.join(racks)}",
+                ("fabrics", self.name, "per"),
+            )
             return None
         topo.add_device(device)
         return self._register(device)

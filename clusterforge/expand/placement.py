@@ -20,8 +20,15 @@ def place_racks(ctx: ExpandContext) -> None:
     for row_index, row in enumerate(ctx.bp.floor.rows):
         rack_type = ctx.catalog.require(row.rack_type, RackType)
         for position in range(row.racks):
-            rack = Rack(row.rack_name(position + 1), row.name, row_index, position, row.rack_type, rack_type,
-                        [None] * rack_type.u_height)
+            rack = Rack(
+                row.rack_name(position + 1),
+                row.name,
+                row_index,
+                position,
+                row.rack_type,
+                rack_type,
+                [None] * rack_type.u_height,
+            )
             for reserved in rack_type.reserved:
                 for u in range(reserved.u, min(reserved.u + reserved.height, rack_type.u_height + 1)):
                     rack.used[u - 1] = f"reserved: {reserved.purpose}"
@@ -39,7 +46,7 @@ def free_slot(rack: Rack, height: int, top_down: bool = False) -> int | None:
     """Lowest (or highest) U where `height` free U stand together."""
     starts = range(len(rack.used) - height, -1, -1) if top_down else range(len(rack.used) - height + 1)
     for start in starts:
-        if all(slot is None for slot in rack.used[start:start + height]):
+        if all(slot is None for slot in rack.used[start : start + height]):
             return start + 1
     return None
 
@@ -70,9 +77,11 @@ class RackLoad:
 
     def fits(self, rack: Rack, kw: float, liquid_share: float) -> bool:
         cooling = rack.rack_type.cooling
-        return (self.kw.get(rack.name, 0) + kw <= FILL * usable_feed_kw(rack.rack_type) + 1e-9
-                and self.air_kw.get(rack.name, 0) + kw * (1 - liquid_share) <= FILL * cooling.air_kw + 1e-9
-                and self.liquid_kw.get(rack.name, 0) + kw * liquid_share <= FILL * cooling.liquid_kw + 1e-9)
+        return (
+            self.kw.get(rack.name, 0) + kw <= FILL * usable_feed_kw(rack.rack_type) + 1e-9
+            and self.air_kw.get(rack.name, 0) + kw * (1 - liquid_share) <= FILL * cooling.air_kw + 1e-9
+            and self.liquid_kw.get(rack.name, 0) + kw * liquid_share <= FILL * cooling.liquid_kw + 1e-9
+        )
 
     @classmethod
     def of(cls, ctx: ExpandContext) -> RackLoad:
@@ -82,8 +91,11 @@ class RackLoad:
             if device.rack is not None:
                 entry = ctx.catalog.entries[device.model]
                 assert isinstance(entry, CatalogDevice)
-                load.add(ctx.topo.racks[device.rack], planned_kw(ctx, entry, device.device_class),
-                         entry.cooling.liquid_fraction)
+                load.add(
+                    ctx.topo.racks[device.rack],
+                    planned_kw(ctx, entry, device.device_class),
+                    entry.cooling.liquid_fraction,
+                )
         return load
 
     def add(self, rack: Rack, kw: float, liquid_share: float) -> None:
@@ -102,17 +114,24 @@ def place_nodes(ctx: ExpandContext) -> None:
             if wrong and group.placement.rows is None and group.placement.racks is None:
                 racks = [r for r in racks if r.type_key == server.rack_type]
             elif wrong:
-                ctx.error(codes.WRONG_RACK_TYPE, f"node group '{group.name}': {group.model} must sit in "
-                          f"{server.rack_type} racks, but {', '.join(wrong[:4])} are not",
-                          ("node_groups", gi, "placement"))
+                ctx.error(
+                    codes.WRONG_RACK_TYPE,
+                    f"node group '{group.name}': {group.model} must sit in "
+                    f"{server.rack_type} racks, but {', '.join(wrong[:4])} are not",
+                    ("node_groups", gi, "placement"),
+                )
                 continue
         placed = _fill(ctx, group, server, racks, load)
         if placed < group.count:
             where = ", ".join(sorted({r.row for r in racks})) or "no racks"
-            ctx.error(codes.NODES_DO_NOT_FIT, f"node group '{group.name}': room for {placed} of {group.count} nodes "
-                      f"in rows {where}", ("node_groups", gi, "count"),
-                      "add racks, allow more rows or racks in placement, or raise per_rack"
-                      if group.placement.per_rack else "add racks or allow more rows or racks in placement")
+            ctx.error(
+                codes.NODES_DO_NOT_FIT,
+                f"node group '{group.name}': room for {placed} of {group.count} nodes in rows {where}",
+                ("node_groups", gi, "count"),
+                "add racks, allow more rows or racks in placement, or raise per_rack"
+                if group.placement.per_rack
+                else "add racks or allow more rows or racks in placement",
+            )
 
 
 def _fill(ctx: ExpandContext, group: NodeGroup, server: Server, racks: list[Rack], load: RackLoad) -> int:

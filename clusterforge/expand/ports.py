@@ -168,5 +168,7 @@ def booked_ports(topo: Topology, catalog: Catalog) -> dict[str, dict[str, tuple[
                 if key not in shares:
                     shares[key] = native_share(group, link.speed_gbps)
                 entry[0] += shares[key]
-    return {name: {g: (round(used, 6), int(total)) for g, (used, total) in groups.items()}
-            for name, groups in booked.items()}
+    return {
+        name: {g: (round(used, 6), int(total)) for g, (used, total) in groups.items()}
+        for name, groups in booked.items()
+    }

@@ -177,19 +177,26 @@ class Topology:
         self.addresses[network][interface] = address
 
     # --- queries ----------------------------------------------------------------------------------
-    def devices_of(self, kind: DeviceKind | None = None, role: str | None = None,
-                   group: str | None = None) -> Iterator[Device]:
+    def devices_of(
+        self, kind: DeviceKind | None = None, role: str | None = None, group: str | None = None
+    ) -> Iterator[Device]:
         for device in self.devices.values():
-            if (kind is None or device.kind == kind) and (role is None or device.role == role) and (
-                    group is None or device.group == group):
+            if (
+                (kind is None or device.kind == kind)
+                and (role is None or device.role == role)
+                and (group is None or device.group == group)
+            ):
                 yield device
 
     def nodes(self) -> Iterator[Device]:
         return self.devices_of("node")
 
     def switches(self, fabric: str, tier: Tier | None = None) -> list[Device]:
-        return [d for d in self.devices.values() if d.kind == "switch" and d.group == fabric
-                and (tier is None or d.role == tier)]
+        return [
+            d
+            for d in self.devices.values()
+            if d.kind == "switch" and d.group == fabric and (tier is None or d.role == tier)
+        ]
 
     def nodes_in_rack(self, rack: str) -> list[Device]:
         return sorted((d for d in self.devices.values() if d.rack == rack), key=lambda d: d.u or 0)
@@ -207,9 +214,16 @@ class Topology:
 
     def leaf_of(self, node: str, fabric: str, rail: int | None = None) -> list[str]:
         """Leaf switches a node's ports on `fabric` go to (only `rail`'s, when given)."""
-        return sorted({link.b for link in self.links_of(node)
-                       if link.fabric == fabric and link.tier == "node-leaf" and link.a == node
-                       and (rail is None or link.rail == rail)})
+        return sorted(
+            {
+                link.b
+                for link in self.links_of(node)
+                if link.fabric == fabric
+                and link.tier == "node-leaf"
+                and link.a == node
+                and (rail is None or link.rail == rail)
+            }
+        )
 
     def group_fabrics(self) -> dict[str, set[str]]:
         """Node group -> the networks (leaf/spine fabrics) its nodes are wired to."""

@@ -34,6 +34,7 @@ def _matching(pattern: re.Pattern[str], message: str) -> AfterValidator:
         if not pattern.fullmatch(value):
             raise ValueError(message)
         return value
+
     return AfterValidator(check)
 
 
@@ -45,16 +46,29 @@ def plain_text(value: str) -> str:
     return value
 
 
-Identifier = Annotated[str, _matching(
-    _IDENT, "must start with a lowercase letter and hold only lowercase letters, digits, '-' and '_' "
-    "(at most 63 characters)")]
-CatalogKey = Annotated[str, _matching(
-    _CATALOG_KEY, "must be a catalog key of the form 'vendor/model', lowercase, e.g. 'nvidia/qm9700'")]
+Identifier = Annotated[
+    str,
+    _matching(
+        _IDENT,
+        "must start with a lowercase letter and hold only lowercase letters, digits, '-' and '_' "
+        "(at most 63 characters)",
+    ),
+]
+CatalogKey = Annotated[
+    str, _matching(_CATALOG_KEY, "must be a catalog key of the form 'vendor/model', lowercase, e.g. 'nvidia/qm9700'")
+]
 RackName = Annotated[str, _matching(RACK_NAME, "must be letters, digits, '-' or '_' (at most 32 characters)")]
-PortName = Annotated[str, _matching(
-    _PORT_NAME, "must start with a letter and hold letters, digits, '-' or '_' (at most 16 characters)")]
-HostName = Annotated[str, _matching(_HOST_NAME, "must be a host name: lowercase letters, digits and '-', "
-                                      "not starting or ending with '-' (at most 63 characters)")]
+PortName = Annotated[
+    str, _matching(_PORT_NAME, "must start with a letter and hold letters, digits, '-' or '_' (at most 16 characters)")
+]
+HostName = Annotated[
+    str,
+    _matching(
+        _HOST_NAME,
+        "must be a host name: lowercase letters, digits and '-', "
+        "not starting or ending with '-' (at most 63 characters)",
+    ),
+]
 NcclName = Annotated[str, _matching(_NCCL_NAME, "must be an NCCL variable name in capitals, e.g. NCCL_DEBUG")]
 
 
@@ -62,8 +76,10 @@ def _nccl_value(value: object) -> str | int | float:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ValueError("must be a number or a string")
     if isinstance(value, str) and not _NCCL_VALUE.fullmatch(value):
-        raise ValueError("must be an NCCL setting without spaces, quotes or '#' "
-                         "(letters, digits and _ . , : ; ^ / + @ % = -; at most 256 characters)")
+        raise ValueError(
+            "must be an NCCL setting without spaces, quotes or '#' "
+            "(letters, digits and _ . , : ; ^ / + @ % = -; at most 256 characters)"
+        )
     return value
 
 

@@ -37,8 +37,10 @@ def _network_text(value: object) -> object:
 RATIO_TEXT = r"^\s*\d+(\.\d+)?\s*:\s*\d+(\.\d+)?\s*$"
 Ratio = Annotated[
     float,
-    BeforeValidator(_parse_ratio, json_schema_input_type=Annotated[float, Field(ge=1.0, le=16.0)]
-                    | Annotated[str, Field(pattern=RATIO_TEXT)]),
+    BeforeValidator(
+        _parse_ratio,
+        json_schema_input_type=Annotated[float, Field(ge=1.0, le=16.0)] | Annotated[str, Field(pattern=RATIO_TEXT)],
+    ),
     Field(ge=1.0, le=16.0),
 ]
 
@@ -86,11 +88,15 @@ class RoCE(Strict):
         if self.traffic_class is None:
             return self
         if self.qos is None:
-            raise ValueError("roce.traffic_class needs roce.qos (the lossless class the switches and NICs are "
-                             "configured for); add qos: {dscp: 26, pfc_priority: 3} or drop traffic_class")
+            raise ValueError(
+                "roce.traffic_class needs roce.qos (the lossless class the switches and NICs are "
+                "configured for); add qos: {dscp: 26, pfc_priority: 3} or drop traffic_class"
+            )
         if self.traffic_class >> 2 != self.qos.dscp:
-            raise ValueError(f"roce.traffic_class {self.traffic_class} carries DSCP {self.traffic_class >> 2}, "
-                             f"but roce.qos.dscp is {self.qos.dscp}; use {self.qos.dscp << 2 | 2}")
+            raise ValueError(
+                f"roce.traffic_class {self.traffic_class} carries DSCP {self.traffic_class >> 2}, "
+                f"but roce.qos.dscp is {self.qos.dscp}; use {self.qos.dscp << 2 | 2}"
+            )
         return self
 
     @property

@@ -45,8 +45,10 @@ class Row(Strict):
         for index in (1, self.racks):
             name = self.rack_name(index)
             if not RACK_NAME.fullmatch(name):
-                raise ValueError(f"rack_names makes '{name}' for rack {index}: a rack name is letters, digits, "
-                                 "'-' or '_', at most 32 characters")
+                raise ValueError(
+                    f"rack_names makes '{name}' for rack {index}: a rack name is letters, digits, "
+                    "'-' or '_', at most 32 characters"
+                )
         return self
 
     def rack_name(self, index: int) -> str:

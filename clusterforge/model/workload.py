@@ -79,8 +79,10 @@ class WorkloadBase(Strict):
     def _one_model(self) -> WorkloadBase:
         given = [n for n in ("model", "shape", "model_params_b") if getattr(self, n) is not None]
         if len(given) != 1:
-            raise ValueError("give exactly one of model (a catalog shape), shape, or model_params_b"
-                             + (f"; got {', '.join(given)}" if given else ""))
+            raise ValueError(
+                "give exactly one of model (a catalog shape), shape, or model_params_b"
+                + (f"; got {', '.join(given)}" if given else "")
+            )
         return self
 
 

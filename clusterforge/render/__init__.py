@@ -40,8 +40,13 @@ RENDERERS: dict[str, Renderer] = {
 }
 
 
-def render(valid: ValidBlueprint, topo: Topology, findings: list[Finding], templates: Path | None = None,
-           plan: Plan | None = None) -> dict[str, str]:
+def render(
+    valid: ValidBlueprint,
+    topo: Topology,
+    findings: list[Finding],
+    templates: Path | None = None,
+    plan: Plan | None = None,
+) -> dict[str, str]:
     ctx = RenderContext(valid, topo, findings, templates, plan)
     out: dict[str, str] = {}
     for family, renderer in RENDERERS.items():
@@ -51,8 +56,13 @@ def render(valid: ValidBlueprint, topo: Topology, findings: list[Finding], templ
             if not raised_in_site_template(exc, templates):
                 raise  # a renderer's own bug: the CLI reports it as an internal error (exit 3)
             # an error in a site's override template is the user's to fix
-            raise ClusterforgeError([Finding(codes.RENDER_FAILED, Severity.ERROR,
-                                             f"rendering {family} failed: {type(exc).__name__}: {exc}")]) from exc
+            raise ClusterforgeError(
+                [
+                    Finding(
+                        codes.RENDER_FAILED, Severity.ERROR, f"rendering {family} failed: {type(exc).__name__}: {exc}"
+                    )
+                ]
+            ) from exc
         for path, text in files.items():
             if path in out:
                 raise ValueError(f"two renderers write {path}")

@@ -43,8 +43,9 @@ def render_ansible(ctx: RenderContext) -> dict[str, str]:
     inventory = build_inventory(ctx.valid, ctx.topo, installable_paths(ctx.valid, ctx.topo))
     files = {
         INVENTORY: ctx.render("ansible/inventory.json.j2", {**model, "inventory": inventory_json(inventory)}),
-        "ansible/group_vars/all.yml": ctx.render("ansible/group_vars/all.yml.j2", {
-            **model, "vars": all_vars(ctx.valid)}),
+        "ansible/group_vars/all.yml": ctx.render(
+            "ansible/group_vars/all.yml.j2", {**model, "vars": all_vars(ctx.valid)}
+        ),
     }
     for template, path in STATIC.items():
         files[path] = ctx.render(template, model)

@@ -74,17 +74,21 @@ def install_vars(prefix: str, files: list[InstallFile]) -> dict[str, list[str] |
 
 def slurm_files(rendered: set[str]) -> list[InstallFile]:
     """The Slurm files every controller and partition node gets, where the Slurm family rendered them."""
-    wanted = [InstallFile(paths.SLURM_CONF, paths.SLURM_CONF_INSTALLED),
-              InstallFile(paths.SLURM_GRES, f"{paths.SLURM_INSTALL_DIR}/gres.conf"),
-              InstallFile(paths.SLURM_TOPOLOGY, f"{paths.SLURM_INSTALL_DIR}/topology.conf"),
-              InstallFile(paths.SLURM_CGROUP, f"{paths.SLURM_INSTALL_DIR}/cgroup.conf")]
+    wanted = [
+        InstallFile(paths.SLURM_CONF, paths.SLURM_CONF_INSTALLED),
+        InstallFile(paths.SLURM_GRES, f"{paths.SLURM_INSTALL_DIR}/gres.conf"),
+        InstallFile(paths.SLURM_TOPOLOGY, f"{paths.SLURM_INSTALL_DIR}/topology.conf"),
+        InstallFile(paths.SLURM_CGROUP, f"{paths.SLURM_INSTALL_DIR}/cgroup.conf"),
+    ]
     return [f for f in wanted if f.src in rendered]
 
 
 def nccl_files(group: str, model: str, rendered: set[str]) -> list[InstallFile]:
     """A GPU node group's NCCL files, where the NCCL family rendered them."""
-    wanted = [InstallFile(paths.nccl_conf(group), paths.NCCL_CONF_INSTALLED),
-              InstallFile(paths.nccl_topology(model), paths.NCCL_TOPOLOGY_INSTALLED)]
+    wanted = [
+        InstallFile(paths.nccl_conf(group), paths.NCCL_CONF_INSTALLED),
+        InstallFile(paths.nccl_topology(model), paths.NCCL_TOPOLOGY_INSTALLED),
+    ]
     return [f for f in wanted if f.src in rendered]
 
 
@@ -136,8 +140,13 @@ def _placement(topo: Topology, device: Device) -> HostVars:
     return out
 
 
-def _addresses(device: Device, single: dict[str, dict[str, str]], ports: dict[str, dict[str, dict[str, str]]],
-               inband: str | None, oob: str | None) -> HostVars:
+def _addresses(
+    device: Device,
+    single: dict[str, dict[str, str]],
+    ports: dict[str, dict[str, dict[str, str]]],
+    inband: str | None,
+    oob: str | None,
+) -> HostVars:
     """ansible_host (in-band, else out-of-band), the in-band and BMC/management addresses, and every
     address by network: `cf_addresses` (one per device) and `cf_port_addresses` (one per port)."""
     own = single.get(device.name, {})
@@ -158,8 +167,13 @@ def _addresses(device: Device, single: dict[str, dict[str, str]], ports: dict[st
 
 def _node_vars(valid: ValidBlueprint, topo: Topology, node: Device, rails: dict[int, dict[str, str]]) -> HostVars:
     server = valid.catalog.require(node.model, Server)
-    out: HostVars = {"cf_kind": "node", "cf_role": node.role, "cf_node_group": node.group, "cf_model": node.model,
-                     **_placement(topo, node)}
+    out: HostVars = {
+        "cf_kind": "node",
+        "cf_role": node.role,
+        "cf_node_group": node.group,
+        "cf_model": node.model,
+        **_placement(topo, node),
+    }
     if node.su is not None:
         out["cf_su"] = node.su
     if node.nvlink_domain is not None:
@@ -171,8 +185,13 @@ def _node_vars(valid: ValidBlueprint, topo: Topology, node: Device, rails: dict[
 
 
 def _switch_vars(topo: Topology, switch: Device) -> HostVars:
-    out: HostVars = {"cf_kind": "switch", "cf_model": switch.model, "cf_fabric": switch.group,
-                     "cf_tier": switch.role, **_placement(topo, switch)}
+    out: HostVars = {
+        "cf_kind": "switch",
+        "cf_model": switch.model,
+        "cf_fabric": switch.group,
+        "cf_tier": switch.role,
+        **_placement(topo, switch),
+    }
     for key in ("rail", "su", "pod", "plane"):
         value = getattr(switch, key)
         if value is not None:
@@ -196,20 +215,27 @@ class _HostVars:
         self.single, self.ports = _interfaces(topo)
         self.inband, self.oob = _network_of_kind(valid, "inband"), _network_of_kind(valid, "oob")
         self.rails = _rails(topo)
-        self.network = {node: [InstallFile(src, dest) for src, dest in files]
-                        for node, files in network_paths(topo).items()}
+        self.network = {
+            node: [InstallFile(src, dest) for src, dest in files] for node, files in network_paths(topo).items()
+        }
         self.imex = {node: InstallFile(*files) for node, files in imex_paths(topo, self.inband).items()}
 
     def __call__(self, device: Device) -> HostVars:
-        own = (_node_vars(self.valid, self.topo, device, self.rails.get(device.name, {})) if device.kind == "node"
-               else _switch_vars(self.topo, device))
+        own = (
+            _node_vars(self.valid, self.topo, device, self.rails.get(device.name, {}))
+            if device.kind == "node"
+            else _switch_vars(self.topo, device)
+        )
         if device.name in self.network:
             own.update(install_vars("cf_network", self.network[device.name]))
         if device.name in self.imex:
             own.update(install_vars("cf_imex", [self.imex[device.name]]))
         addresses = _addresses(device, self.single, self.ports, self.inband, self.oob)
-        return {**{k: v for k, v in addresses.items() if k == "ansible_host"}, **own,
-                **{k: v for k, v in addresses.items() if k != "ansible_host"}}
+        return {
+            **{k: v for k, v in addresses.items() if k == "ansible_host"},
+            **own,
+            **{k: v for k, v in addresses.items() if k != "ansible_host"},
+        }
 
 
 def build_inventory(valid: ValidBlueprint, topo: Topology, rendered: set[str]) -> dict[str, Any]:
@@ -221,8 +247,10 @@ def build_inventory(valid: ValidBlueprint, topo: Topology, rendered: set[str]) -
     nodes = sorted(topo.nodes(), key=lambda d: d.name)
     switches = sorted((d for d in topo.devices.values() if d.kind == "switch"), key=lambda d: d.name)
     node_groups, gpu_groups = _node_groups(valid, nodes, names, host_vars, rendered)
-    top: dict[str, Group] = {"nodes": _children(node_groups),
-                             "switches": _children(_fabric_groups(switches, names, host_vars))}
+    top: dict[str, Group] = {
+        "nodes": _children(node_groups),
+        "switches": _children(_fabric_groups(switches, names, host_vars)),
+    }
     names.name("nodes")
     names.name("switches")
     top.update(_placement_groups(topo, nodes, switches, names))
@@ -232,8 +260,9 @@ def build_inventory(valid: ValidBlueprint, topo: Topology, rendered: set[str]) -
     return {"all": {"children": top}}
 
 
-def _node_groups(valid: ValidBlueprint, nodes: list[Device], names: GroupNames, host_vars: _HostVars,
-                 rendered: set[str]) -> tuple[dict[str, Group], dict[str, Group]]:
+def _node_groups(
+    valid: ValidBlueprint, nodes: list[Device], names: GroupNames, host_vars: _HostVars, rendered: set[str]
+) -> tuple[dict[str, Group], dict[str, Group]]:
     """nodegroup_<group> with its hosts' vars (and the NCCL files of GPU groups), and the GPU groups' names."""
     node_groups: dict[str, Group] = {}
     gpu_groups: dict[str, Group] = {}
@@ -259,8 +288,12 @@ def _fabric_groups(switches: list[Device], names: GroupNames, host_vars: _HostVa
     return fabrics
 
 
-def _placement_groups(topo: Topology, nodes: list[Device], switches: list[Device], names: GroupNames,
-                      ) -> dict[str, Group]:
+def _placement_groups(
+    topo: Topology,
+    nodes: list[Device],
+    switches: list[Device],
+    names: GroupNames,
+) -> dict[str, Group]:
     """role_<role>, row_<row> with rack_<rack> children, su_<n> and rail_<n> (compute leaves)."""
     top: dict[str, Group] = {}
     for role in sorted({n.role for n in nodes}):
@@ -270,8 +303,9 @@ def _placement_groups(topo: Topology, nodes: list[Device], switches: list[Device
         if device.rack is not None:
             racks[topo.racks[device.rack].row][device.rack].append(device.name)
     for row in sorted(racks):
-        top[names.name("row", row)] = _children({names.name("rack", rack): _members(members)
-                                                 for rack, members in racks[row].items()})
+        top[names.name("row", row)] = _children(
+            {names.name("rack", rack): _members(members) for rack, members in racks[row].items()}
+        )
     for su in sorted({n.su for n in nodes if n.su is not None}):
         top[names.name("su", su)] = _members([n.name for n in nodes if n.su == su])
     compute = {name for name, fabric in topo.fabrics.items() if fabric.kind == "compute"}
@@ -288,12 +322,15 @@ def _slurm_groups(valid: ValidBlueprint, names: GroupNames, rendered: set[str]) 
     assert slurm is not None
     hostnames = {g.name: g.hostnames() for g in valid.blueprint.node_groups}
     logins = sorted(h for g in valid.blueprint.node_groups if g.role == "login" for h in hostnames[g.name])
-    partitions = {names.name("slurm_partition", p.name): _members(sorted({h for g in p.node_groups
-                                                                            for h in hostnames[g]}))
-                  for p in slurm.partitions}
-    children = {names.name("slurm_controllers"): _members(slurm.controllers),
-                **({names.name("slurm_login"): _members(logins)} if logins else {}),
-                names.name("slurm_nodes"): _children(partitions)}
+    partitions = {
+        names.name("slurm_partition", p.name): _members(sorted({h for g in p.node_groups for h in hostnames[g]}))
+        for p in slurm.partitions
+    }
+    children = {
+        names.name("slurm_controllers"): _members(slurm.controllers),
+        **({names.name("slurm_login"): _members(logins)} if logins else {}),
+        names.name("slurm_nodes"): _children(partitions),
+    }
     return {names.name("slurm"): {"vars": install_vars("cf_slurm", slurm_files(rendered)), "children": children}}
 
 
@@ -321,6 +358,9 @@ def _network_vars(fabric: Fabric) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": fabric.kind, "ipv4_pool": str(fabric.ipv4_pool)}
     roce = getattr(fabric, "roce", None)
     if roce is not None and roce.qos is not None:
-        out["roce_qos"] = {"dscp": roce.qos.dscp, "pfc_priority": roce.qos.pfc_priority,
-                           "nccl_traffic_class": roce.nccl_traffic_class}
+        out["roce_qos"] = {
+            "dscp": roce.qos.dscp,
+            "pfc_priority": roce.qos.pfc_priority,
+            "nccl_traffic_class": roce.nccl_traffic_class,
+        }
     return out

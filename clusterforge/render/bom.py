@@ -38,8 +38,14 @@ class BomLine:
         return (CATEGORY_ORDER.index(self.category), self.item, self.description)
 
     def csv(self) -> list[object]:
-        return [self.category, self.item, self.description, self.quantity,
-                self.link_ends if self.link_ends is not None else "", self.note]
+        return [
+            self.category,
+            self.item,
+            self.description,
+            self.quantity,
+            self.link_ends if self.link_ends is not None else "",
+            self.note,
+        ]
 
 
 def _product(entry: Sourced | None, key: str) -> str:
@@ -85,8 +91,9 @@ def pdu_lines(ctx: RenderContext) -> list[BomLine]:
 
 
 def device_lines(ctx: RenderContext) -> list[BomLine]:
-    built_in = {f"{rack.name}-{fixed.name}" for rack in ctx.topo.racks.values()
-                for fixed in rack.rack_type.fixed_devices}
+    built_in = {
+        f"{rack.name}-{fixed.name}" for rack in ctx.topo.racks.values() for fixed in rack.rack_type.fixed_devices
+    }
     groups: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for device in ctx.topo.devices.values():
         if device.name in built_in:
@@ -127,14 +134,16 @@ def _optical_ends(table: CableTable) -> tuple[list[int], list[PortModule]]:
     parts = list(compress(table.parts, optical))
     modules = [*chain.from_iterable(zip(column(parts, "a"), column(parts, "b"), strict=True))]
     places = chain.from_iterable(zip(compress(table.a, optical), compress(table.b, optical), strict=True))
-    ports = chain.from_iterable(zip(compress(table.column("a_port"), optical),
-                                    compress(table.column("b_port"), optical), strict=True))
+    ports = chain.from_iterable(
+        zip(compress(table.column("a_port"), optical), compress(table.column("b_port"), optical), strict=True)
+    )
     cages = combined(map(_CageNames().__getitem__, ports), map(attrgetter("number"), places), table.devices)
     return list(cages), modules
 
 
-def _ends_by_cage_module(table: CableTable) -> tuple[Counter[PortModule], Counter[tuple[str, str]],
-                                                     dict[int, PortModule]]:
+def _ends_by_cage_module(
+    table: CableTable,
+) -> tuple[Counter[PortModule], Counter[tuple[str, str]], dict[int, PortModule]]:
     """Optical link ends counted by their cage's module; of those, the ends needing another optic, by
     module kind; and the module of every occupied cage: the module of its first end in label order."""
     cages, modules = _optical_ends(table)
@@ -170,8 +179,10 @@ def transceiver_lines(table: CableTable) -> list[BomLine]:
     for kind, n in ends.items():
         note = f"in {_mix(models[kind])} ports"
         if mixed[kind]:
-            note += (f"; {mixed[kind]} of these ports need another optic than their cage's module"
-                     " (breakout to unlike peers): check the optics")
+            note += (
+                f"; {mixed[kind]} of these ports need another optic than their cage's module"
+                " (breakout to unlike peers): check the optics"
+            )
         lines.append(BomLine("transceiver", kind[0], kind[1], modules[kind], n, f"{note}; {OPTIC_SOURCE}"))
     return lines
 
@@ -185,8 +196,14 @@ def _cables_by_kind(table: CableTable) -> tuple[Counter[CableKind], dict[CableKi
     longest run of each. Counted first by kind of link, ordered length and run: runs repeat (a few
     thousand in a cluster of 100,000 GPUs), so that count is small."""
     cabled = list(map(bool, table.column("media")))
-    runs = Counter(zip(compress(table.parts, cabled), compress(table.column("length_class_m"), cabled),
-                       compress(table.column("length_m"), cabled), strict=True))
+    runs = Counter(
+        zip(
+            compress(table.parts, cabled),
+            compress(table.column("length_class_m"), cabled),
+            compress(table.column("length_m"), cabled),
+            strict=True,
+        )
+    )
     counts: Counter[CableKind] = Counter()
     longest: dict[CableKind, float] = {}
     for (parts, length, run), n in runs.items():
@@ -211,8 +228,7 @@ def cable_lines(ctx: RenderContext, table: CableTable) -> list[BomLine]:
 
 def bom_lines(ctx: RenderContext) -> list[BomLine]:
     table = shared_cable_table(ctx)
-    lines = [*rack_lines(ctx), *pdu_lines(ctx), *device_lines(ctx), *transceiver_lines(table),
-             *cable_lines(ctx, table)]
+    lines = [*rack_lines(ctx), *pdu_lines(ctx), *device_lines(ctx), *transceiver_lines(table), *cable_lines(ctx, table)]
     return sorted(lines, key=BomLine.sort_key)
 
 

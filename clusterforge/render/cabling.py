@@ -19,13 +19,46 @@ MD_CABLE_LIMIT = 2000
 """Above this many cables, cabling.md keeps only the summaries; cabling.csv always lists every cable."""
 
 CSV_HEADER = [
-    "label", "fabric", "tier", "rail",
-    "a_row", "a_rack", "a_u", "a_device", "a_port", "a_transceiver",
-    "b_row", "b_rack", "b_u", "b_device", "b_port", "b_transceiver",
-    "speed_gbps", "media", "cable", "length_class_m", "run_length_m",
+    "label",
+    "fabric",
+    "tier",
+    "rail",
+    "a_row",
+    "a_rack",
+    "a_u",
+    "a_device",
+    "a_port",
+    "a_transceiver",
+    "b_row",
+    "b_rack",
+    "b_u",
+    "b_device",
+    "b_port",
+    "b_transceiver",
+    "speed_gbps",
+    "media",
+    "cable",
+    "length_class_m",
+    "run_length_m",
 ]
-MD_HEADER = ["label", "tier", "rail", "A rack", "A U", "A device", "A port", "B rack", "B U", "B device", "B port",
-             "speed", "media", "cable", "order", "run"]
+MD_HEADER = [
+    "label",
+    "tier",
+    "rail",
+    "A rack",
+    "A U",
+    "A device",
+    "A port",
+    "B rack",
+    "B U",
+    "B device",
+    "B port",
+    "speed",
+    "media",
+    "cable",
+    "order",
+    "run",
+]
 
 
 def cable_text(parts: LinkParts) -> str:
@@ -48,8 +81,9 @@ def csv_text(table: CableTable) -> str:
     link = Escaped(lambda key: f"{cell[key[0]]}{cell[key[1]]}{cell['' if key[2] is None else key[2]]}")
     place = Escaped(lambda p: "".join((cell[p.row], cell[p.rack], cell["" if p.u is None else p.u], cell[p.device])))
     a_module = Escaped(lambda parts: cell[parts.a.transceiver])
-    b_module = Escaped(lambda parts: cell[parts.b.transceiver] + cell[parts.speed_gbps] + cell[parts.media]
-                       + cell[cable_text(parts)])  # and the link's speed, media and cable
+    b_module = Escaped(
+        lambda parts: cell[parts.b.transceiver] + cell[parts.speed_gbps] + cell[parts.media] + cell[cable_text(parts)]
+    )  # and the link's speed, media and cable
     lengths = Escaped(lambda key: f"{cell[key[0]]}{csv_field(key[1])}\n")  # ordered, run
 
     def cells(escape: Escaped, values: Iterable[Any]) -> Iterator[str]:
@@ -59,18 +93,27 @@ def csv_text(table: CableTable) -> str:
     link_cells = list(cells(link, zip(links["fabric"], links["tier"], links["rail"], strict=True)))
     length_cells = list(cells(lengths, zip(links["length_class_m"], links["length_m"], strict=True)))
     rows = zip(
-        _label_cells(table), table.in_order(link_cells),
-        cells(place, table.a), cells(cell, table.column("a_port")), cells(a_module, table.parts),
-        cells(place, table.b), cells(cell, table.column("b_port")), cells(b_module, table.parts),
-        table.in_order(length_cells), strict=True)
+        _label_cells(table),
+        table.in_order(link_cells),
+        cells(place, table.a),
+        cells(cell, table.column("a_port")),
+        cells(a_module, table.parts),
+        cells(place, table.b),
+        cells(cell, table.column("b_port")),
+        cells(b_module, table.parts),
+        table.in_order(length_cells),
+        strict=True,
+    )
     return "".join([f"{csv_line(CSV_HEADER)}\n", *chain.from_iterable(rows)])
 
 
 def _label_cells(table: CableTable) -> Iterator[str]:
     """The label column, with its commas. A label is its fabric's prefix then digits, and digits need
     neither quoting nor the formula guard: the cell is the prefix's cell with the digits inside the quotes."""
-    return chain.from_iterable(map(csv_field(f"{fabric}-")[:-1].__add__, map(add, table.numbers[cables], repeat('",')))
-                               for fabric, cables in table.segments())
+    return chain.from_iterable(
+        map(csv_field(f"{fabric}-")[:-1].__add__, map(add, table.numbers[cables], repeat('",')))
+        for fabric, cables in table.segments()
+    )
 
 
 def _media_class(media: str, length: float) -> str:
@@ -79,8 +122,10 @@ def _media_class(media: str, length: float) -> str:
 
 def _summary(counts: Counter[tuple[str, float]]) -> list[list[str]]:
     """Count by media and ordered length, in media then length order."""
-    return [[md_cell(media or "not cabled"), md_cell(f"{length:g} m"), str(n)]
-            for (media, length), n in sorted(counts.items())]
+    return [
+        [md_cell(media or "not cabled"), md_cell(f"{length:g} m"), str(n)]
+        for (media, length), n in sorted(counts.items())
+    ]
 
 
 def _rack_pairs(counts: Counter[tuple[str, str, str, float]]) -> list[list[str]]:
@@ -100,10 +145,24 @@ def _rack_pairs(counts: Counter[tuple[str, str, str, float]]) -> list[list[str]]
 
 def _md_row(r: CableRow) -> list[str]:
     link = r.link
-    values: list[object] = [r.label, link.tier, link.rail if link.rail is not None else "", r.a.rack, r.a.u,
-                            r.a.device, link.a_port, r.b.rack, r.b.u, r.b.device, link.b_port,
-                            f"{link.speed_gbps:g}G", link.media, cable_text(r.parts), f"{link.length_class_m:g} m",
-                            f"{link.length_m:g} m"]
+    values: list[object] = [
+        r.label,
+        link.tier,
+        link.rail if link.rail is not None else "",
+        r.a.rack,
+        r.a.u,
+        r.a.device,
+        link.a_port,
+        r.b.rack,
+        r.b.u,
+        r.b.device,
+        link.b_port,
+        f"{link.speed_gbps:g}G",
+        link.media,
+        cable_text(r.parts),
+        f"{link.length_class_m:g} m",
+        f"{link.length_m:g} m",
+    ]
     return [md_cell(v) for v in values]
 
 
@@ -112,8 +171,10 @@ def _fabric_counts(table: CableTable) -> dict[str, Counter[tuple[str, str, str, 
     cabling.md adds these up."""
     a_racks, b_racks = column(table.a, "rack"), column(table.b, "rack")
     media, lengths = table.column("media"), table.column("length_class_m")
-    return {fabric: Counter(zip(a_racks[cables], b_racks[cables], media[cables], lengths[cables], strict=True))
-            for fabric, cables in table.segments()}
+    return {
+        fabric: Counter(zip(a_racks[cables], b_racks[cables], media[cables], lengths[cables], strict=True))
+        for fabric, cables in table.segments()
+    }
 
 
 def _by_media(counts: Counter[tuple[str, str, str, float]]) -> Counter[tuple[str, float]]:
@@ -142,9 +203,15 @@ def markdown_model(ctx: RenderContext, table: CableTable, limit: int = MD_CABLE_
         by_media = _by_media(counts)
         total.update(by_media)
         racks = tables.get(name, {})
-        fabrics.append({"name": md_cell(name), "count": sum(counts.values()), "summary": _summary(by_media),
-                        "rack_pairs": _rack_pairs(counts),
-                        "racks": [{"name": md_cell(rack), "rows": cables} for rack, cables in racks.items()]})
+        fabrics.append(
+            {
+                "name": md_cell(name),
+                "count": sum(counts.values()),
+                "summary": _summary(by_media),
+                "rack_pairs": _rack_pairs(counts),
+                "racks": [{"name": md_cell(rack), "rows": cables} for rack, cables in racks.items()],
+            }
+        )
     return {
         "title": md_cell(bp.name),
         "site": md_cell(bp.site.name),

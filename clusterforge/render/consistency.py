@@ -45,11 +45,22 @@ def consistency_findings(valid: ValidBlueprint, topo: Topology, files: dict[str,
         top, unreadable = None, [f"{INVENTORY} is not an inventory this check can read: {exc}"]
     else:
         unreadable = []
-    problems = [*unreadable, *_inventory_problems(topo, files, top), *_slurm_problems(valid, topo, files, top),
-                *_nccl_problems(valid, topo, files, top)]
-    return [Finding(codes.RENDER_INCONSISTENT, Severity.ERROR, f"rendered files disagree: {p}",
-                    hint="a template override or a renderer dropped or changed something; "
-                         "render without --templates to compare") for p in problems]
+    problems = [
+        *unreadable,
+        *_inventory_problems(topo, files, top),
+        *_slurm_problems(valid, topo, files, top),
+        *_nccl_problems(valid, topo, files, top),
+    ]
+    return [
+        Finding(
+            codes.RENDER_INCONSISTENT,
+            Severity.ERROR,
+            f"rendered files disagree: {p}",
+            hint="a template override or a renderer dropped or changed something; "
+            "render without --templates to compare",
+        )
+        for p in problems
+    ]
 
 
 @lru_cache(maxsize=4096)
@@ -136,8 +147,12 @@ def _lines(text: str, keyword: str) -> Iterator[dict[str, str]]:
             yield dict(_KEY.findall(line))
 
 
-def _slurm_problems(valid: ValidBlueprint, topo: Topology, files: dict[str, str], top: dict[str, Any] | None,
-                    ) -> Iterator[str]:
+def _slurm_problems(
+    valid: ValidBlueprint,
+    topo: Topology,
+    files: dict[str, str],
+    top: dict[str, Any] | None,
+) -> Iterator[str]:
     slurm = valid.blueprint.slurm
     conf = files.get(paths.SLURM_CONF)
     if slurm is None or conf is None:
@@ -156,8 +171,11 @@ def _slurm_problems(valid: ValidBlueprint, topo: Topology, files: dict[str, str]
     if top is not None:
         children = (top.get("slurm") or {}).get("children") or {}
         yield from _differ(f"{INVENTORY} group slurm_nodes", set(defined), set(_hosts(children.get("slurm_nodes"))))
-        yield from _differ(f"{INVENTORY} group slurm_controllers", set(slurm.controllers),
-                           set(_hosts(children.get("slurm_controllers"))))
+        yield from _differ(
+            f"{INVENTORY} group slurm_controllers",
+            set(slurm.controllers),
+            set(_hosts(children.get("slurm_controllers"))),
+        )
     yield from _gres_problems(valid, topo, files, set(defined))
     yield from _topology_problems(slurm.topology, files, set(defined))
 
@@ -172,8 +190,12 @@ def _controller_problems(valid: ValidBlueprint, topo: Topology, conf: str) -> It
                 yield f"{paths.SLURM_CONF}: controller {name} has address {address}, the topology {real}"
 
 
-def _gres_problems(valid: ValidBlueprint, topo: Topology, files: dict[str, str], slurm_nodes: set[str],
-                   ) -> Iterator[str]:
+def _gres_problems(
+    valid: ValidBlueprint,
+    topo: Topology,
+    files: dict[str, str],
+    slurm_nodes: set[str],
+) -> Iterator[str]:
     gpus: dict[str, int] = {}
     for node in topo.nodes():
         server = valid.catalog.require(node.model, Server)
@@ -210,8 +232,12 @@ def _topology_problems(mode: str, files: dict[str, str], slurm_nodes: set[str]) 
 
 
 # --- NCCL ------------------------------------------------------------------------------------------------
-def _nccl_problems(valid: ValidBlueprint, topo: Topology, files: dict[str, str], top: dict[str, Any] | None,
-                   ) -> Iterator[str]:
+def _nccl_problems(
+    valid: ValidBlueprint,
+    topo: Topology,
+    files: dict[str, str],
+    top: dict[str, Any] | None,
+) -> Iterator[str]:
     node_vars = _hosts(top.get("nodes")) if top is not None else {}
     for entry in nccl_groups(valid, topo):
         text = files.get(entry.conf)

@@ -22,8 +22,18 @@ from .context import RenderContext, shared_plan
 from .rack_drawing import OTHER_COLOUR, RESERVED_FILL, ROLE_COLOURS, TOP, U_PX, RackDrawer, legend_label, xml_escape
 
 ELEVATIONS_DIR = "handoff/elevations"
-__all__ = ["ELEVATIONS_DIR", "TOP", "U_PX", "escaped", "finding_where", "legend_model", "rack_svgs", "render_elevation",
-           "rows_model", "xml_text"]
+__all__ = [
+    "ELEVATIONS_DIR",
+    "TOP",
+    "U_PX",
+    "escaped",
+    "finding_where",
+    "legend_model",
+    "rack_svgs",
+    "render_elevation",
+    "rows_model",
+    "xml_text",
+]
 
 
 def xml_text(text: str) -> Markup:
@@ -65,8 +75,11 @@ def page_drawings(ctx: RenderContext, folder: str) -> dict[str, str]:
     svgs = rack_svgs(ctx)
     if len(svgs) <= INLINE_RACKS_MAX:
         return svgs
-    return {name: f'<img src="{xml_escape(folder + quote(name))}.svg" alt="{xml_escape("Elevation of rack " + name)}" '
-                  f'loading="lazy">' for name in svgs}
+    return {
+        name: f'<img src="{xml_escape(folder + quote(name))}.svg" alt="{xml_escape("Elevation of rack " + name)}" '
+        f'loading="lazy">'
+        for name in svgs
+    }
 
 
 def _draw_racks(ctx: RenderContext) -> dict[str, str]:
@@ -94,9 +107,14 @@ def finding_where(ctx: RenderContext, finding: Finding) -> str:
 
 
 def finding_item(ctx: RenderContext, finding: Finding) -> dict[str, Any]:
-    return {"severity": finding.severity.value, "code": finding.code, "message": finding.message,
-            "hint": finding.hint or "", "suppressed": finding.suppressed_by or "",
-            "where": finding_where(ctx, finding)}
+    return {
+        "severity": finding.severity.value,
+        "code": finding.code,
+        "message": finding.message,
+        "hint": finding.hint or "",
+        "suppressed": finding.suppressed_by or "",
+        "where": finding_where(ctx, finding),
+    }
 
 
 def rack_findings(ctx: RenderContext) -> tuple[dict[str, list[Finding]], list[Finding]]:
@@ -115,9 +133,10 @@ def rack_findings(ctx: RenderContext) -> tuple[dict[str, list[Finding]], list[Fi
 
 
 def legend_model() -> list[dict[str, Any]]:
-    return ([{"text": legend_label(role), "fill": fill, "hatched": False} for role, fill in ROLE_COLOURS.items()]
-            + [{"text": "other equipment", "fill": OTHER_COLOUR, "hatched": False},
-               {"text": "reserved", "fill": RESERVED_FILL, "hatched": True}])
+    return [{"text": legend_label(role), "fill": fill, "hatched": False} for role, fill in ROLE_COLOURS.items()] + [
+        {"text": "other equipment", "fill": OTHER_COLOUR, "hatched": False},
+        {"text": "reserved", "fill": RESERVED_FILL, "hatched": True},
+    ]
 
 
 def rows_model(ctx: RenderContext, svgs: dict[str, str]) -> list[dict[str, Any]]:
@@ -128,19 +147,31 @@ def rows_model(ctx: RenderContext, svgs: dict[str, str]) -> list[dict[str, Any]]
     for rack in ordered_racks(ctx):
         if not rows or rows[-1]["name"] != rack.row:
             rows.append({"name": xml_text(rack.row), "racks": []})
-        rows[-1]["racks"].append({"name": xml_text(rack.name), "svg": svgs[rack.name], "findings": escaped(
-            [finding_item(ctx, f) for f in by_rack[rack.name]], xml_text)})
+        rows[-1]["racks"].append(
+            {
+                "name": xml_text(rack.name),
+                "svg": svgs[rack.name],
+                "findings": escaped([finding_item(ctx, f) for f in by_rack[rack.name]], xml_text),
+            }
+        )
     return rows
 
 
 def render_elevation(ctx: RenderContext) -> dict[str, str]:
     svgs = rack_svgs(ctx)
     _, other = rack_findings(ctx)
-    files = {f"{ELEVATIONS_DIR}/{name}.svg": f'<?xml version="1.0" encoding="UTF-8"?>\n{svg}\n'
-             for name, svg in svgs.items()}
+    files = {
+        f"{ELEVATIONS_DIR}/{name}.svg": f'<?xml version="1.0" encoding="UTF-8"?>\n{svg}\n' for name, svg in svgs.items()
+    }
     bp = ctx.valid.blueprint
-    page = {"title": f"{bp.name}: rack elevations", "site": bp.site.name, "description": bp.description,
-            "other_findings": [finding_item(ctx, f) for f in other], "legend": legend_model()}
-    files[f"{ELEVATIONS_DIR}/index.html"] = ctx.render("handoff/index.html.j2", {
-        **escaped(page, xml_text), "rows": rows_model(ctx, page_drawings(ctx, ""))})
+    page = {
+        "title": f"{bp.name}: rack elevations",
+        "site": bp.site.name,
+        "description": bp.description,
+        "other_findings": [finding_item(ctx, f) for f in other],
+        "legend": legend_model(),
+    }
+    files[f"{ELEVATIONS_DIR}/index.html"] = ctx.render(
+        "handoff/index.html.j2", {**escaped(page, xml_text), "rows": rows_model(ctx, page_drawings(ctx, ""))}
+    )
     return files

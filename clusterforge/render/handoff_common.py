@@ -90,8 +90,14 @@ def _places(topo: Topology) -> tuple[dict[str, Place], dict[str, int]]:
     floor_keys: dict[str, tuple[object, ...]] = {}
     for number, device in enumerate(topo.devices.values()):
         rack = topo.racks.get(device.rack) if device.rack else None
-        places[device.name] = Place(row=rack.row if rack else "", rack=device.rack or "", u=device.u,
-                                    device=device.name, model=device.model, number=number)
+        places[device.name] = Place(
+            row=rack.row if rack else "",
+            rack=device.rack or "",
+            u=device.u,
+            device=device.name,
+            model=device.model,
+            number=number,
+        )
         where = (rack.row_index, rack.position, rack.name) if rack else _UNPLACED
         floor_keys[device.name] = (*where, device.u or 0, natural_key(device.name))
     return places, dense_ranks(floor_keys)
@@ -145,9 +151,20 @@ def plan_order(valid: ValidBlueprint, links: Columns, floor: dict[str, int]) -> 
     a_device = a_port * len(port_rank)
     tier = a_device * devices
     fabric = tier * (OTHER_TIER + 1)
-    keys = list(map(sum, zip(_digits(fabric_rank, fabric, fabrics), _digits(tier_rank, tier, tiers),
-                             _digits(floor, a_device, links["a"]), _digits(port_rank, a_port, a_ports),
-                             _digits(floor, b_device, links["b"]), _digits(port_rank, b_port, b_ports), strict=True)))
+    keys = list(
+        map(
+            sum,
+            zip(
+                _digits(fabric_rank, fabric, fabrics),
+                _digits(tier_rank, tier, tiers),
+                _digits(floor, a_device, links["a"]),
+                _digits(port_rank, a_port, a_ports),
+                _digits(floor, b_device, links["b"]),
+                _digits(port_rank, b_port, b_ports),
+                strict=True,
+            ),
+        )
+    )
     return sorted(range(len(keys)), key=keys.__getitem__)
 
 
@@ -193,8 +210,9 @@ class CableTable:
             start += count
 
     def labels(self) -> list[str]:
-        return [label for fabric, cables in self.segments()
-                for label in map(f"{fabric}-".__add__, self.numbers[cables])]
+        return [
+            label for fabric, cables in self.segments() for label in map(f"{fabric}-".__add__, self.numbers[cables])
+        ]
 
     def rows(self) -> Iterator[CableRow]:
         links: list[Link] = in_order(self.links.source, self.order)
@@ -220,12 +238,27 @@ def cable_table(valid: ValidBlueprint, topo: Topology) -> CableTable:
     order = plan_order(valid, links, floor)
     a = list(map(places.__getitem__, links["a"]))
     b = list(map(places.__getitem__, links["b"]))
-    kinds = zip(column(a, "model"), links["a_port"], column(b, "model"), links["b_port"], links["speed_gbps"],
-                links["media"], strict=True)
+    kinds = zip(
+        column(a, "model"),
+        links["a_port"],
+        column(b, "model"),
+        links["b_port"],
+        links["speed_gbps"],
+        links["media"],
+        strict=True,
+    )
     parts = list(map(LinkKinds(valid).__getitem__, kinds))
     fabrics = Counter(in_order(links["fabric"], order))
-    return CableTable(links=links, order=order, numbers=_numbers(fabrics), a=in_order(a, order), b=in_order(b, order),
-                      parts=in_order(parts, order), fabrics=dict(fabrics), devices=len(places))
+    return CableTable(
+        links=links,
+        order=order,
+        numbers=_numbers(fabrics),
+        a=in_order(a, order),
+        b=in_order(b, order),
+        parts=in_order(parts, order),
+        fabrics=dict(fabrics),
+        devices=len(places),
+    )
 
 
 def shared_cable_table(ctx: RenderContext) -> CableTable:

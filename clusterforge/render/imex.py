@@ -19,18 +19,22 @@ def imex_domains(topo: Topology, inband: str | None) -> dict[int, list[str]]:
     if inband is None:
         return {}
     addresses = topo.addresses.get(inband, {})
-    return {d.index: list(d.nodes) for d in topo.domains
-            if len(d.nodes) > 1 and all(n in addresses for n in d.nodes)}
+    return {d.index: list(d.nodes) for d in topo.domains if len(d.nodes) > 1 and all(n in addresses for n in d.nodes)}
 
 
 def imex_paths(topo: Topology, inband: str | None) -> dict[str, tuple[str, str]]:
     """node -> (rendered path, installed path) of its domain's node list."""
-    return {node: (paths.imex_nodes(index), paths.IMEX_NODES_INSTALLED)
-            for index, nodes in imex_domains(topo, inband).items() for node in nodes}
+    return {
+        node: (paths.imex_nodes(index), paths.IMEX_NODES_INSTALLED)
+        for index, nodes in imex_domains(topo, inband).items()
+        for node in nodes
+    }
 
 
 def render_imex(ctx: RenderContext) -> dict[str, str]:
     inband = next((n for n, f in ctx.valid.blueprint.fabrics.items() if f.kind == "inband"), None)
     addresses = ctx.topo.addresses.get(inband or "", {})
-    return {paths.imex_nodes(index): "".join(f"{addresses[n]}\n" for n in nodes)
-            for index, nodes in sorted(imex_domains(ctx.topo, inband).items())}
+    return {
+        paths.imex_nodes(index): "".join(f"{addresses[n]}\n" for n in nodes)
+        for index, nodes in sorted(imex_domains(ctx.topo, inband).items())
+    }

@@ -72,8 +72,9 @@ def _factor(group: dict[str, Any], taken: frozenset[str]) -> dict[str, Any]:
     out = dict(group)
     if len(hosts) > 1 and all(hosts.values()):
         first = next(iter(hosts.values()))
-        shared = [k for k in first
-                  if k not in taken and _all_equal(first[k], [v.get(k, _ABSENT) for v in hosts.values()])]
+        shared = [
+            k for k in first if k not in taken and _all_equal(first[k], [v.get(k, _ABSENT) for v in hosts.values()])
+        ]
         if shared:
             out["vars"] = {**(group.get("vars") or {}), **{k: first[k] for k in shared}}
             out["hosts"] = {name: {k: v for k, v in host.items() if k not in shared} for name, host in hosts.items()}

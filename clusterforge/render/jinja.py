@@ -38,9 +38,14 @@ def environment(override: Path | None = None) -> jinja2.Environment:
     if override is not None:
         loaders.append(jinja2.FileSystemLoader(str(override)))
     loaders.append(jinja2.FileSystemLoader(str(shipped_templates())))
-    env = jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-                             autoescape=False)
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
     env.filters.update(FILTERS)
     return env
 

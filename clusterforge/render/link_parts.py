@@ -16,8 +16,18 @@ from ..validate import ValidBlueprint
 # Electrical lane rate of each cage generation (Gb/s): an optic's lane count, and so its name and fibre,
 # follows from the port speed over this. The catalog's MMF/SMF media say only "multimode/single-mode
 # transceivers", so the optic family is inferred here (an estimate, reported as such in the BOM).
-LANE_GBPS = {"osfp": 100, "qsfp112": 100, "qsfp-dd": 50, "qsfp56": 50, "sfp56": 50, "qsfp28": 25, "sfp28": 25,
-             "qsfp+": 10, "sfp+": 10, "sfp": 1}
+LANE_GBPS = {
+    "osfp": 100,
+    "qsfp112": 100,
+    "qsfp-dd": 50,
+    "qsfp56": 50,
+    "sfp56": 50,
+    "qsfp28": 25,
+    "sfp28": 25,
+    "qsfp+": 10,
+    "sfp+": 10,
+    "sfp": 1,
+}
 OPTIC_SOURCE = "estimate: optic family inferred from port speed and media (IEEE 802.3 / MSA names)"
 
 
@@ -138,15 +148,23 @@ class PartsCatalog:
             self.groups[(model, port)] = (index, group)
         return self.groups[(model, port)]
 
-    def _module(self, model: str, group: PortGroup | None, speed: float, optical_media: str, code: str,
-                ) -> PortModule:
+    def _module(
+        self,
+        model: str,
+        group: PortGroup | None,
+        speed: float,
+        optical_media: str,
+        code: str,
+    ) -> PortModule:
         cage = group.cage if group else ""
         per_cage = _ports_per_cage(group, speed)
         transceiver = key = ""
         if optical_media:
             transceiver = transceiver_name(cage, speed, per_cage, code)
-            key = (f"{self.media[optical_media][0]}:{cage}:{speed_text(speed * per_cage)}:"
-                   f"{per_cage}x{speed_text(speed)}:{code.lower()}")
+            key = (
+                f"{self.media[optical_media][0]}:{cage}:{speed_text(speed * per_cage)}:"
+                f"{per_cage}x{speed_text(speed)}:{code.lower()}"
+            )
         fields = (model, cage, per_cage, transceiver, key)
         if fields not in self.modules:  # one object per module, so that ends compare by identity
             self.modules[fields] = PortModule(*fields)
@@ -159,8 +177,9 @@ class PartsCatalog:
             self.by_group[kind] = self._parts(a_model, group_a, b_model, group_b, speed, label)
         return self.by_group[kind]
 
-    def _parts(self, a_model: str, group_a: PortGroup | None, b_model: str, group_b: PortGroup | None, speed: float,
-               label: str) -> LinkParts:
+    def _parts(
+        self, a_model: str, group_a: PortGroup | None, b_model: str, group_b: PortGroup | None, speed: float, label: str
+    ) -> LinkParts:
         key, media = self.media.get(label, ("", None))
         optical = bool(media and media.transceiver)
         optic = label if optical else ""
@@ -184,5 +203,3 @@ class LinkKinds(dict[tuple[str, str, str, str, float, str], LinkParts]):
     def __missing__(self, kind: tuple[str, str, str, str, float, str]) -> LinkParts:
         parts = self[kind] = self.catalog.parts(*kind)
         return parts
-
-

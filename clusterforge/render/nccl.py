@@ -54,6 +54,7 @@ _PCI_GEN = {8: "8.0 GT/s PCIe", 16: "16.0 GT/s PCIe", 32: "32.0 GT/s PCIe", 64: 
 @dataclass(frozen=True)
 class NcclGroup:
     """A GPU node group on a compute fabric, which gets an nccl.conf (and its model's topology file, if any)."""
+
     group: NodeGroup
     server: Server
     fabric_name: str
@@ -89,10 +90,14 @@ def nccl_groups(valid: ValidBlueprint, topo: Topology) -> list[NcclGroup]:
         server = valid.catalog.require(group.model, Server)
         attached = on.get(group.name, set())
         # the blueprint's order decides when a group is on more than one network of a kind
-        compute = [(name, f) for name, f in valid.blueprint.fabrics.items()
-                   if name in attached and isinstance(f, ComputeFabric)]
-        inband = [name for name, f in valid.blueprint.fabrics.items()
-                  if name in attached and isinstance(f, InbandFabric)]
+        compute = [
+            (name, f)
+            for name, f in valid.blueprint.fabrics.items()
+            if name in attached and isinstance(f, ComputeFabric)
+        ]
+        inband = [
+            name for name, f in valid.blueprint.fabrics.items() if name in attached and isinstance(f, InbandFabric)
+        ]
         if server.gpus is not None and compute:
             found.append(NcclGroup(group, server, *compute[0], inband[0] if inband else None))
     return found
@@ -133,24 +138,33 @@ def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | 
     group, server, fabric, fabric_name = entry.group, entry.server, entry.fabric, entry.fabric_name
     devices, known = hca_devices(server)
     settings: dict[str, str] = {}
-    notes = [f"clusterforge: NCCL settings of node group {group.name} ({group.model}) in blueprint {bp.name}",
-             f"installed as {paths.NCCL_CONF_INSTALLED}; one NAME and value per line, names sorted"]
+    notes = [
+        f"clusterforge: NCCL settings of node group {group.name} ({group.model}) in blueprint {bp.name}",
+        f"installed as {paths.NCCL_CONF_INSTALLED}; one NAME and value per line, names sorted",
+    ]
     if known:
         settings["NCCL_IB_HCA"] = "=" + ",".join(f"{d}:1" for d in devices)
-        notes.append(f"NCCL_IB_HCA: the {len(devices)} compute ports on fabric {fabric_name} in rail order, exact "
-                     f"names from the catalog entry {group.model} (see its sources)")
+        notes.append(
+            f"NCCL_IB_HCA: the {len(devices)} compute ports on fabric {fabric_name} in rail order, exact "
+            f"names from the catalog entry {group.model} (see its sources)"
+        )
     elif "NCCL_IB_HCA" not in group.nccl:
-        notes += [f"NCCL_IB_HCA NOT SET: the RDMA device names of the compute ports of {group.model} are not in",
-                  "  the catalog, and a guess in port order may name a storage port; until they are known NCCL",
-                  "  uses every RDMA device. Read them with ibdev2netdev and set the port group's devices in a",
-                  "  catalog file, or NCCL_IB_HCA in the node group's nccl settings"]
+        notes += [
+            f"NCCL_IB_HCA NOT SET: the RDMA device names of the compute ports of {group.model} are not in",
+            "  the catalog, and a guess in port order may name a storage port; until they are known NCCL",
+            "  uses every RDMA device. Read them with ibdev2netdev and set the port group's devices in a",
+            "  catalog file, or NCCL_IB_HCA in the node group's nccl settings",
+        ]
     ports = sum(g.count for g in server.port_groups("inband"))
     if entry.inband is not None and ports:
         first = server.port_groups("inband")[0]
         name = INBAND_BOND if ports > 1 else f"{first.name}1"
         settings["NCCL_SOCKET_IFNAME"] = f"={name}"
-        notes.append(f"NCCL_SOCKET_IFNAME: the in-band network ({ports} bonded ports as {INBAND_BOND})" if ports > 1
-                     else f"NCCL_SOCKET_IFNAME: the in-band port {name}")
+        notes.append(
+            f"NCCL_SOCKET_IFNAME: the in-band network ({ports} bonded ports as {INBAND_BOND})"
+            if ports > 1
+            else f"NCCL_SOCKET_IFNAME: the in-band port {name}"
+        )
     else:
         notes.append("NCCL_SOCKET_IFNAME not set: the group is not on an in-band network")
     if fabric.technology == "ethernet":
@@ -162,10 +176,8 @@ def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | 
             notes.append(f"NCCL_TOPO_FILE not set: {paths.nccl_topology(group.model)} has guessed NIC device names")
             notes.append("  and is not installed; set the compute port group's devices in a catalog file")
         else:
-            notes.append(f"NCCL_TOPO_FILE not set: {paths.nccl_topology(group.model)} has placeholder PCI "
-                         "addresses")
-            notes.append("  and is not installed; give the real ones (nvidia-smi topo -m, lspci) as gpu_bus_ids "
-                         "and")
+            notes.append(f"NCCL_TOPO_FILE not set: {paths.nccl_topology(group.model)} has placeholder PCI addresses")
+            notes.append("  and is not installed; give the real ones (nvidia-smi topo -m, lspci) as gpu_bus_ids and")
             notes.append(f"  nic_bus_ids of the pcie layout of {group.model} in a catalog file")
     overrides = {name: _value(value) for name, value in group.nccl.items()}
     if overrides:
@@ -189,8 +201,10 @@ def _roce_settings(roce: RoCE, fabric_name: str, settings: dict[str, str]) -> li
     traffic_class = roce.nccl_traffic_class
     if traffic_class is not None and roce.qos is not None:
         settings["NCCL_IB_TC"] = str(traffic_class)
-        notes.append(f"NCCL_IB_TC: DSCP {roce.qos.dscp} of the lossless class of fabric {fabric_name} "
-                     f"(PFC priority {roce.qos.pfc_priority})")
+        notes.append(
+            f"NCCL_IB_TC: DSCP {roce.qos.dscp} of the lossless class of fabric {fabric_name} "
+            f"(PFC priority {roce.qos.pfc_priority})"
+        )
     else:
         notes.append(f"NCCL_IB_TC not set: fabric {fabric_name} declares no lossless class (roce.qos)")
     if roce.gid_index is not None:
@@ -224,8 +238,10 @@ def real_bus_ids(server: Server) -> bool:
     if server.pcie is None:
         return False
     compute = {f"{g.name}{i}" for g in server.port_groups("compute") for i in range(1, g.count + 1)}
-    return all((s.gpu_bus_ids is not None or not s.gpus)
-               and (s.nic_bus_ids is not None or not compute.intersection(s.nics)) for s in server.pcie.switches)
+    return all(
+        (s.gpu_bus_ids is not None or not s.gpus) and (s.nic_bus_ids is not None or not compute.intersection(s.nics))
+        for s in server.pcie.switches
+    )
 
 
 def verified_topology(server: Server) -> bool:
@@ -247,8 +263,15 @@ def topology_model(blueprint: str, model: str, server: Server) -> dict[str, Any]
     placeholders = 0
     sockets: dict[int, list[dict[str, Any]]] = {}
     for k, switch in enumerate(server.pcie.switches, 1):
-        bridge = {"busid": f"{PLACEHOLDER_DOMAIN}:ff:{k:02x}.0", "class": "0x060400", **link,
-                  "vendor": "0x0000", "device": "0x0000", "subsystem_vendor": "0x0000", "subsystem_device": "0x0000"}
+        bridge = {
+            "busid": f"{PLACEHOLDER_DOMAIN}:ff:{k:02x}.0",
+            "class": "0x060400",
+            **link,
+            "vendor": "0x0000",
+            "device": "0x0000",
+            "subsystem_vendor": "0x0000",
+            "subsystem_device": "0x0000",
+        }
         gpu_bus_ids = switch.gpu_bus_ids or [f"{PLACEHOLDER_DOMAIN}:{0x10 + g:02x}:00.0" for g in switch.gpus]
         gpus = [_attrs({"busid": bus_id, "class": "0x030200", **link}) for bus_id in gpu_bus_ids]
         placeholders += 0 if switch.gpu_bus_ids else len(switch.gpus)
@@ -263,9 +286,20 @@ def topology_model(blueprint: str, model: str, server: Server) -> dict[str, Any]
             speed = int(group_of[port].speed_gbps * 1000)  # NCCL counts in Mb/s
             # InfiniBand controller; Ethernet-only ports (RoCE) enumerate as Ethernet controllers
             nic_class = "0x020000" if group_of[port].technology == "ethernet" else "0x020700"
-            nics.append({"pci": _attrs({"busid": bus_id, "class": nic_class, **link}), "port": port,
-                         "net": _attrs({"name": device_of[port], "dev": str(dev_index[device_of[port]]),
-                                        "speed": str(speed), "port": "1"})})
+            nics.append(
+                {
+                    "pci": _attrs({"busid": bus_id, "class": nic_class, **link}),
+                    "port": port,
+                    "net": _attrs(
+                        {
+                            "name": device_of[port],
+                            "dev": str(dev_index[device_of[port]]),
+                            "speed": str(speed),
+                            "port": "1",
+                        }
+                    ),
+                }
+            )
         sockets.setdefault(switch.socket, []).append({"pci": _attrs(bridge), "gpus": gpus, "nics": nics})
     cpu = _cpu_attributes(server.cpu.model)
     return {
@@ -273,8 +307,10 @@ def topology_model(blueprint: str, model: str, server: Server) -> dict[str, Any]
         "model": model,
         "verified": verified_topology(server),
         "placeholders": placeholders,
-        "cpus": [{"attrs": _attrs({"numaid": str(socket), **cpu}), "switches": switches}
-                 for socket, switches in sorted(sockets.items())],
+        "cpus": [
+            {"attrs": _attrs({"numaid": str(socket), **cpu}), "switches": switches}
+            for socket, switches in sorted(sockets.items())
+        ],
     }
 
 

@@ -34,35 +34,50 @@ def rail_ports(topo: Topology) -> dict[str, dict[str, tuple[str, str, RailSegmen
 
 
 def _netplan(topo: Topology, node: str, ports: dict[str, tuple[str, str, RailSegment]]) -> str:
-    lines = [f"# clusterforge: rail interfaces of {node}, one subnet per rail; installed as "
-             f"{paths.NETPLAN_RAILS_INSTALLED}",
-             "# in-band and storage interfaces are not in this file", "network:", "  version: 2",
-             "  renderer: networkd", "  ethernets:"]
+    lines = [
+        f"# clusterforge: rail interfaces of {node}, one subnet per rail; installed as {paths.NETPLAN_RAILS_INSTALLED}",
+        "# in-band and storage interfaces are not in this file",
+        "network:",
+        "  version: 2",
+        "  renderer: networkd",
+        "  ethernets:",
+    ]
     for port in sorted(ports, key=lambda p: (ports[p][2].rail, p)):
         network, address, segment = ports[port]
         ethernet = topo.fabrics[network].technology == "ethernet"
-        lines += [f"    {json.dumps(port)}:", f"      # rail {segment.rail} of fabric {network}",
-                  f"      addresses: [{json.dumps(f'{address}/{segment.subnet.prefixlen}')}]"]
+        lines += [
+            f"    {json.dumps(port)}:",
+            f"      # rail {segment.rail} of fabric {network}",
+            f"      addresses: [{json.dumps(f'{address}/{segment.subnet.prefixlen}')}]",
+        ]
         if ethernet:
             lines.append(f"      mtu: {ETHERNET_MTU}")
         if segment.gateway is not None and segment.rail_block != segment.subnet:
-            lines.append(f"      routes: [{{to: {json.dumps(str(segment.rail_block))}, "
-                         f"via: {json.dumps(str(segment.gateway))}}}]")
+            lines.append(
+                f"      routes: [{{to: {json.dumps(str(segment.rail_block))}, "
+                f"via: {json.dumps(str(segment.gateway))}}}]"
+            )
         lines.append("      optional: true")
     return "\n".join(lines) + "\n"
 
 
 def _sysctl() -> str:
-    lines = ["# clusterforge: ARP on hosts with several rail NICs: answer and announce only on the interface",
-             f"# that owns the address; installed as {paths.SYSCTL_RAILS_INSTALLED}"]
+    lines = [
+        "# clusterforge: ARP on hosts with several rail NICs: answer and announce only on the interface",
+        f"# that owns the address; installed as {paths.SYSCTL_RAILS_INSTALLED}",
+    ]
     return "\n".join([*lines, *(f"{k} = {v}" for k, v in ARP_SYSCTLS.items())]) + "\n"
 
 
 def network_paths(topo: Topology) -> dict[str, list[tuple[str, str]]]:
     """node -> [(rendered path, installed path)] of its network files."""
-    return {node: [(paths.netplan_rails(node), paths.NETPLAN_RAILS_INSTALLED),
-                   (paths.SYSCTL_RAILS, paths.SYSCTL_RAILS_INSTALLED)]
-            for node in rail_ports(topo)}
+    return {
+        node: [
+            (paths.netplan_rails(node), paths.NETPLAN_RAILS_INSTALLED),
+            (paths.SYSCTL_RAILS, paths.SYSCTL_RAILS_INSTALLED),
+        ]
+        for node in rail_ports(topo)
+    }
 
 
 def render_network(ctx: RenderContext) -> dict[str, str]:

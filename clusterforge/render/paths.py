@@ -28,6 +28,7 @@ def nccl_topology(model: str) -> str:
     """Rendered NCCL topology XML of a server model (catalog key 'nvidia/dgx-h100' -> nvidia_dgx-h100.xml)."""
     return f"nccl/topology/{model.replace('/', '_')}.xml"
 
+
 NETPLAN_RAILS_INSTALLED = "/etc/netplan/60-clusterforge-rails.yaml"
 """A node's compute (rail) interfaces; in-band and storage are left to the provisioning's own file."""
 SYSCTL_RAILS = "network/sysctl-rails.conf"
@@ -37,6 +38,7 @@ SYSCTL_RAILS_INSTALLED = "/etc/sysctl.d/60-clusterforge-rails.conf"
 def netplan_rails(node: str) -> str:
     """Rendered netplan file of one node's rail interfaces."""
     return f"network/netplan/{node}.yaml"
+
 
 IMEX_NODES_INSTALLED = "/etc/nvidia-imex/nodes_config.cfg"
 """Where the nvidia-imex service reads its domain's node list (its IMEX_NODE_CONFIG_FILE default)."""

@@ -62,9 +62,17 @@ ROLE_COLOURS: dict[str, str] = {
 OTHER_COLOUR = "#e0e0e0"
 RESERVED_FILL = "#eeeeee"
 LEGEND_LABELS: dict[str, str] = {
-    "compute": "compute node", "login": "login node", "storage": "storage node", "management": "management node",
-    "fabric-manager": "fabric manager", "leaf": "leaf switch", "spine": "spine switch", "core": "core switch",
-    "oob": "out-of-band switch", "nvswitch": "NVLink switch tray", "power-shelf": "power shelf",
+    "compute": "compute node",
+    "login": "login node",
+    "storage": "storage node",
+    "management": "management node",
+    "fabric-manager": "fabric manager",
+    "leaf": "leaf switch",
+    "spine": "spine switch",
+    "core": "core switch",
+    "oob": "out-of-band switch",
+    "nvswitch": "NVLink switch tray",
+    "power-shelf": "power shelf",
     "patch-panel": "patch panel",
 }
 BAR_OK, BAR_HIGH, BAR_OVER = "#4caf50", "#f0ad4e", "#d9534f"
@@ -119,7 +127,7 @@ def block_lines(x: int, y: int, h: int, texts: list[str]) -> list[tuple[int, flo
     device name."""
     room = max(1, (h - 2) // LINE)
     if len(texts) > room:  # what does not fit on its own line shares the last one
-        texts = [*texts[: room - 1], " · ".join(texts[room - 1:])]
+        texts = [*texts[: room - 1], " · ".join(texts[room - 1 :])]
     first = y + h / 2 - (len(texts) - 1) * LINE / 2 + 3.5
     return [(x + 6, round(first + i * LINE, 1), fit(t, FACE_W - 12)) for i, t in enumerate(texts)]
 
@@ -178,31 +186,47 @@ class Metric:
 def rack_metrics(rack: Rack, figures: RackPlan) -> list[Metric]:
     cooling = rack.rack_type.cooling
     air = "rear-door air" if cooling.method == "rear-door" else "air"
-    metrics = [Metric("Power", figures.power_kw, figures.usable_power_kw, "kW usable feed power"),
-               Metric(f"Heat to {air}", figures.air_kw, cooling.air_kw, "kW",
-                      f"; total heat {num(figures.heat_kw)} kW = {figures.heat_btu_h:,} BTU/h")]
+    metrics = [
+        Metric("Power", figures.power_kw, figures.usable_power_kw, "kW usable feed power"),
+        Metric(
+            f"Heat to {air}",
+            figures.air_kw,
+            cooling.air_kw,
+            "kW",
+            f"; total heat {num(figures.heat_kw)} kW = {figures.heat_btu_h:,} BTU/h",
+        ),
+    ]
     if cooling.liquid_kw or figures.liquid_kw:
         metrics.append(Metric("Heat to liquid", figures.liquid_kw, cooling.liquid_kw, "kW"))
-    metrics.append(Metric("Weight", figures.weight_kg, rack.rack_type.max_load_kg, "kg max load",
-                          f"; empty rack {num(rack.rack_type.weight_kg)} kg"))
+    metrics.append(
+        Metric(
+            "Weight",
+            figures.weight_kg,
+            rack.rack_type.max_load_kg,
+            "kg max load",
+            f"; empty rack {num(rack.rack_type.weight_kg)} kg",
+        )
+    )
     return metrics
 
 
 # --- the drawing ----------------------------------------------------------------------------------
-SVG_OPEN = ('<svg xmlns="http://www.w3.org/2000/svg" class="elevation" data-rack="{rack}" width="{width}" '
-            'height="{height}" viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Liberation Sans, Arial, '
-            'Helvetica, sans-serif" role="img">\n'
-            '  <title>{title}</title>\n'
-            '  <defs>\n'
-            '    <pattern id="{hatch_id}" width="8" height="8" patternUnits="userSpaceOnUse" '
-            'patternTransform="rotate(45)">\n'
-            '      <rect width="8" height="8" fill="#eeeeee"/>\n'
-            '      <line x1="0" y1="0" x2="0" y2="8" stroke="#9e9e9e" stroke-width="2"/>\n'
-            '    </pattern>\n'
-            '  </defs>\n'
-            '  <rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>\n'
-            '  <text x="12" y="22" font-size="16" font-weight="bold" fill="#111111">{title}</text>\n'
-            '  <text x="12" y="40" font-size="10" fill="#444444">{subtitle}</text>\n')
+SVG_OPEN = (
+    '<svg xmlns="http://www.w3.org/2000/svg" class="elevation" data-rack="{rack}" width="{width}" '
+    'height="{height}" viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Liberation Sans, Arial, '
+    'Helvetica, sans-serif" role="img">\n'
+    "  <title>{title}</title>\n"
+    "  <defs>\n"
+    '    <pattern id="{hatch_id}" width="8" height="8" patternUnits="userSpaceOnUse" '
+    'patternTransform="rotate(45)">\n'
+    '      <rect width="8" height="8" fill="#eeeeee"/>\n'
+    '      <line x1="0" y1="0" x2="0" y2="8" stroke="#9e9e9e" stroke-width="2"/>\n'
+    "    </pattern>\n"
+    "  </defs>\n"
+    '  <rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>\n'
+    '  <text x="12" y="22" font-size="16" font-weight="bold" fill="#111111">{title}</text>\n'
+    '  <text x="12" y="40" font-size="10" fill="#444444">{subtitle}</text>\n'
+)
 """The start of a rack's <svg> element, up to its drawing; every field escaped."""
 FOOTER_OPEN = '  <g class="footer" font-size="10" fill="#111111">\n'
 LEGEND_OPEN = '  </g>\n  <g class="legend" font-size="9" fill="#111111">\n'
@@ -248,30 +272,57 @@ class RackDrawer:
         devices = sorted((d for d in placed if d.u is not None), key=lambda d: (d.u or 0, d.name))
         reserved = self._reserved(rack_u, tuple(reserved_spans(rack)))
         footer, y = self._footer(rack, figures, TOP + rack_u * U_PX + 28)
-        roles = sorted({d.role for d in devices}, key=lambda r: (list(ROLE_COLOURS).index(r) if r in ROLE_COLOURS
-                                                                  else len(ROLE_COLOURS), r))
+        roles = sorted(
+            {d.role for d in devices},
+            key=lambda r: (list(ROLE_COLOURS).index(r) if r in ROLE_COLOURS else len(ROLE_COLOURS), r),
+        )
         legend, y = self._legend(tuple(roles), bool(reserved), y + 4)
         subtitle = f"row {rack.row}, position {rack.position + 1} · {rack.type_key} · {rack.rack_type.name}"
-        head = SVG_OPEN.format(rack=text[rack.name], width=WIDTH, height=y + MARGIN, title=text[f"Rack {rack.name}"],
-                               hatch_id=hatch_id, subtitle=text[fit(subtitle, WIDTH - 2 * MARGIN, 5.4)])
+        head = SVG_OPEN.format(
+            rack=text[rack.name],
+            width=WIDTH,
+            height=y + MARGIN,
+            title=text[f"Rack {rack.name}"],
+            hatch_id=hatch_id,
+            subtitle=text[fit(subtitle, WIDTH - 2 * MARGIN, 5.4)],
+        )
         blocks = [shape.draw(device.name, text) for device in devices for shape in self._shape(rack_u, device)]
-        return "".join([head, self._scale(rack_u), reserved.replace(HATCH, hatch_id), *blocks, FOOTER_OPEN, footer,
-                        LEGEND_OPEN, legend.replace(HATCH, hatch_id), SVG_CLOSE])
+        return "".join(
+            [
+                head,
+                self._scale(rack_u),
+                reserved.replace(HATCH, hatch_id),
+                *blocks,
+                FOOTER_OPEN,
+                footer,
+                LEGEND_OPEN,
+                legend.replace(HATCH, hatch_id),
+                SVG_CLOSE,
+            ]
+        )
 
     def _scale(self, rack_u: int) -> str:
         """Both faces with their U rules and numbers: the same for every rack of a height."""
         if rack_u not in self._scales:
             lines = []
             for face, x in FACES:
-                lines += [f'  <g class="face" data-face="{face}">',
-                          f'    <text x="{x + FACE_W // 2}" y="{TOP - 8}" font-size="10" font-weight="bold" '
-                          f'text-anchor="middle" fill="#444444">{face.upper()}</text>',
-                          f'    <rect x="{x}" y="{TOP}" width="{FACE_W}" height="{rack_u * U_PX}" fill="#ffffff" '
-                          'stroke="#444444" stroke-width="1.5"/>']
-                lines += [f'    <line x1="{x}" y1="{u_top(rack_u, u, 1)}" x2="{x + FACE_W}" y2="{u_top(rack_u, u, 1)}" '
-                          'stroke="#e3e3e3" stroke-width="0.5"/>' for u in range(1, rack_u)]
-                lines += [f'    <text x="{x - 4}" y="{u_top(rack_u, u, 1) + U_PX / 2 + 3.5}" font-size="8" '
-                          f'text-anchor="end" fill="#666666">{u}</text>' for u in range(1, rack_u + 1)]
+                lines += [
+                    f'  <g class="face" data-face="{face}">',
+                    f'    <text x="{x + FACE_W // 2}" y="{TOP - 8}" font-size="10" font-weight="bold" '
+                    f'text-anchor="middle" fill="#444444">{face.upper()}</text>',
+                    f'    <rect x="{x}" y="{TOP}" width="{FACE_W}" height="{rack_u * U_PX}" fill="#ffffff" '
+                    'stroke="#444444" stroke-width="1.5"/>',
+                ]
+                lines += [
+                    f'    <line x1="{x}" y1="{u_top(rack_u, u, 1)}" x2="{x + FACE_W}" y2="{u_top(rack_u, u, 1)}" '
+                    'stroke="#e3e3e3" stroke-width="0.5"/>'
+                    for u in range(1, rack_u)
+                ]
+                lines += [
+                    f'    <text x="{x - 4}" y="{u_top(rack_u, u, 1) + U_PX / 2 + 3.5}" font-size="8" '
+                    f'text-anchor="end" fill="#666666">{u}</text>'
+                    for u in range(1, rack_u + 1)
+                ]
                 lines.append("  </g>")
             self._scales[rack_u] = "".join(f"{line}\n" for line in lines)
         return self._scales[rack_u]
@@ -284,13 +335,17 @@ class RackDrawer:
                 y, h = u_top(rack_u, u, height), height * U_PX
                 title = self.text[f"reserved {_span(u, height)}: {purpose}"]
                 for face, x in FACES:
-                    lines += [f'  <g class="reserved" data-face="{face}" data-u="{u}" data-height="{height}">',
-                              f"    <title>{title}</title>",
-                              f'    <rect x="{x}" y="{y}" width="{FACE_W}" height="{h}" fill="url(#{HATCH})" '
-                              'stroke="#9e9e9e" stroke-width="1"/>']
-                    lines += [f'    <text x="{tx}" y="{ty}" font-size="10" font-style="italic" fill="#333333">'
-                              f"{self.text[t]}</text>"
-                              for tx, ty, t in block_lines(x, y, h, reserved_texts(purpose, height))]
+                    lines += [
+                        f'  <g class="reserved" data-face="{face}" data-u="{u}" data-height="{height}">',
+                        f"    <title>{title}</title>",
+                        f'    <rect x="{x}" y="{y}" width="{FACE_W}" height="{h}" fill="url(#{HATCH})" '
+                        'stroke="#9e9e9e" stroke-width="1"/>',
+                    ]
+                    lines += [
+                        f'    <text x="{tx}" y="{ty}" font-size="10" font-style="italic" fill="#333333">'
+                        f"{self.text[t]}</text>"
+                        for tx, ty, t in block_lines(x, y, h, reserved_texts(purpose, height))
+                    ]
                     lines.append("  </g>")
             self._reserved_spans[(rack_u, spans)] = "".join(f"{line}\n" for line in lines)
         return self._reserved_spans[(rack_u, spans)]
@@ -318,17 +373,24 @@ class RackDrawer:
             # the lines as block_lines lays them out; the first, the name's, is drawn per device
             lines = block_lines(x, y, h, ["", *rest])
             name_x, name_y, _ = lines[0]
-            others = "".join(f'\n    <text x="{tx}" y="{ty}" font-size="10" fill="#111111">{text[t]}</text>'
-                             for tx, ty, t in lines[1:])
-            shapes.append(DeviceShape(
-                open=f'  <g class="device role-{text[device.role]}" data-device="',
-                title=f'" data-face="{face}" data-u="{device.u}" data-height="{device.u_height}">\n    <title>',
-                body=(f"{text[f': {device.model}, {device.role}, {_span(device.u, device.u_height)}']}</title>\n"
-                      f'    <rect x="{x}" y="{y}" width="{FACE_W}" height="{h}" fill="{text[colour(device.role)]}" '
-                      f'stroke="#333333" stroke-width="1"/>\n'
-                      f'    <text x="{name_x}" y="{name_y}" font-size="10"{BOLD} fill="#111111">'),
-                name_suffix="".join(f" · {t}" for t in rest) if room == 1 and rest else "",
-                close=f"</text>{others}\n  </g>\n"))
+            others = "".join(
+                f'\n    <text x="{tx}" y="{ty}" font-size="10" fill="#111111">{text[t]}</text>'
+                for tx, ty, t in lines[1:]
+            )
+            shapes.append(
+                DeviceShape(
+                    open=f'  <g class="device role-{text[device.role]}" data-device="',
+                    title=f'" data-face="{face}" data-u="{device.u}" data-height="{device.u_height}">\n    <title>',
+                    body=(
+                        f"{text[f': {device.model}, {device.role}, {_span(device.u, device.u_height)}']}</title>\n"
+                        f'    <rect x="{x}" y="{y}" width="{FACE_W}" height="{h}" fill="{text[colour(device.role)]}" '
+                        f'stroke="#333333" stroke-width="1"/>\n'
+                        f'    <text x="{name_x}" y="{name_y}" font-size="10"{BOLD} fill="#111111">'
+                    ),
+                    name_suffix="".join(f" · {t}" for t in rest) if room == 1 and rest else "",
+                    close=f"</text>{others}\n  </g>\n",
+                )
+            )
         return shapes[0], shapes[1]
 
     def _footer(self, rack: Rack, figures: RackPlan, y: int) -> tuple[str, int]:
@@ -341,15 +403,18 @@ class RackDrawer:
                 share = metric.share
                 filled = BAR_W if share is None else round(min(share, 1.0) * BAR_W, 1)
                 bar_x = WIDTH - MARGIN - BAR_W
-                lines += [f'    <text x="{MARGIN}" y="{y}">'
-                          f"{self.text[fit(metric.text(), WIDTH - 3 * MARGIN - BAR_W, 5.6)]}</text>",
-                          f'    <rect x="{bar_x}" y="{y - 8}" width="{BAR_W}" height="9" fill="#f2f2f2" '
-                          'stroke="#999999" stroke-width="0.5"/>',
-                          f'    <rect x="{bar_x}" y="{y - 8}" width="{filled}" height="9" '
-                          f'fill="{metric.bar_colour()}"/>']
+                lines += [
+                    f'    <text x="{MARGIN}" y="{y}">'
+                    f"{self.text[fit(metric.text(), WIDTH - 3 * MARGIN - BAR_W, 5.6)]}</text>",
+                    f'    <rect x="{bar_x}" y="{y - 8}" width="{BAR_W}" height="9" fill="#f2f2f2" '
+                    'stroke="#999999" stroke-width="0.5"/>',
+                    f'    <rect x="{bar_x}" y="{y - 8}" width="{filled}" height="9" fill="{metric.bar_colour()}"/>',
+                ]
                 y += FOOTER_LINE
-            space = (f"Space: {figures.u_used} of {figures.u_total} U used by devices, {reserved} U reserved, "
-                     f"{rack.free_units()} U free")
+            space = (
+                f"Space: {figures.u_used} of {figures.u_total} U used by devices, {reserved} U reserved, "
+                f"{rack.free_units()} U free"
+            )
             lines.append(f'    <text x="{MARGIN}" y="{y}">{self.text[space]}</text>')
             self._footers[key] = ("".join(f"{line}\n" for line in lines), y + FOOTER_LINE)
         return self._footers[key]
@@ -368,9 +433,11 @@ class RackDrawer:
             for i, (label, fill) in enumerate(items):
                 row, col = divmod(i, columns)
                 x, line_y = MARGIN + col * col_w, y + row * LEGEND_ROW
-                lines += [f'    <rect x="{x}" y="{line_y - 9}" width="14" height="10" fill="{fill}" '
-                          'stroke="#555555" stroke-width="0.5"/>',
-                          f'    <text x="{x + 19}" y="{line_y}">{self.text[label]}</text>']
+                lines += [
+                    f'    <rect x="{x}" y="{line_y - 9}" width="14" height="10" fill="{fill}" '
+                    'stroke="#555555" stroke-width="0.5"/>',
+                    f'    <text x="{x + 19}" y="{line_y}">{self.text[label]}</text>',
+                ]
             rows = (len(items) + columns - 1) // columns
             self._legends[key] = ("".join(f"{line}\n" for line in lines), y + rows * LEGEND_ROW)
         return self._legends[key]

@@ -52,15 +52,21 @@ def _node_lines(bp: Blueprint, catalog: Catalog, nodes: list[Device]) -> list[di
         cpu = server.cpu
         gres = f"gpu:{gres_type(server.gpus.model)}:{server.gpus.count}" if server.gpus else None
         features = [group.name] + ([gres_type(server.gpus.model)] if server.gpus else [])
-        lines.append({
-            "names": host_range([n.name for n in members]),
-            "cpus": cpu.sockets * cpu.cores_per_socket * cpu.threads_per_core,
-            "sockets": cpu.sockets, "cores_per_socket": cpu.cores_per_socket,
-            "threads_per_core": cpu.threads_per_core,
-            "real_memory": int(server.memory_gb * 1024 * MEMORY_SHARE),
-            "gres": gres, "features": ",".join(features), "group": group.name, "model": group.model,
-            "gpu_count": server.gpus.count if server.gpus else 0,
-        })
+        lines.append(
+            {
+                "names": host_range([n.name for n in members]),
+                "cpus": cpu.sockets * cpu.cores_per_socket * cpu.threads_per_core,
+                "sockets": cpu.sockets,
+                "cores_per_socket": cpu.cores_per_socket,
+                "threads_per_core": cpu.threads_per_core,
+                "real_memory": int(server.memory_gb * 1024 * MEMORY_SHARE),
+                "gres": gres,
+                "features": ",".join(features),
+                "group": group.name,
+                "model": group.model,
+                "gpu_count": server.gpus.count if server.gpus else 0,
+            }
+        )
     return lines
 
 
@@ -68,8 +74,11 @@ def _per_gpu_defaults(node_lines: list[dict[str, Any]], groups: list[str]) -> di
     """DefCpuPerGPU and DefMemPerGPU (MB) of a partition: an even share of a node's CPUs and RealMemory per
     GPU, the smallest over its GPU node groups, so a job asking only for GPUs gets a fair share of the node.
     None for a partition without GPUs."""
-    shares = [(line["cpus"] // line["gpu_count"], line["real_memory"] // line["gpu_count"])
-              for line in node_lines if line["group"] in groups and line["gpu_count"]]
+    shares = [
+        (line["cpus"] // line["gpu_count"], line["real_memory"] // line["gpu_count"])
+        for line in node_lines
+        if line["group"] in groups and line["gpu_count"]
+    ]
     if not shares:
         return {}
     return {"def_cpu_per_gpu": min(c for c, _ in shares), "def_mem_per_gpu": min(m for _, m in shares)}
@@ -84,14 +93,18 @@ def _gres_lines(bp: Blueprint, catalog: Catalog, nodes: list[Device]) -> list[di
             continue
         gpu = catalog.require(server.gpus.model, GPU)
         kind = gres_type(server.gpus.model)
-        devices = ([f"/dev/dri/renderD{128 + i}" for i in range(server.gpus.count)] if gpu.vendor == "AMD"
-                   else [f"/dev/nvidia{i}" for i in range(server.gpus.count)])
+        devices = (
+            [f"/dev/dri/renderD{128 + i}" for i in range(server.gpus.count)]
+            if gpu.vendor == "AMD"
+            else [f"/dev/nvidia{i}" for i in range(server.gpus.count)]
+        )
         names = host_range(members)
         if server.pcie is None and server.gpus.sockets is not None:
             cores = server.cpu.cores_per_socket
-            lines += [{"names": names, "type": kind, "file": device,
-                       "cores": f"{socket * cores}-{(socket + 1) * cores - 1}"}
-                      for device, socket in zip(devices, server.gpus.sockets, strict=True)]
+            lines += [
+                {"names": names, "type": kind, "file": device, "cores": f"{socket * cores}-{(socket + 1) * cores - 1}"}
+                for device, socket in zip(devices, server.gpus.sockets, strict=True)
+            ]
             continue
         if server.pcie is None:
             files = host_range(devices) if gpu.vendor != "AMD" else ",".join(devices)
@@ -188,16 +201,31 @@ def slurm_model(bp: Blueprint, catalog: Catalog, topo: Topology) -> SlurmModel:
     slurm = bp.slurm
     nodes = _partition_nodes(bp, topo)
     inband = next((n for n, f in bp.fabrics.items() if getattr(f, "kind", "") == "inband"), None)
-    controllers = [{"name": c, "address": str(topo.addresses[inband][c]) if inband and c in topo.addresses[inband]
-                    else ""} for c in slurm.controllers]
+    controllers = [
+        {"name": c, "address": str(topo.addresses[inband][c]) if inband and c in topo.addresses[inband] else ""}
+        for c in slurm.controllers
+    ]
     node_lines = _node_lines(bp, catalog, nodes)
-    partitions = [{"name": p.name, "nodes": host_range([n.name for n in nodes if n.group in p.node_groups]),
-                   "default": p.default, "max_time": p.max_time, **_per_gpu_defaults(node_lines, p.node_groups)}
-                  for p in slurm.partitions]
+    partitions = [
+        {
+            "name": p.name,
+            "nodes": host_range([n.name for n in nodes if n.group in p.node_groups]),
+            "default": p.default,
+            "max_time": p.max_time,
+            **_per_gpu_defaults(node_lines, p.node_groups),
+        }
+        for p in slurm.partitions
+    ]
     plugin = {"tree": "topology/tree", "block": "topology/block", "none": None}[slurm.topology]
-    model = SlurmModel(slurm.cluster_name, controllers, plugin,
-                       ["gpu"] if any(line["gres"] for line in node_lines) else [], node_lines, partitions,
-                       _gres_lines(bp, catalog, nodes))
+    model = SlurmModel(
+        slurm.cluster_name,
+        controllers,
+        plugin,
+        ["gpu"] if any(line["gres"] for line in node_lines) else [],
+        node_lines,
+        partitions,
+        _gres_lines(bp, catalog, nodes),
+    )
     if slurm.topology == "tree":
         model.switches = _tree_with_root(bp, topo, nodes)
     elif slurm.topology == "block":

@@ -8,5 +8,13 @@ and their sources are in docs/workloads.md.
 from .fit import InferenceFit, TrainingFit, WorkloadFit, fit_workloads, fits_as_dict
 from .report import fit_json, fit_text, fits_text
 
-__all__ = ["InferenceFit", "TrainingFit", "WorkloadFit", "fit_json", "fit_text", "fit_workloads", "fits_as_dict",
-           "fits_text"]
+__all__ = [
+    "InferenceFit",
+    "TrainingFit",
+    "WorkloadFit",
+    "fit_json",
+    "fit_text",
+    "fit_workloads",
+    "fits_as_dict",
+    "fits_text",
+]

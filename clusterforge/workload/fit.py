@@ -60,22 +60,43 @@ class TrainingFit:
         m, s, hours = self.memory, self.speed, self.run_hours()
         cost = None if hours is None or self.gpu_hour_cost is None else hours * self.job.gpus * self.gpu_hour_cost
         return {
-            "kind": "training", "gpu": self.hw.gpu_key, "gpus": self.job.gpus,
-            "layout": {"tensor": self.job.tensor_parallel, "pipeline": self.job.pipeline_parallel,
-                       "context": self.job.context_parallel, "expert": self.job.expert_parallel,
-                       "data": self.data_parallel, "zero_stage": self.job.zero_stage, "recompute": self.job.recompute},
-            "params_b": _r(self.shape.params / 1e9), "active_params_b": _r(self.shape.active_params / 1e9),
-            "memory_gb": {"weights": _gb(m.weights), "gradients": _gb(m.gradients), "optimizer": _gb(m.optimizer),
-                          "activations": None if m.activations is None else _gb(m.activations),
-                          "total": _gb(m.total), "usable": _gb(self.usable_bytes)},
-            "step": {"tokens": int(s.tokens_per_step), "micro_batches": _r(s.micro_batches),
-                     "compute_s": _r(s.compute_s), "collectives_s": {k: _r(v) for k, v in s.collectives_s.items()},
-                     "collective_tiers": s.collective_tier, "scaling_efficiency": _r(s.scaling_efficiency)},
-            "tokens_per_s": _r(s.tokens_per_s), "tokens_per_s_per_gpu": _r(s.tokens_per_s / self.job.gpus),
+            "kind": "training",
+            "gpu": self.hw.gpu_key,
+            "gpus": self.job.gpus,
+            "layout": {
+                "tensor": self.job.tensor_parallel,
+                "pipeline": self.job.pipeline_parallel,
+                "context": self.job.context_parallel,
+                "expert": self.job.expert_parallel,
+                "data": self.data_parallel,
+                "zero_stage": self.job.zero_stage,
+                "recompute": self.job.recompute,
+            },
+            "params_b": _r(self.shape.params / 1e9),
+            "active_params_b": _r(self.shape.active_params / 1e9),
+            "memory_gb": {
+                "weights": _gb(m.weights),
+                "gradients": _gb(m.gradients),
+                "optimizer": _gb(m.optimizer),
+                "activations": None if m.activations is None else _gb(m.activations),
+                "total": _gb(m.total),
+                "usable": _gb(self.usable_bytes),
+            },
+            "step": {
+                "tokens": int(s.tokens_per_step),
+                "micro_batches": _r(s.micro_batches),
+                "compute_s": _r(s.compute_s),
+                "collectives_s": {k: _r(v) for k, v in s.collectives_s.items()},
+                "collective_tiers": s.collective_tier,
+                "scaling_efficiency": _r(s.scaling_efficiency),
+            },
+            "tokens_per_s": _r(s.tokens_per_s),
+            "tokens_per_s_per_gpu": _r(s.tokens_per_s / self.job.gpus),
             "checkpoint_gb": _gb(self.checkpoint_bytes),
             "checkpoint_write_s": None if self.checkpoint_write_s is None else _r(self.checkpoint_write_s),
             "run_days": None if hours is None else _r(hours / 24),
-            "run_cost": None if cost is None else _r(cost), "currency": self.currency or None,
+            "run_cost": None if cost is None else _r(cost),
+            "currency": self.currency or None,
         }
 
 
@@ -108,21 +129,33 @@ class InferenceFit:
         m, s, svc = self.memory, self.speed, self.service
         cost = per_million_tokens(m.gpus, self.gpu_hour_cost, s.tokens_per_s_replica)
         return {
-            "kind": "inference", "gpu": self.hw.gpu_key, "gpus": m.gpus * svc.replicas,
+            "kind": "inference",
+            "gpu": self.hw.gpu_key,
+            "gpus": m.gpus * svc.replicas,
             "layout": {"replicas": svc.replicas, "gpus_per_replica": m.gpus, "expert": svc.expert_parallel},
-            "params_b": _r(self.shape.params / 1e9), "active_params_b": _r(self.shape.active_params / 1e9),
-            "memory_gb": {"weights": _gb(m.weights), "kv_cache": _gb(m.kv_total), "per_gpu": _gb(m.per_gpu),
-                          "usable": _gb(m.usable)},
+            "params_b": _r(self.shape.params / 1e9),
+            "active_params_b": _r(self.shape.active_params / 1e9),
+            "memory_gb": {
+                "weights": _gb(m.weights),
+                "kv_cache": _gb(m.kv_total),
+                "per_gpu": _gb(m.per_gpu),
+                "usable": _gb(m.usable),
+            },
             "kv_bytes_per_token": None if m.kv_per_token is None else int(m.kv_per_token),
             "kv_gb_per_session": None if m.kv_per_session is None else _gb(m.kv_per_session),
-            "concurrency": m.concurrency, "max_concurrency": m.max_concurrency,
-            "ttft_ms": _r(s.ttft_s * 1000), "prompt_tokens": s.prompt_tokens,
-            "decode": {"tokens_per_s_session": _r(s.tokens_per_s_session),
-                       "tokens_per_s_replica": _r(s.tokens_per_s_replica),
-                       "tokens_per_s_service": _r(s.tokens_per_s_replica * svc.replicas),
-                       "bound": "memory" if s.decode_memory_bound else "compute"},
+            "concurrency": m.concurrency,
+            "max_concurrency": m.max_concurrency,
+            "ttft_ms": _r(s.ttft_s * 1000),
+            "prompt_tokens": s.prompt_tokens,
+            "decode": {
+                "tokens_per_s_session": _r(s.tokens_per_s_session),
+                "tokens_per_s_replica": _r(s.tokens_per_s_replica),
+                "tokens_per_s_service": _r(s.tokens_per_s_replica * svc.replicas),
+                "bound": "memory" if s.decode_memory_bound else "compute",
+            },
             "joules_per_token": _r(self.joules_per_token),
-            "cost_per_million_tokens": None if cost is None else _r(cost), "currency": self.currency or None,
+            "cost_per_million_tokens": None if cost is None else _r(cost),
+            "currency": self.currency or None,
         }
 
 
@@ -152,13 +185,28 @@ def fit_workloads(bp: Blueprint, catalog: Catalog, topo: Topology | None = None)
         hour = gpu_hour_cost(bp.prices, hw.gpu_w, pue)
         if isinstance(workload, TrainingJob):
             usable = hw.gpu.memory_gb * GB * (1 - workload.memory_headroom)
-            fits.append(TrainingFit(i, workload, shape, hw, data_parallel(workload),
-                                    training_memory(workload, shape), training_speed(workload, shape, hw),
-                                    usable, hour, pue, currency))
+            fits.append(
+                TrainingFit(
+                    i,
+                    workload,
+                    shape,
+                    hw,
+                    data_parallel(workload),
+                    training_memory(workload, shape),
+                    training_speed(workload, shape, hw),
+                    usable,
+                    hour,
+                    pue,
+                    currency,
+                )
+            )
         else:
             memory = inference_memory(workload, shape, hw.gpu.memory_gb)
-            fits.append(InferenceFit(i, workload, shape, hw, memory, inference_speed(workload, shape, hw, memory),
-                                     hour, pue, currency))
+            fits.append(
+                InferenceFit(
+                    i, workload, shape, hw, memory, inference_speed(workload, shape, hw, memory), hour, pue, currency
+                )
+            )
     return fits
 
 

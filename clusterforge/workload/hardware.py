@@ -52,8 +52,9 @@ def compute_groups(bp: Blueprint, catalog: Catalog, workload: WorkloadBase) -> l
     return [g.name for g in bp.node_groups if g.role == "compute" and catalog.require(g.model, Server).gpus]
 
 
-def hardware_for(bp: Blueprint, catalog: Catalog, workload: WorkloadBase, topo: Topology | None = None
-                 ) -> Hardware | None:
+def hardware_for(
+    bp: Blueprint, catalog: Catalog, workload: WorkloadBase, topo: Topology | None = None
+) -> Hardware | None:
     """None when the workload's groups hold no GPUs."""
     groups = [g for g in bp.node_groups if g.name in compute_groups(bp, catalog, workload)]
     servers = [(g, catalog.require(g.model, Server)) for g in groups]
@@ -66,13 +67,18 @@ def hardware_for(bp: Blueprint, catalog: Catalog, workload: WorkloadBase, topo: 
     nic = sum(p.count * p.speed_gbps for p in server.port_groups("compute"))
     storage = sum(p.count * p.speed_gbps for p in server.port_groups("storage"))
     return Hardware(
-        groups=[g.name for g, _ in with_gpus], gpu_key=server.gpus.model,
+        groups=[g.name for g, _ in with_gpus],
+        gpu_key=server.gpus.model,
         gpu=catalog.require(server.gpus.model, GPU),
         gpus=sum(g.count * s.gpus.count for g, s in with_gpus if s.gpus is not None),
-        gpus_per_node=per_node, nvlink_domain=server.gpus.nvlink_domain,
-        nic_gbps_per_gpu=nic / per_node, oversubscription=_oversubscription(bp, group.name),
+        gpus_per_node=per_node,
+        nvlink_domain=server.gpus.nvlink_domain,
+        nic_gbps_per_gpu=nic / per_node,
+        oversubscription=_oversubscription(bp, group.name),
         leaf_nodes=_leaf_nodes(bp, group.name, topo),
-        storage_gbps_per_node=storage, gpu_w=planned_w(bp.power, server, "compute") / per_node)
+        storage_gbps_per_node=storage,
+        gpu_w=planned_w(bp.power, server, "compute") / per_node,
+    )
 
 
 def _compute_fabric(bp: Blueprint, group: str) -> tuple[str, ComputeFabric] | None:
@@ -93,4 +99,3 @@ def _leaf_nodes(bp: Blueprint, group: str, topo: Topology | None) -> int:
         return 1
     summary = topo.fabrics[found[0]]
     return summary.scalable_unit or 1 if summary.topology == "rail-optimized" else 1
-

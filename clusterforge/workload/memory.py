@@ -41,12 +41,26 @@ def params_per_gpu(job: TrainingJob, shape: Shape) -> float:
     return shape.dense_params / model_split + shape.expert_params / (model_split * job.expert_parallel)
 
 
-def training_memory(job: TrainingJob, shape: Shape, *, tensor_parallel: int | None = None,
-                    pipeline_parallel: int | None = None, zero_stage: int | None = None) -> TrainingMemory:
+def training_memory(
+    job: TrainingJob,
+    shape: Shape,
+    *,
+    tensor_parallel: int | None = None,
+    pipeline_parallel: int | None = None,
+    zero_stage: int | None = None,
+) -> TrainingMemory:
     """Memory of one GPU of the job; keyword arguments try another layout (for hints and --suggest)."""
-    job = job.model_copy(update={k: v for k, v in (("tensor_parallel", tensor_parallel),
-                                                   ("pipeline_parallel", pipeline_parallel),
-                                                   ("zero_stage", zero_stage)) if v is not None})
+    job = job.model_copy(
+        update={
+            k: v
+            for k, v in (
+                ("tensor_parallel", tensor_parallel),
+                ("pipeline_parallel", pipeline_parallel),
+                ("zero_stage", zero_stage),
+            )
+            if v is not None
+        }
+    )
     dp = data_parallel(job)
     n = params_per_gpu(job, shape)
     state_bytes = 4.0 if job.precision == "fp32" else 2.0  # fp8 training keeps bf16 weights and gradients
@@ -127,8 +141,14 @@ def tensor_parallel(service: InferenceService, gpus: int | None = None) -> int:
     return max(1, g // service.expert_parallel)
 
 
-def inference_memory(service: InferenceService, shape: Shape, gpu_memory_gb: float, *, gpus: int | None = None,
-                     concurrency: int | None = None) -> InferenceMemory:
+def inference_memory(
+    service: InferenceService,
+    shape: Shape,
+    gpu_memory_gb: float,
+    *,
+    gpus: int | None = None,
+    concurrency: int | None = None,
+) -> InferenceMemory:
     """Memory of one replica; keyword arguments try another replica size or concurrency."""
     g = gpus if gpus is not None else service.gpus_per_replica
     tp = tensor_parallel(service, gpus)
@@ -138,6 +158,12 @@ def inference_memory(service: InferenceService, shape: Shape, gpu_memory_gb: flo
     if shape.dims is not None:
         copies = float(tp) if shape.dims.kv_latent_dim else max(1.0, tp / shape.dims.kv_heads)
     usable = g * gpu_memory_gb * 1e9 * (1 - service.memory_headroom)
-    return InferenceMemory(g, shape.params * BYTES[service.precision], per_token,
-                           None if per_token is None else per_token * service.context_tokens, copies, usable,
-                           concurrency if concurrency is not None else service.concurrent_requests)
+    return InferenceMemory(
+        g,
+        shape.params * BYTES[service.precision],
+        per_token,
+        None if per_token is None else per_token * service.context_tokens,
+        copies,
+        usable,
+        concurrency if concurrency is not None else service.concurrent_requests,
+    )

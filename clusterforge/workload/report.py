@@ -51,9 +51,11 @@ def training_text(fit: TrainingFit) -> list[str]:
         f"{_gb(m.gradients)}, optimizer {_gb(m.optimizer)}, activations {acts})",
     ]
     collectives = ", ".join(f"{k} {_n(v)} s ({s.collective_tier[k]})" for k, v in s.collectives_s.items()) or "none"
-    lines.append(f"  step: {_count(s.tokens_per_step)} tokens in {_n(s.micro_batches)} micro batches, "
-                 f"{_n(s.compute_s)} s of compute at MFU {job.mfu:g}; collectives {collectives}; scaling "
-                 f"efficiency at least {s.scaling_efficiency:.2f} without overlap")
+    lines.append(
+        f"  step: {_count(s.tokens_per_step)} tokens in {_n(s.micro_batches)} micro batches, "
+        f"{_n(s.compute_s)} s of compute at MFU {job.mfu:g}; collectives {collectives}; scaling "
+        f"efficiency at least {s.scaling_efficiency:.2f} without overlap"
+    )
     tail = f"  throughput: {_n(s.tokens_per_s)} tokens/s ({_n(s.tokens_per_s / job.gpus)} per GPU)"
     tail += f"; checkpoint {_gb(fit.checkpoint_bytes)} GB"
     if fit.checkpoint_write_s is not None:
@@ -68,20 +70,30 @@ def training_text(fit: TrainingFit) -> list[str]:
 
 def inference_text(fit: InferenceFit) -> list[str]:
     svc, m, s = fit.service, fit.memory, fit.speed
-    lines = [f"{svc.name} (inference, {_model(fit)}, {svc.precision}, on {svc.replicas} x {m.gpus} {fit.hw.gpu_key}):"
-             f" {m.concurrency} sessions of {svc.context_tokens:,} tokens per replica"]
+    lines = [
+        f"{svc.name} (inference, {_model(fit)}, {svc.precision}, on {svc.replicas} x {m.gpus} {fit.hw.gpu_key}):"
+        f" {m.concurrency} sessions of {svc.context_tokens:,} tokens per replica"
+    ]
     if m.kv_per_token is None:
-        lines.append(f"  memory per replica: {_gb(m.weights)} GB weights of {_gb(m.usable)} GB usable; KV cache "
-                     "unknown without the model's shape")
+        lines.append(
+            f"  memory per replica: {_gb(m.weights)} GB weights of {_gb(m.usable)} GB usable; KV cache "
+            "unknown without the model's shape"
+        )
     else:
-        lines.append(f"  memory per replica: {_gb(m.weights)} GB weights + {_gb(m.kv_total)} GB KV cache = "
-                     f"{_gb(m.total)} of {_gb(m.usable)} GB usable; up to {m.max_concurrency} sessions at full context")
-        lines.append(f"  KV cache: {m.kv_per_token:,.0f} bytes per token, {_gb(m.kv_per_session or 0)} GB per session"
-                     + (f", held {m.kv_copies:g} times across tensor parallel" if m.kv_copies > 1 else ""))
+        lines.append(
+            f"  memory per replica: {_gb(m.weights)} GB weights + {_gb(m.kv_total)} GB KV cache = "
+            f"{_gb(m.total)} of {_gb(m.usable)} GB usable; up to {m.max_concurrency} sessions at full context"
+        )
+        lines.append(
+            f"  KV cache: {m.kv_per_token:,.0f} bytes per token, {_gb(m.kv_per_session or 0)} GB per session"
+            + (f", held {m.kv_copies:g} times across tensor parallel" if m.kv_copies > 1 else "")
+        )
     bound = "HBM bound" if s.decode_memory_bound else "compute bound"
-    line = (f"  time to first token {_n(s.ttft_s * 1000)} ms for {s.prompt_tokens:,} tokens; decode "
-            f"{_n(s.tokens_per_s_session)} tokens/s per session, {_n(s.tokens_per_s_replica)} per replica, "
-            f"{_n(s.tokens_per_s_replica * svc.replicas)} in all ({bound}); {_n(fit.joules_per_token)} J per token")
+    line = (
+        f"  time to first token {_n(s.ttft_s * 1000)} ms for {s.prompt_tokens:,} tokens; decode "
+        f"{_n(s.tokens_per_s_session)} tokens/s per session, {_n(s.tokens_per_s_replica)} per replica, "
+        f"{_n(s.tokens_per_s_replica * svc.replicas)} in all ({bound}); {_n(fit.joules_per_token)} J per token"
+    )
     cost = fit.as_dict()["cost_per_million_tokens"]
     if cost is not None:
         line += f", {_money(fit, cost)} per million tokens"
@@ -95,8 +107,12 @@ def fits_text(fits: list[WorkloadFit]) -> str:
     return "\n".join(lines)
 
 
-SUGGEST_FOR = {codes.WORKLOAD_TRAINING_MEMORY, codes.WORKLOAD_INFERENCE_MEMORY, codes.WORKLOAD_TTFT,
-               codes.WORKLOAD_DECODE_RATE}
+SUGGEST_FOR = {
+    codes.WORKLOAD_TRAINING_MEMORY,
+    codes.WORKLOAD_INFERENCE_MEMORY,
+    codes.WORKLOAD_TTFT,
+    codes.WORKLOAD_DECODE_RATE,
+}
 
 
 def suggestions(fits: list[WorkloadFit], findings: list[Finding]) -> dict[str, str | None]:
@@ -120,8 +136,10 @@ def fit_text(fits: list[WorkloadFit], findings: list[Finding], suggest: bool) ->
 
 
 def fit_json(fits: list[WorkloadFit], findings: list[Finding], suggest: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {"workloads": fits_as_dict(fits),
-                           "findings": [f.as_dict() for f in findings if f.code.startswith("CF-WORK-")]}
+    out: dict[str, Any] = {
+        "workloads": fits_as_dict(fits),
+        "findings": [f.as_dict() for f in findings if f.code.startswith("CF-WORK-")],
+    }
     if suggest:
         out["suggestions"] = suggestions(fits, findings)
     return out

@@ -53,8 +53,9 @@ def training_speed(job: TrainingJob, shape: Shape, hw: Hardware) -> TrainingSpee
     return TrainingSpeed(tokens, micro_batches, flops, compute, times, tiers)
 
 
-def _collectives(job: TrainingJob, shape: Shape, hw: Hardware, dp: int,
-                 micro_batches: float) -> tuple[dict[str, float], dict[str, str]]:
+def _collectives(
+    job: TrainingJob, shape: Shape, hw: Hardware, dp: int, micro_batches: float
+) -> tuple[dict[str, float], dict[str, str]]:
     """Bytes each GPU sends per step for each dimension (ring collectives: (n-1)/n of the buffer per
     all-gather or reduce-scatter, twice that per all-reduce) over the bandwidth of the link it crosses."""
     t, p, c, e = job.tensor_parallel, job.pipeline_parallel, job.context_parallel, job.expert_parallel

@@ -48,7 +48,7 @@ def imports_of(path: str) -> set[str]:
     for node in ast.walk(ast.parse((PACKAGE / path).read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level:
             base = here if is_package else here[:-1]
-            base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+            base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
             if base == ["__init__"]:
                 base = []
             target = [*base, *(node.module.split(".") if node.module else [])]
@@ -69,8 +69,9 @@ def test_imports_point_down() -> None:
         source = module_name(path)
         for target in sorted(imports_of(path)):
             if layer_of(target) > layer_of(source):
-                upward.append(f"{source} ({LAYERS[layer_of(source)][0]}) imports {target} "
-                              f"({LAYERS[layer_of(target)][0]})")
+                upward.append(
+                    f"{source} ({LAYERS[layer_of(source)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
+                )
     assert upward == [], "\n".join(upward)
 
 

@@ -13,14 +13,32 @@ from clusterforge.model import CatalogFile
 from clusterforge.yamlsafe import read_yaml
 
 REQUIRED_KEYS = {
-    GPU: ["nvidia/h100-sxm", "nvidia/h200-sxm", "nvidia/b200", "nvidia/gb200", "nvidia/a100-sxm-80gb",
-          "nvidia/l40s", "amd/mi300x"],
-    Server: ["nvidia/dgx-h100", "nvidia/dgx-h200", "nvidia/dgx-b200", "supermicro/sys-821ge-tnhr-h100",
-             "supermicro/sys-821ge-tnhr-h200", "supermicro/sys-421ge-tnhr2-lcc", "nvidia/gb200-nvl72-tray",
-             "generic/cpu-1u"],
+    GPU: [
+        "nvidia/h100-sxm",
+        "nvidia/h200-sxm",
+        "nvidia/b200",
+        "nvidia/gb200",
+        "nvidia/a100-sxm-80gb",
+        "nvidia/l40s",
+        "amd/mi300x",
+    ],
+    Server: [
+        "nvidia/dgx-h100",
+        "nvidia/dgx-h200",
+        "nvidia/dgx-b200",
+        "supermicro/sys-821ge-tnhr-h100",
+        "supermicro/sys-821ge-tnhr-h200",
+        "supermicro/sys-421ge-tnhr2-lcc",
+        "nvidia/gb200-nvl72-tray",
+        "generic/cpu-1u",
+    ],
     Switch: ["nvidia/qm9700", "nvidia/sn5600", "nvidia/sn4600c", "nvidia/sn2201"],
-    RackType: ["generic/air-42u-40kw", "generic/rear-door-48u-60kw", "generic/liquid-48u-140kw",
-               "nvidia/gb200-nvl72-rack"],
+    RackType: [
+        "generic/air-42u-40kw",
+        "generic/rear-door-48u-60kw",
+        "generic/liquid-48u-140kw",
+        "nvidia/gb200-nvl72-rack",
+    ],
 }
 
 
@@ -36,6 +54,7 @@ def test_builtin_catalog_has_the_required_parts(catalog, kind) -> None:  # type:
 
 def _numeric_fields(entry: Sourced) -> set[str]:
     """Top-level fields that hold a number, or a structure with numbers in it."""
+
     def has_number(value: object) -> bool:
         if isinstance(value, bool):
             return False
@@ -46,6 +65,7 @@ def _numeric_fields(entry: Sourced) -> set[str]:
         if isinstance(value, list):
             return any(has_number(v) for v in value)
         return False
+
     dumped = entry.model_dump(exclude={"sources", "kind"}, exclude_defaults=True)
     return {name for name, value in dumped.items() if has_number(value)}
 
@@ -83,7 +103,8 @@ def test_switch_ports_at_breakout_speeds(catalog) -> None:  # type: ignore[no-un
 
 
 def test_user_catalog_overrides_and_adds(tmp_path: Path) -> None:
-    (tmp_path / "site.yaml").write_text(textwrap.dedent("""\
+    (tmp_path / "site.yaml").write_text(
+        textwrap.dedent("""\
         switches:
           nvidia/qm9700:
             vendor: NVIDIA
@@ -94,7 +115,9 @@ def test_user_catalog_overrides_and_adds(tmp_path: Path) -> None:
             max_power_w: 1700
             ports:
               - {name: ib, count: 64, speed_gbps: 400, cage: osfp}
-    """), encoding="utf-8")
+    """),
+        encoding="utf-8",
+    )
     catalog = load_catalog([CatalogFile(path="site.yaml")], tmp_path)
     assert catalog.require("nvidia/qm9700", Switch).max_power_w == 1700
     assert "nvidia/qm9700" in catalog.overridden
@@ -139,7 +162,8 @@ def test_netbox_file_without_power_is_refused(tmp_path: Path) -> None:
 
 
 def test_catalog_cross_references_are_checked(tmp_path: Path) -> None:
-    (tmp_path / "c.yaml").write_text(textwrap.dedent("""\
+    (tmp_path / "c.yaml").write_text(
+        textwrap.dedent("""\
         servers:
           acme/box:
             vendor: ACME
@@ -150,7 +174,9 @@ def test_catalog_cross_references_are_checked(tmp_path: Path) -> None:
             cpu: {model: X, sockets: 1, cores_per_socket: 8}
             memory_gb: 64
             gpus: {model: nvidia/h100-sx, count: 4, nvlink_domain: 4}
-    """), encoding="utf-8")
+    """),
+        encoding="utf-8",
+    )
     with pytest.raises(CatalogError) as info:
         load_catalog([CatalogFile(path="c.yaml")], tmp_path)
     finding = info.value.findings[0]

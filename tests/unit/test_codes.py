@@ -58,17 +58,27 @@ def _message_patterns(calls: list[ast.Call]) -> list[str]:
     return patterns
 
 
-CONSTANTS = {name: value for name, value in vars(codes).items()
-             if name.isupper() and isinstance(value, str) and value in codes.REGISTRY}
-CORPUS = {(match[1], match[2]) for path in ERRORS_DIR.glob("*.expected")
-          for match in re.finditer(r" (CF-[A-Z]+-\d{3}): (.*)", path.read_text(encoding="utf-8"))}
+CONSTANTS = {
+    name: value
+    for name, value in vars(codes).items()
+    if name.isupper() and isinstance(value, str) and value in codes.REGISTRY
+}
+CORPUS = {
+    (match[1], match[2])
+    for path in ERRORS_DIR.glob("*.expected")
+    for match in re.finditer(r" (CF-[A-Z]+-\d{3}): (.*)", path.read_text(encoding="utf-8"))
+}
 """(code, message) of every reviewed message in tests/errors."""
 
 
 def test_no_code_is_written_as_a_literal() -> None:
     literal = re.compile(r"[\"']CF-[A-Z]+-\d{3}[\"']")
-    offenders = [f"{p.relative_to(REPO)}:{i}" for p in SOURCES
-                 for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if literal.search(line)]
+    offenders = [
+        f"{p.relative_to(REPO)}:{i}"
+        for p in SOURCES
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if literal.search(line)
+    ]
     assert offenders == [], "use the constants of clusterforge/codes.py"
 
 

@@ -16,27 +16,54 @@ Mutation = Callable[[dict[str, Any]], None]
 
 def _nvl72_split(data: dict[str, Any]) -> None:
     data["floor"]["rows"] = [{"name": "A", "racks": 2, "rack_type": "nvidia/gb200-nvl72-rack"}]
-    data["node_groups"] = [{"name": "gb", "model": "nvidia/gb200-nvl72-tray", "count": 20, "role": "compute",
-                            "placement": {"rows": ["A"], "per_rack": 10}}]
+    data["node_groups"] = [
+        {
+            "name": "gb",
+            "model": "nvidia/gb200-nvl72-tray",
+            "count": 20,
+            "role": "compute",
+            "placement": {"rows": ["A"], "per_rack": 10},
+        }
+    ]
     del data["fabrics"]["compute"]
 
 
 def _no_storage_ports(data: dict[str, Any]) -> None:
-    data["node_groups"].append({"name": "ufm", "model": "generic/cpu-1u-ndr", "count": 1, "role": "fabric-manager",
-                                "placement": {"racks": ["N1-001"]}})
-    data["fabrics"]["storage"] = {"kind": "storage", "technology": "ethernet", "leaf": "nvidia/sn5600",
-                                  "node_groups": ["ufm"], "ipv4_pool": "192.168.0.0/24"}
+    data["node_groups"].append(
+        {
+            "name": "ufm",
+            "model": "generic/cpu-1u-ndr",
+            "count": 1,
+            "role": "fabric-manager",
+            "placement": {"racks": ["N1-001"]},
+        }
+    )
+    data["fabrics"]["storage"] = {
+        "kind": "storage",
+        "technology": "ethernet",
+        "leaf": "nvidia/sn5600",
+        "node_groups": ["ufm"],
+        "ipv4_pool": "192.168.0.0/24",
+    }
 
 
 def _manager_without_reserved_ports(data: dict[str, Any]) -> None:
-    data["node_groups"].append({"name": "ufm", "model": "generic/cpu-1u-ndr", "count": 1, "role": "fabric-manager",
-                                "placement": {"racks": ["N1-001"]}})
+    data["node_groups"].append(
+        {
+            "name": "ufm",
+            "model": "generic/cpu-1u-ndr",
+            "count": 1,
+            "role": "fabric-manager",
+            "placement": {"racks": ["N1-001"]},
+        }
+    )
     data["fabrics"]["compute"]["node_groups"] = ["gpu", "ufm"]
 
 
 def _slow_leaf(data: dict[str, Any]) -> None:
-    data["fabrics"]["compute"].update(technology="ethernet", leaf="nvidia/sn4600c", spine="nvidia/sn4600c",
-                                      core="nvidia/sn4600c")
+    data["fabrics"]["compute"].update(
+        technology="ethernet", leaf="nvidia/sn4600c", spine="nvidia/sn4600c", core="nvidia/sn4600c"
+    )
 
 
 def _one_network_rack(data: dict[str, Any]) -> None:
@@ -53,8 +80,11 @@ CASES: dict[str, tuple[str, Mutation, bool]] = {
     "CF-FABRIC-001": ("listed group without ports of the role", _no_storage_ports, True),
     "CF-FABRIC-003": ("400G NICs on 100G leaves", _slow_leaf, False),
     "CF-FABRIC-004": ("fabric manager without reserved ports", _manager_without_reserved_ports, True),
-    "CF-FABRIC-005": ("one tier asked, too many ports",
-                      lambda d: d["fabrics"]["compute"].__setitem__("tiers", 1), True),
+    "CF-FABRIC-005": (
+        "one tier asked, too many ports",
+        lambda d: d["fabrics"]["compute"].__setitem__("tiers", 1),
+        True,
+    ),
     "CF-ADDR-001": ("pool too small", lambda d: d["fabrics"]["compute"].__setitem__("ipv4_pool", "10.0.0.0/26"), True),
     "CF-CABLE-001": ("rows 600 m apart", lambda d: d["floor"].__setitem__("row_pitch_mm", 600_000), True),
 }

@@ -14,7 +14,8 @@ from clusterforge.errors import BlueprintError, Finding, Severity
 from clusterforge.expand import expand
 
 # Switches that only have a management (oob) port: nothing to wire nodes or switches to.
-MGMT_ONLY_CATALOG = "switches:\n" + "".join(f"""\
+MGMT_ONLY_CATALOG = "switches:\n" + "".join(
+    f"""\
   acme/mgmt-only-{short}:
     vendor: ACME
     name: {technology} box with a management port only
@@ -24,7 +25,9 @@ MGMT_ONLY_CATALOG = "switches:\n" + "".join(f"""\
     max_power_w: 300
     ports:
       - {{name: mgmt, count: 1, speed_gbps: 1, cage: rj45, role: oob}}
-""" for short, technology in (("ib", "infiniband"), ("eth", "ethernet")))
+"""
+    for short, technology in (("ib", "infiniband"), ("eth", "ethernet"))
+)
 
 
 def expansion_errors(data: dict[str, Any]) -> list[Finding]:
@@ -46,13 +49,18 @@ def user_catalog(tmp_path: Path) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize(("fabric", "field", "model", "others_fine"), [
-    ("compute", "leaf", "acme/mgmt-only-ib", False),
-    # the compute fabric, built before the OOB network, is fine: CF-FABRIC-002 is the only error
-    ("oob", "switch", "acme/mgmt-only-eth", True),
-], ids=["leaf", "oob-switch"])
-def test_switch_model_without_data_ports(user_catalog: str, fabric: str, field: str, model: str,
-                                         others_fine: bool) -> None:
+@pytest.mark.parametrize(
+    ("fabric", "field", "model", "others_fine"),
+    [
+        ("compute", "leaf", "acme/mgmt-only-ib", False),
+        # the compute fabric, built before the OOB network, is fine: CF-FABRIC-002 is the only error
+        ("oob", "switch", "acme/mgmt-only-eth", True),
+    ],
+    ids=["leaf", "oob-switch"],
+)
+def test_switch_model_without_data_ports(
+    user_catalog: str, fabric: str, field: str, model: str, others_fine: bool
+) -> None:
     data = dgx_data(8)
     data["catalogs"] = [user_catalog]
     data["fabrics"][fabric][field] = model
@@ -68,8 +76,13 @@ def test_switch_model_without_data_ports(user_catalog: str, fabric: str, field: 
 def inband_on_one_sn4600c(nodes: int) -> dict[str, Any]:
     """`nodes` DGX whose 2 in-band ports each run at 100G on one 64-port SN4600C; OOB uplinks go to it."""
     data = dgx_data(nodes)
-    data["fabrics"]["inband"] = {"kind": "inband", "technology": "ethernet", "leaf": "nvidia/sn4600c",
-                                 "tiers": 1, "ipv4_pool": "192.168.0.0/16"}
+    data["fabrics"]["inband"] = {
+        "kind": "inband",
+        "technology": "ethernet",
+        "leaf": "nvidia/sn4600c",
+        "tiers": 1,
+        "ipv4_pool": "192.168.0.0/16",
+    }
     data["fabrics"]["oob"]["uplink_to"] = "inband"
     return data
 
@@ -82,8 +95,10 @@ def test_oob_uplink_finds_no_free_leaf_port() -> None:
     assert all(f.path == ("fabrics", "oob", "uplink_to") for f in uplinks)
     # one finding for all the switches, with a hint that does not point at reserved ports
     (finding,) = uplinks
-    assert finding.message == ("the leaves of 'inband' have no free port for the uplinks of 9 out-of-band "
-                               "switches (oob-sw001, oob-sw002, oob-sw003, ...)")
+    assert finding.message == (
+        "the leaves of 'inband' have no free port for the uplinks of 9 out-of-band "
+        "switches (oob-sw001, oob-sw002, oob-sw003, ...)"
+    )
     assert finding.hint is not None and "cannot use reserved ports" in finding.hint
 
 
@@ -110,8 +125,13 @@ def test_leaf_out_of_ports_for_its_uplinks() -> None:
 
 def test_fabric_without_nodes_is_a_warning() -> None:
     data = dgx_data(8)
-    data["fabrics"]["storage"] = {"kind": "storage", "technology": "ethernet", "leaf": "nvidia/sn5600",
-                                  "node_groups": [], "ipv4_pool": "192.168.0.0/24"}
+    data["fabrics"]["storage"] = {
+        "kind": "storage",
+        "technology": "ethernet",
+        "leaf": "nvidia/sn5600",
+        "node_groups": [],
+        "ipv4_pool": "192.168.0.0/24",
+    }
     _, findings = expand(valid_from(data))  # a warning: expansion goes on
     (finding,) = only(findings, "CF-FABRIC-008")
     assert finding.severity is Severity.WARNING

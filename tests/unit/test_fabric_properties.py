@@ -41,7 +41,7 @@ def check_invariants(valid: ValidBlueprint, topo: Topology, ratio: float) -> Non
         switch = catalog.require(topo.devices[name].model, Switch)
         group = downlink_group(switch, max(s for _, s in ports))
         assert group is not None
-        natives = {p.split("s")[0] if "s" in p[len(group.name):] else p for p, _ in ports}
+        natives = {p.split("s")[0] if "s" in p[len(group.name) :] else p for p, _ in ports}
         assert len(natives) <= sum(g.count for g in switch.ports if g.role != "oob"), f"{name} over radix"
         assert sum(1 / per_native(group, s) for _, s in ports) <= group.count + 1e-9
     # rail property: rail k of a node goes to a rail-k leaf of the node's scalable unit
@@ -79,8 +79,9 @@ def _spine_bound(uplinks: list[int], ports: int) -> set[int]:
     """Counts the issue allows: ceil(total / ports), or the smallest count from there that spreads every
     leaf's uplinks evenly while each switch uses at least 3/4 of its ports (written out here, not imported)."""
     bound = -(-sum(uplinks) // ports)
-    even = [s for s in range(bound, 2 * bound + 1) if all(u % s == 0 for u in uplinks)
-            and sum(uplinks) >= 0.75 * s * ports]
+    even = [
+        s for s in range(bound, 2 * bound + 1) if all(u % s == 0 for u in uplinks) and sum(uplinks) >= 0.75 * s * ports
+    ]
     return {even[0]} if even else {bound}
 
 
@@ -138,9 +139,13 @@ def test_invariants_oversubscribed(nodes: int, ratio: str) -> None:
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(nodes=st.integers(1, 200), tiers=st.sampled_from(["auto", 2, 3]),
-       topology=st.sampled_from(["rail-optimized", "fat-tree"]), su=st.sampled_from([None, 16, 24, 32, 48]),
-       ratio=st.sampled_from(["1:1", "1.5:1", "2:1"]))
+@given(
+    nodes=st.integers(1, 200),
+    tiers=st.sampled_from(["auto", 2, 3]),
+    topology=st.sampled_from(["rail-optimized", "fat-tree"]),
+    su=st.sampled_from([None, 16, 24, 32, 48]),
+    ratio=st.sampled_from(["1:1", "1.5:1", "2:1"]),
+)
 def test_invariants_random(nodes: int, tiers: int | str, topology: str, su: int | None, ratio: str) -> None:
     valid = dgx_blueprint(nodes, tiers=tiers, topology=topology, scalable_unit=su, ratio=ratio)
     try:

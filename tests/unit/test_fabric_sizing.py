@@ -74,12 +74,24 @@ def test_a_25g_port_books_the_breakout_sub_port_in_expand_check_and_plan() -> No
     # the 25G ports used to be booked at the 400G rate by expansion and at a whole cage by the check
     data = dgx_data(100)
     data["floor"]["rows"].append({"name": "M", "racks": 3, "rack_type": "generic/air-42u-40kw"})
-    data["node_groups"].append({"name": "cpu", "model": "generic/cpu-1u", "count": 60, "role": "management",
-                                "placement": {"rows": ["M"], "per_rack": 20}})
-    data["fabrics"]["inband"] = {"kind": "inband", "technology": "ethernet", "leaf": "nvidia/sn5600",
-                                 "spine": "nvidia/sn5600", "oversubscription": "4:1",
-                                 "ipv4_pool": "192.168.0.0/16",
-                                 "switch_racks": data["fabrics"]["compute"]["switch_racks"]}
+    data["node_groups"].append(
+        {
+            "name": "cpu",
+            "model": "generic/cpu-1u",
+            "count": 60,
+            "role": "management",
+            "placement": {"rows": ["M"], "per_rack": 20},
+        }
+    )
+    data["fabrics"]["inband"] = {
+        "kind": "inband",
+        "technology": "ethernet",
+        "leaf": "nvidia/sn5600",
+        "spine": "nvidia/sn5600",
+        "oversubscription": "4:1",
+        "ipv4_pool": "192.168.0.0/16",
+        "switch_racks": data["fabrics"]["compute"]["switch_racks"],
+    }
     valid = valid_from(data)
     topo, findings = expand(valid)
     checked = run_checks(valid, topo, findings)
@@ -102,8 +114,9 @@ def test_findings_an_architect_would_question() -> None:
     codes = Counter(f["code"] for f in _plan(dgx_data(40, scalable_unit=32))["findings"])
     assert codes["CF-FABRIC-011"] == 1
     split = _plan(dgx_data(48, scalable_unit=48))
-    assert any(f["code"] == "CF-FABRIC-009" and "split over 2 leaves per rail" in f["message"]
-               for f in split["findings"])
+    assert any(
+        f["code"] == "CF-FABRIC-009" and "split over 2 leaves per rail" in f["message"] for f in split["findings"]
+    )
     planes = _plan(dgx_data(2048, planes="per-rail", tiers=2))
     assert planes["fabrics"]["compute"]["subnets"] == 8
     assert any(f["code"] == "CF-FABRIC-012" and "8 separate planes" in f["message"] for f in planes["findings"])
@@ -118,8 +131,7 @@ def test_idle_spines_are_a_finding() -> None:
     # = 16 uplinks -> 1 spine with 16 of 64 ports -> CF-FABRIC-010.
     plan = _plan(dgx_data(2, tiers=2, uplinks_for="present"))
     assert plan["fabrics"]["compute"]["switches"] == {"leaf": 8, "spine": 1}
-    assert any(f["code"] == "CF-FABRIC-010" and "compute-spine001 16 of 64" in f["message"]
-               for f in plan["findings"])
+    assert any(f["code"] == "CF-FABRIC-010" and "compute-spine001 16 of 64" in f["message"] for f in plan["findings"])
 
 
 def test_reserved_ports_can_name_a_switch() -> None:

@@ -13,10 +13,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_includes_append_lists_and_keep_each_files_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "main.yaml").write_text("name: x\ninclude: [more.yaml]\nnode_groups:\n  - {name: a}\n"
-                                        "fabrics:\n  one: {kind: oob}\n", encoding="utf-8")
-    (tmp_path / "more.yaml").write_text("# extra groups\nnode_groups:\n  - {name: b}\n  - {name: c}\n"
-                                        "fabrics:\n  two: {kind: oob}\n", encoding="utf-8")
+    (tmp_path / "main.yaml").write_text(
+        "name: x\ninclude: [more.yaml]\nnode_groups:\n  - {name: a}\nfabrics:\n  one: {kind: oob}\n", encoding="utf-8"
+    )
+    (tmp_path / "more.yaml").write_text(
+        "# extra groups\nnode_groups:\n  - {name: b}\n  - {name: c}\nfabrics:\n  two: {kind: oob}\n", encoding="utf-8"
+    )
     loaded = load_blueprint(tmp_path / "main.yaml")
     assert [g["name"] for g in loaded.data["node_groups"]] == ["a", "b", "c"]
     assert sorted(loaded.data["fabrics"]) == ["one", "two"]
@@ -26,14 +28,14 @@ def test_includes_append_lists_and_keep_each_files_lines(tmp_path: Path, monkeyp
     assert [p.name for p in loaded.files] == ["main.yaml", "more.yaml"]
 
 
-def test_example_with_includes_reports_errors_in_the_included_file(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_example_with_includes_reports_errors_in_the_included_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     source = REPO / "blueprints"
     (tmp_path / "gb200-nvl72").mkdir()
     (tmp_path / "gb200-nvl72.yaml").write_text((source / "gb200-nvl72.yaml").read_text())
     (tmp_path / "gb200-nvl72" / "slurm.yaml").write_text((source / "gb200-nvl72" / "slurm.yaml").read_text())
-    fabrics = (source / "gb200-nvl72" / "fabrics.yaml").read_text().replace("leaf: nvidia/qm9700",
-                                                                             "leaf: nvidia/qm970")
+    fabrics = (source / "gb200-nvl72" / "fabrics.yaml").read_text().replace("leaf: nvidia/qm9700", "leaf: nvidia/qm970")
     (tmp_path / "gb200-nvl72" / "fabrics.yaml").write_text(fabrics)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(BlueprintError) as info:

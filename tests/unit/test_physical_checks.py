@@ -62,8 +62,9 @@ def test_dgx_h100_rack_of_four_on_two_three_phase_feeds() -> None:
 
 def test_load_factor_below_the_surviving_psus_clears_the_feed_loss_warning() -> None:
     # planned 10.2 kW x 0.9 = 9.18 kW <= 9.9 kW left after a feed loss
-    assert "CF-POWER-004" not in codes(findings_of(one_rack(4, "generic/rear-door-48u-60kw",
-                                                            load_factor={"compute": 0.9})))
+    assert "CF-POWER-004" not in codes(
+        findings_of(one_rack(4, "generic/rear-door-48u-60kw", load_factor={"compute": 0.9}))
+    )
 
 
 def test_overloaded_air_rack() -> None:
@@ -80,10 +81,18 @@ def test_overloaded_air_rack() -> None:
 def nvl72(racks: int = 1, rack_type: str = "nvidia/gb200-nvl72-rack", trays: int | None = None) -> dict[str, Any]:
     trays = trays if trays is not None else 18 * racks
     return {
-        "name": "nvl", "site": {"name": "t"},
+        "name": "nvl",
+        "site": {"name": "t"},
         "floor": {"rows": [{"name": "A", "racks": racks, "rack_type": rack_type}]},
-        "node_groups": [{"name": "gb", "model": "nvidia/gb200-nvl72-tray", "count": trays, "role": "compute",
-                         "placement": {"rows": ["A"], "per_rack": 18}}],
+        "node_groups": [
+            {
+                "name": "gb",
+                "model": "nvidia/gb200-nvl72-tray",
+                "count": trays,
+                "role": "compute",
+                "placement": {"rows": ["A"], "per_rack": 18},
+            }
+        ],
     }
 
 
@@ -154,8 +163,9 @@ racks:
 
 
 def test_liquid_loop_over_capacity(tmp_path: Path) -> None:
-    rack = WEAK_RACK.format(load=1500).replace("{method: rear-door, air_kw: 60}",
-                                                "{method: liquid, air_kw: 30, liquid_kw: 50}")
+    rack = WEAK_RACK.format(load=1500).replace(
+        "{method: rear-door, air_kw: 60}", "{method: liquid, air_kw: 30, liquid_kw: 50}"
+    )
     valid = catalog_valid(tmp_path, one_rack(8, "site/weak", model="supermicro/sys-421ge-tnhr2-lcc"), rack)
     topo, early = expand(valid)
     # 8 x 10.2 x 0.8 = 65.28 kW to a 50 kW loop
@@ -234,8 +244,9 @@ def test_suppression_with_reason_is_listed_and_an_unused_one_is_flagged() -> Non
 
 def test_unconnected_compute_ports_warn() -> None:
     data = dgx_data(4)
-    data["node_groups"].append({"name": "spare", "model": "nvidia/dgx-h100", "count": 1, "role": "compute",
-                                "placement": {"racks": ["A1-001"]}})
+    data["node_groups"].append(
+        {"name": "spare", "model": "nvidia/dgx-h100", "count": 1, "role": "compute", "placement": {"racks": ["A1-001"]}}
+    )
     data["node_groups"][0]["count"] = 3
     data["fabrics"]["compute"]["node_groups"] = ["gpu"]
     unconnected = [f for f in findings_of(data) if f.code == "CF-PORT-002" and f.subject == "spare"]

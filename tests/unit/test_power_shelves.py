@@ -17,8 +17,9 @@ from clusterforge.validate import validate
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize(("shelves", "feeds", "redundancy", "left"),
-                         [(8, 8, "2N", 4), (8, 8, "N+1", 7), (8, 4, "N+1", 6), (8, 8, "none", 8)])
+@pytest.mark.parametrize(
+    ("shelves", "feeds", "redundancy", "left"), [(8, 8, "2N", 4), (8, 8, "N+1", 7), (8, 4, "N+1", 6), (8, 8, "none", 8)]
+)
 def test_shelves_left_when_a_side_or_feed_fails(shelves: int, feeds: int, redundancy: str, left: int) -> None:
     # 2N: side A (half of the shelves) is lost; N+1: the feed with the most shelves (8 over 4 feeds: 2)
     assert surviving_shelves(shelves, feeds, redundancy) == left
@@ -83,7 +84,8 @@ def test_shelves_one_side_leaves_must_carry_the_rack(tmp_path: Path) -> None:
         "version: 1\nname: thin\nsite: {name: t}\ncatalogs: [site.yaml]\n"
         "floor: {rows: [{name: A, racks: 1, rack_type: site/nvl72-four-shelves}]}\n"
         "node_groups: [{name: gb, model: site/tray, count: 18, role: compute, placement: {rows: [A], per_rack: 18}}]\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     valid = validate(load_blueprint(tmp_path / "b.yaml"))
     topo, early = expand(valid)
     errors = [f for f in run_checks(valid, topo, early) if f.code == "CF-POWER-005"]

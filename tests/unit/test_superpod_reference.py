@@ -52,8 +52,10 @@ def rows_of(prefix: str, racks: int) -> tuple[list[str], list[str]]:
     lines, names = [], []
     for i in range(math.ceil(racks / 200)):
         count = min(200, racks - 200 * i)
-        lines.append(f"    - {{name: {prefix}{i + 1}, racks: {count}, rack_type: generic/rear-door-48u-60kw, "
-                     f'rack_names: "{{row}}-{{index:03d}}"}}')
+        lines.append(
+            f"    - {{name: {prefix}{i + 1}, racks: {count}, rack_type: generic/rear-door-48u-60kw, "
+            f'rack_names: "{{row}}-{{index:03d}}"}}'
+        )
         names += [f"{prefix}{i + 1}-{n:03d}" for n in range(1, count + 1)]
     return lines, names
 
@@ -64,8 +66,12 @@ def superpod_yaml(nodes: int, model: str, per_rack: int, ufm: int) -> str:
     node_rows, _ = rows_of("A", math.ceil(nodes / per_rack))
     network_rows, network_racks = rows_of("N", 2 * math.ceil(nodes * 8 * 3 / 32 / 40) + 1)  # 1U switches
     node_row_names = ", ".join(f"A{i + 1}" for i in range(len(node_rows)))
-    ufm_group = (f"  - {{name: ufm, model: generic/cpu-1u-ndr, count: {ufm}, role: fabric-manager, "
-                 f"placement: {{racks: [{network_racks[-1]}]}}}}\n" if ufm else "")
+    ufm_group = (
+        f"  - {{name: ufm, model: generic/cpu-1u-ndr, count: {ufm}, role: fabric-manager, "
+        f"placement: {{racks: [{network_racks[-1]}]}}}}\n"
+        if ufm
+        else ""
+    )
     rows = "\n".join(node_rows + network_rows)
     return f"""version: 1
 name: superpod-{nodes}
@@ -132,8 +138,11 @@ def test_ufm_takes_the_leaf_ports_of_the_node_left_out(tmp_path: Path) -> None:
     path = tmp_path / "superpod.yaml"
     path.write_text(superpod_yaml(127, "nvidia/dgx-h100", 4, ufm=4))
     topo, _ = expand(validate(load_blueprint(path)))
-    ufm_leaves = [(topo.devices[link.b].su, topo.devices[link.b].rail)
-                  for link in topo.fabric_links("compute", "node-leaf") if link.a.startswith("ufm")]
+    ufm_leaves = [
+        (topo.devices[link.b].su, topo.devices[link.b].rail)
+        for link in topo.fabric_links("compute", "node-leaf")
+        if link.a.startswith("ufm")
+    ]
     assert ufm_leaves == [(4, 1), (4, 2), (4, 3), (4, 4)]
     # every leaf carries 32 uplinks (sized for the full SU), the UFM leaves 32 downlinks, the others 31 in SU 4
     per_leaf = Counter(link.a for link in topo.fabric_links("compute", "leaf-spine"))
@@ -143,8 +152,12 @@ def test_ufm_takes_the_leaf_ports_of_the_node_left_out(tmp_path: Path) -> None:
 def test_plan_command_shows_the_reference_design(tmp_path: Path) -> None:
     path = tmp_path / "superpod.yaml"
     path.write_text(superpod_yaml(31, "nvidia/dgx-h100", 4, ufm=4))
-    out = subprocess.run([sys.executable, "-m", "clusterforge", "plan", str(path), "--format", "json"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "clusterforge", "plan", str(path), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     fabric = json.loads(out.stdout)["fabrics"]["compute"]
     assert fabric["switches"] == {"leaf": 8, "spine": 4}
     assert fabric["uplinks_for"] == "planned"

@@ -55,8 +55,9 @@ def fits_of(data: dict[str, Any]) -> list[TrainingFit | InferenceFit]:
 
 def test_llama3_70b_kv_cache_per_token_in_bf16() -> None:
     # 2 (K and V) x 80 layers x 8 KV heads x 128 head dim x 2 bytes = 327,680 bytes
-    svc = InferenceService.model_validate(inference(replicas=1, gpus_per_replica=8, precision="bf16",
-                                                    context_tokens=8192))
+    svc = InferenceService.model_validate(
+        inference(replicas=1, gpus_per_replica=8, precision="bf16", context_tokens=8192)
+    )
     memory = inference_memory(svc, resolve_shape(svc, CATALOG), 141)
     assert memory.kv_per_token == 2 * 80 * 8 * 128 * 2 == 327_680
     assert memory.kv_per_session == 327_680 * 8192  # 2.68 GB per 8k-token session
@@ -70,8 +71,9 @@ def test_llama31_405b_weights_in_fp8() -> None:
     per_layer = 2 * 16384**2 + 2 * 16384 * 1024 + 3 * 16384 * 53248 + 2 * 16384
     params = 126 * per_layer + 2 * 128256 * 16384 + 16384
     assert params == 405_853_388_800
-    svc = InferenceService.model_validate(inference(model="meta/llama-3.1-405b", replicas=1, gpus_per_replica=8,
-                                                    precision="fp8"))
+    svc = InferenceService.model_validate(
+        inference(model="meta/llama-3.1-405b", replicas=1, gpus_per_replica=8, precision="fp8")
+    )
     weights = inference_memory(svc, resolve_shape(svc, CATALOG), 141).weights
     assert weights == pytest.approx(params, rel=1e-4)  # 405.85 GB: fits 8 x H200 (1,128 GB), not 4 x H100
 
@@ -81,8 +83,9 @@ def test_llama3_70b_tp8_pp4_zero1_memory_per_gpu() -> None:
     # gradients 2n = 4.41 GB, Adam state 12n / DP8 = 3.31 GB (ZeRO-1). Activations with sequence parallel and
     # selective recomputation (Korthikanti et al. 2022): 34 s b h / t per layer = 34 x 8192 x 8192 / 8 bytes
     # = 285.2 MB, times 80 layers (1F1B: the first stage holds PP micro batches of L/PP layers) = 22.8 GB.
-    job = TrainingJob.model_validate(training(gpus=256, tensor_parallel=8, pipeline_parallel=4, zero_stage=1,
-                                              sequence_length=8192))
+    job = TrainingJob.model_validate(
+        training(gpus=256, tensor_parallel=8, pipeline_parallel=4, zero_stage=1, sequence_length=8192)
+    )
     memory = training_memory(job, resolve_shape(job, CATALOG))
     n = 70.55e9 / 32
     assert memory.weights == pytest.approx(2 * n)
@@ -96,8 +99,9 @@ def test_llama3_70b_tp8_pp4_zero1_memory_per_gpu() -> None:
 
 def test_mixture_of_experts_splits_dense_and_expert_parameters() -> None:
     # Mixtral 8x7B: P = D + 8e = 46.7B, A = D + 2e = 12.9B, so e = 33.8 / 6 = 5.633B and D = 1.633B
-    job = TrainingJob.model_validate(training(model="mistralai/mixtral-8x7b", gpus=64, tensor_parallel=2,
-                                              expert_parallel=8))
+    job = TrainingJob.model_validate(
+        training(model="mistralai/mixtral-8x7b", gpus=64, tensor_parallel=2, expert_parallel=8)
+    )
     shape = resolve_shape(job, CATALOG)
     assert shape.expert_params == pytest.approx(8 * 33.8e9 / 6)
     assert shape.dense_params == pytest.approx(46.7e9 - 8 * 33.8e9 / 6)
@@ -112,8 +116,10 @@ def test_mixture_of_experts_splits_dense_and_expert_parameters() -> None:
 def test_h200_decode_bound_from_its_hbm_bandwidth() -> None:
     # One Llama 3 70B replica in fp8 on one H200, one session of one token: each decode step reads the
     # 70.55 GB of weights and 163,840 bytes of fp8 KV cache at 4.8 TB/s (data sheet) -> 14.70 ms, 68.0 tokens/s.
-    data = cluster(1, [inference(replicas=1, gpus_per_replica=1, precision="fp8", context_tokens=1,
-                                 decode_bandwidth_efficiency=1.0)])
+    data = cluster(
+        1,
+        [inference(replicas=1, gpus_per_replica=1, precision="fp8", context_tokens=1, decode_bandwidth_efficiency=1.0)],
+    )
     (fit,) = fits_of(data)
     assert isinstance(fit, InferenceFit)
     step = (70.55e9 + 163_840) / 4.8e12
@@ -126,8 +132,9 @@ def test_training_step_time_from_flops_at_mfu() -> None:
     # PaLM's model FLOPs per token: 6N + 12 L H Q T = 6 x 70.55e9 + 12 x 80 x 64 x 128 x 8192 = 4.877e11.
     # 240 H200 at 989.4 TFLOPS bf16 and MFU 0.4 run 15,728,640 tokens in 4.877e11 x 15,728,640 /
     # (240 x 989.4e12 x 0.4) = 80.77 s: 194,700 tokens/s.
-    data = cluster(30, [training(gpus=240, tensor_parallel=8, sequence_length=8192, global_batch_tokens=15_728_640,
-                                 mfu=0.4)])
+    data = cluster(
+        30, [training(gpus=240, tensor_parallel=8, sequence_length=8192, global_batch_tokens=15_728_640, mfu=0.4)]
+    )
     (fit,) = fits_of(data)
     assert isinstance(fit, TrainingFit)
     flops = 6 * 70.55e9 + 12 * 80 * 64 * 128 * 8192
@@ -157,8 +164,14 @@ def test_training_run_cost_from_capex_and_electricity() -> None:
     # EUR 45,000 per GPU over 5 years: 45000 / (5 x 8760) = 1.0274 per hour; the GPU's share of a 10.2 kW DGX,
     # 1.275 kW, at PUE 1.35 and EUR 0.20 per kWh: 0.3443 per hour. 1e12 tokens at 194,700 tokens/s (above)
     # take 1,426.7 h on 240 GPUs: 240 x 1426.7 x 1.3716 = EUR 469,600.
-    data = cluster(30, [training(gpus=240, tensor_parallel=8, sequence_length=8192, global_batch_tokens=15_728_640,
-                                 mfu=0.4, tokens=1e12)])
+    data = cluster(
+        30,
+        [
+            training(
+                gpus=240, tensor_parallel=8, sequence_length=8192, global_batch_tokens=15_728_640, mfu=0.4, tokens=1e12
+            )
+        ],
+    )
     data["site"]["pue"] = 1.35
     data["prices"] = {"currency": "EUR", "capex_per_gpu": 45000, "depreciation_years": 5, "electricity_kwh": 0.2}
     (fit,) = fits_of(data)
@@ -174,8 +187,9 @@ def test_training_run_cost_from_capex_and_electricity() -> None:
 def test_prefill_time_to_first_token() -> None:
     # 8,192-token prompt on 4 H200 in fp8 at 50% of 4 x 1978.9 TFLOPS: 2 x 70.55e9 x 8192 + causal attention
     # 2 x 80 x 8192^2 x 8192 = 1.1559e15 + 8.796e13 FLOPs -> 314 ms
-    data = cluster(1, [inference(replicas=1, gpus_per_replica=4, precision="fp8", prompt_tokens=8192,
-                                 context_tokens=32768)])
+    data = cluster(
+        1, [inference(replicas=1, gpus_per_replica=4, precision="fp8", prompt_tokens=8192, context_tokens=32768)]
+    )
     (fit,) = fits_of(data)
     assert isinstance(fit, InferenceFit)
     flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
@@ -186,20 +200,41 @@ def test_prefill_time_to_first_token() -> None:
 # Published: TensorRT-LLM H200 launch note (release 0.5.0, docs/source/blogs/H200launch.md), "H200 FP8 Max
 # throughput", Llama 2 70B, output tokens/s: (batch, TP, input, output) -> measured.
 H200_LLAMA2_70B = [((512, 1, 128, 128), 3014), ((64, 2, 2048, 128), 682), ((32, 1, 2048, 128), 303)]
-LLAMA2_70B = {"params_b": 68.98, "layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "head_dim": 128,
-              "vocab": 32000}  # Llama 2 70B config.json; 80 x 855.6M + 2 x 32000 x 8192 = 68.98B
+LLAMA2_70B = {
+    "params_b": 68.98,
+    "layers": 80,
+    "hidden": 8192,
+    "heads": 64,
+    "kv_heads": 8,
+    "head_dim": 128,
+    "vocab": 32000,
+}  # Llama 2 70B config.json; 80 x 855.6M + 2 x 32000 x 8192 = 68.98B
 
 
 @pytest.mark.parametrize(("case", "measured"), H200_LLAMA2_70B)
-def test_throughput_within_25_percent_of_published_h200_measurements(case: tuple[int, int, int, int],
-                                                                     measured: float) -> None:
+def test_throughput_within_25_percent_of_published_h200_measurements(
+    case: tuple[int, int, int, int], measured: float
+) -> None:
     """A batch runs all its prefills, then its output steps: B x OSL tokens in B x prefill + OSL x decode step
     (decode at the batch's final context, our upper bound). The model is optimistic by design; the measured
     figure lies within 25% below it."""
     batch, tp, isl, osl = case
-    data = cluster(1, [{"name": "svc", "kind": "inference", "shape": LLAMA2_70B, "precision": "fp8",
-                        "replicas": 1, "gpus_per_replica": tp, "context_tokens": isl + osl,
-                        "prompt_tokens": isl, "concurrent_requests": batch}])
+    data = cluster(
+        1,
+        [
+            {
+                "name": "svc",
+                "kind": "inference",
+                "shape": LLAMA2_70B,
+                "precision": "fp8",
+                "replicas": 1,
+                "gpus_per_replica": tp,
+                "context_tokens": isl + osl,
+                "prompt_tokens": isl,
+                "concurrent_requests": batch,
+            }
+        ],
+    )
     valid = valid_from(data)
     svc = valid.blueprint.workloads[0]
     assert isinstance(svc, InferenceService)
@@ -223,8 +258,10 @@ def test_job_that_does_not_fit_gets_the_smallest_tensor_parallel_that_does() -> 
     # 26.5 GB, activations 80 x 34 x 8192 x 8192 = 182.5 GB: 491 GB against 141 x 0.9 = 126.9 GB usable
     (finding,) = findings_of(cluster(4, [training(gpus=32, tensor_parallel=1, sequence_length=8192)]))
     assert finding.code == "CF-WORK-004"
-    assert finding.message == ("training job 'job' needs 491 GB per GPU, 127 GB are usable (weights 141, "
-                               "gradients 141, optimizer 26.5, activations 183)")
+    assert finding.message == (
+        "training job 'job' needs 491 GB per GPU, 127 GB are usable (weights 141, "
+        "gradients 141, optimizer 26.5, activations 183)"
+    )
     # TP8 (the NVLink domain): 17.6 + 17.6 + 12 x 8.82 / 4 = 26.5, plus 22.8 of activations = 84.5 GB
     assert finding.hint == "fits with tensor_parallel: 8 (84.5 GB per GPU, 4 nodes)"
 
@@ -233,11 +270,13 @@ def test_service_that_misses_its_latency_target() -> None:
     # 32k-token prompt on 4 H200: 2 x 70.55e9 x 32768 + 2 x 80 x 32768^2 x 8192 = 6.031e15 FLOPs at 50% of
     # 4 x 1978.9 TFLOPS = 3.958e15 FLOP/s -> 1,524 ms; target 500 ms. Eight GPUs take 762 ms, sixteen 381 ms:
     # the hint's smallest replica (a power of two up to the cluster's 16 GPUs) that meets it.
-    found = findings_of(cluster(2, [inference(replicas=1, gpus_per_replica=4, precision="fp8",
-                                              context_tokens=32768, ttft_target_ms=500)]))
+    found = findings_of(
+        cluster(
+            2, [inference(replicas=1, gpus_per_replica=4, precision="fp8", context_tokens=32768, ttft_target_ms=500)]
+        )
+    )
     (ttft,) = [f for f in found if f.code == "CF-WORK-006"]
-    assert ttft.message == ("inference service 'svc': time to first token 1,520 ms for 32,768 tokens, "
-                            "target 500 ms")
+    assert ttft.message == ("inference service 'svc': time to first token 1,520 ms for 32,768 tokens, target 500 ms")
     # at 16 GPUs: (70.55 GB weights + 5.37 GB KV held twice, TP16 over 8 KV heads) / 16 = 5.08 GB per GPU
     assert ttft.hint == "meets it with gpus_per_replica: 16 (5.08 GB per GPU, 2 nodes)"
     # 16 GPUs per replica spans two 8-GPU NVLink domains: that layout gets its own warning when taken
@@ -247,8 +286,11 @@ def test_service_that_misses_its_latency_target() -> None:
 def test_sessions_that_do_not_fit_a_replica_get_the_concurrency_that_does() -> None:
     # The issue's case: 64 sessions of 16k tokens of a 70B model on 4 x L40S (4 x 48 GB x 0.9 = 172.8 GB usable).
     # fp8 weights 70.55 GB; fp8 KV 163,840 B/token x 16,384 = 2.684 GB per session; (172.8 - 70.55) / 2.684 = 38.
-    data = cluster(1, [inference(replicas=2, gpus_per_replica=4, precision="fp8", context_tokens=16384,
-                                 concurrent_requests=64)], model="generic/l40s-4u-8gpu")
+    data = cluster(
+        1,
+        [inference(replicas=2, gpus_per_replica=4, precision="fp8", context_tokens=16384, concurrent_requests=64)],
+        model="generic/l40s-4u-8gpu",
+    )
     (finding,) = findings_of(data)
     assert finding.code == "CF-WORK-005"
     assert "needs 242 GB per replica for weights and 64 sessions of 16,384 tokens, 173 GB are usable" in finding.message
@@ -266,8 +308,15 @@ def test_tensor_parallel_across_nvlink_domains_and_too_many_gpus() -> None:
 
 
 def test_layout_and_batch_that_do_not_divide() -> None:
-    found = findings_of(cluster(4, [training(gpus=32, tensor_parallel=8, pipeline_parallel=3),
-                                    training(name="b", gpus=32, tensor_parallel=8, global_batch_tokens=100_000)]))
+    found = findings_of(
+        cluster(
+            4,
+            [
+                training(gpus=32, tensor_parallel=8, pipeline_parallel=3),
+                training(name="b", gpus=32, tensor_parallel=8, global_batch_tokens=100_000),
+            ],
+        )
+    )
     messages = sorted(f.message for f in found if f.code == "CF-WORK-002")
     assert messages == [
         "training job 'b': global batch of 100,000 tokens is not a multiple of data parallel 4 x micro batch 1 x "
@@ -278,14 +327,19 @@ def test_layout_and_batch_that_do_not_divide() -> None:
 
 def test_inference_layout_that_does_not_divide() -> None:
     found = findings_of(cluster(1, [inference(replicas=1, gpus_per_replica=8, tensor_parallel=4)]))
-    assert [f.message for f in found] == ["inference service 'svc': tensor 4 x expert 1 = 4 GPUs, but a replica "
-                                          "has 8"]
+    assert [f.message for f in found] == ["inference service 'svc': tensor 4 x expert 1 = 4 GPUs, but a replica has 8"]
 
 
 def test_workloads_together_and_a_shape_given_by_size_only() -> None:
-    found = findings_of(cluster(2, [training(gpus=16, tensor_parallel=8),
-                                    {"name": "old", "kind": "inference", "model_params_b": 8, "replicas": 1,
-                                     "gpus_per_replica": 1}]))
+    found = findings_of(
+        cluster(
+            2,
+            [
+                training(gpus=16, tensor_parallel=8),
+                {"name": "old", "kind": "inference", "model_params_b": 8, "replicas": 1, "gpus_per_replica": 1},
+            ],
+        )
+    )
     assert {f.code for f in found} == {"CF-WORK-008", "CF-WORK-009"}
     (together,) = [f for f in found if f.code == "CF-WORK-008"]
     assert together.message == "workloads on gpu need 17 GPUs together, the node groups have 16 (job 16, old 1)"
@@ -298,8 +352,10 @@ def test_unknown_model_is_a_reference_error() -> None:
         valid_from(cluster(1, [inference(model="meta/lama-3-8b", replicas=1, gpus_per_replica=1)]))
     (finding,) = caught.value.findings
     assert finding.code == "CF-REF-002"
-    assert "unknown model shape 'meta/lama-3-8b' in workloads[0].model (did you mean 'meta/llama-3-8b'?)" in \
-        finding.message
+    assert (
+        "unknown model shape 'meta/lama-3-8b' in workloads[0].model (did you mean 'meta/llama-3-8b'?)"
+        in finding.message
+    )
 
 
 def test_fit_command_on_the_examples() -> None:
@@ -323,8 +379,9 @@ def test_plan_json_and_report_show_the_workloads() -> None:
     assert chat["memory_gb"] == {"weights": 70.5, "kv_cache": 85.9, "per_gpu": 39.1, "usable": 173.0}
     assert chat["max_concurrency"] == 38
     # All-in USD 1.00 per GPU-hour: 4 GPUs / (566 tokens/s x 3600) x 1e6 = USD 1.96 per million tokens
-    assert chat["cost_per_million_tokens"] == pytest.approx(4 * 1.0 / (chat["decode"]["tokens_per_s_replica"] * 3600)
-                                                            * 1e6, rel=0.01)
+    assert chat["cost_per_million_tokens"] == pytest.approx(
+        4 * 1.0 / (chat["decode"]["tokens_per_s_replica"] * 3600) * 1e6, rel=0.01
+    )
     report = (REPO / "inventories" / "l40s-inference" / "handoff" / "report.md").read_text(encoding="utf-8")
     assert "| llama3-70b-chat | inference | nvidia/l40s | 32 | 8 × 4 GPUs, 32 sessions | 39.1 / 43.2 |" in report
     html = (REPO / "inventories" / "l40s-inference" / "handoff" / "report.html").read_text(encoding="utf-8")

@@ -7,10 +7,18 @@ from clusterforge.yamlsafe import YamlError, read_yaml
 
 
 def test_yaml12_scalars_keep_ratios_and_words_as_strings() -> None:
-    data, _ = read_yaml("ratio: 1:1\nanswer: no\nflag: true\nn: 0x10\nf: 1.5e3\nnothing: ~\nday: 2024-01-01\n",
-                        "t.yaml")
-    assert data == {"ratio": "1:1", "answer": "no", "flag": True, "n": 16, "f": 1500.0, "nothing": None,
-                    "day": "2024-01-01"}
+    data, _ = read_yaml(
+        "ratio: 1:1\nanswer: no\nflag: true\nn: 0x10\nf: 1.5e3\nnothing: ~\nday: 2024-01-01\n", "t.yaml"
+    )
+    assert data == {
+        "ratio": "1:1",
+        "answer": "no",
+        "flag": True,
+        "n": 16,
+        "f": 1500.0,
+        "nothing": None,
+        "day": "2024-01-01",
+    }
 
 
 def test_source_map_has_line_and_column_of_every_value() -> None:
@@ -25,13 +33,16 @@ def test_merge_keys_and_anchors() -> None:
     assert data["item"] == {"x": 1, "y": 3}
 
 
-@pytest.mark.parametrize(("text", "code"), [
-    ("a: 1\na: 2\n", "CF-YAML-002"),
-    ("a: [1, 2\n", "CF-YAML-001"),
-    ("? [1, 2]\n: x\n", "CF-YAML-001"),
-    ("a: 1\n---\nb: 2\n", "CF-YAML-001"),
-    ("a: !!python/object:os.system x\n", "CF-YAML-001"),
-])
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("a: 1\na: 2\n", "CF-YAML-002"),
+        ("a: [1, 2\n", "CF-YAML-001"),
+        ("? [1, 2]\n: x\n", "CF-YAML-001"),
+        ("a: 1\n---\nb: 2\n", "CF-YAML-001"),
+        ("a: !!python/object:os.system x\n", "CF-YAML-001"),
+    ],
+)
 def test_bad_documents(text: str, code: str) -> None:
     with pytest.raises(YamlError) as info:
         read_yaml(text, "t.yaml")

@@ -18,8 +18,10 @@ from .spread import uplinks_for
 from .upper import rail_planes, three_tier, two_tier
 from .wiring import FabricWiring
 
-MANAGER_HINT = ("leave one node out of a scalable unit so the manager takes its leaf ports, as the DGX SuperPOD "
-                "reference does, or set reserved_ports")
+MANAGER_HINT = (
+    "leave one node out of a scalable unit so the manager takes its leaf ports, as the DGX SuperPOD "
+    "reference does, or set reserved_ports"
+)
 
 
 class LeafSpineBuilder:
@@ -30,8 +32,15 @@ class LeafSpineBuilder:
     def build(self) -> None:
         ctx, fabric = self.ctx, self.fabric
         nodes, managers = split_managers(fabric, endpoints_for(ctx, self.name, fabric))
-        summary = FabricSummary(self.name, fabric.kind, fabric.technology, getattr(fabric, "topology", "fat-tree"),
-                                0, oversubscription_target=fabric.oversubscription, uplinks_for=fabric.uplinks_for)
+        summary = FabricSummary(
+            self.name,
+            fabric.kind,
+            fabric.technology,
+            getattr(fabric, "topology", "fat-tree"),
+            0,
+            oversubscription_target=fabric.oversubscription,
+            uplinks_for=fabric.uplinks_for,
+        )
         ctx.topo.fabrics[self.name] = summary
         if not nodes:
             ctx.warning(codes.FABRIC_WITHOUT_NODES, f"fabric '{self.name}' has no nodes attached", self.path)
@@ -40,8 +49,12 @@ class LeafSpineBuilder:
         node_speed = max(speed for e in nodes for _, speed in e.ports)
         group = downlink_group(leaf, node_speed)
         if group is None:
-            ctx.error(codes.NO_DATA_PORTS, f"fabric '{self.name}': leaf switch {fabric.leaf} has no data ports",
-                      (*self.path, "leaf"), NO_DATA_PORTS_HINT)
+            ctx.error(
+                codes.NO_DATA_PORTS,
+                f"fabric '{self.name}': leaf switch {fabric.leaf} has no data ports",
+                (*self.path, "leaf"),
+                NO_DATA_PORTS_HINT,
+            )
             return
         sizing = self._sizing(leaf, group, node_speed, nodes)
         summary.nodes = len(nodes) + len(managers)
@@ -65,17 +78,21 @@ class LeafSpineBuilder:
         fabric = self.fabric
         down_speed = min(node_speed, group.speed_gbps)
         if down_speed < node_speed:
-            self.ctx.warning(codes.NIC_FASTER_THAN_LEAF, f"fabric '{self.name}': {node_speed:g}G node ports run at "
-                             f"{down_speed:g}G on {fabric.leaf}", (*self.path, "leaf"),
-                             "pick a leaf switch with ports at the NICs' speed")
+            self.ctx.warning(
+                codes.NIC_FASTER_THAN_LEAF,
+                f"fabric '{self.name}': {node_speed:g}G node ports run at {down_speed:g}G on {fabric.leaf}",
+                (*self.path, "leaf"),
+                "pick a leaf switch with ports at the NICs' speed",
+            )
         d_max, up_speed = leaf_budget(self.ctx, fabric, leaf, group, down_speed)
         rails = max(len(e.ports) for e in nodes)
         rail_optimized = getattr(fabric, "topology", "fat-tree") == "rail-optimized" and rails > 1
         su_size = (getattr(fabric, "scalable_unit", None) or d_max) if rail_optimized else 0
         return Sizing(down_speed, up_speed, d_max, rails, rail_optimized, su_size)
 
-    def _multi_tier(self, wiring: FabricWiring, sizing: Sizing, tiers: int, nodes: list[Endpoint],
-                    managers: list[Endpoint]) -> None:
+    def _multi_tier(
+        self, wiring: FabricWiring, sizing: Sizing, tiers: int, nodes: list[Endpoint], managers: list[Endpoint]
+    ) -> None:
         ctx, fabric, summary = self.ctx, self.fabric, self.ctx.topo.fabrics[self.name]
         if sizing.rail_optimized:
             if sizing.su_size > sizing.d_max:
@@ -87,8 +104,12 @@ class LeafSpineBuilder:
         place_managers(wiring, leaves, managers)
         if ctx.failed:
             return
-        uplinks = {leaf.name: uplinks_for(self._sized_for(leaf, leaves), sizing.down_speed, sizing.up_speed,
-                                          fabric.oversubscription) for leaf in leaves.leaves}
+        uplinks = {
+            leaf.name: uplinks_for(
+                self._sized_for(leaf, leaves), sizing.down_speed, sizing.up_speed, fabric.oversubscription
+            )
+            for leaf in leaves.leaves
+        }
         assert fabric.spine is not None
         summary.models["spine"] = fabric.spine
         spine_ports = tier_ports(ctx, fabric, "spine", fabric.spine, sizing.up_speed)
@@ -102,8 +123,13 @@ class LeafSpineBuilder:
             summary.models["core"] = fabric.core
             core_ports = tier_ports(ctx, fabric, "core", fabric.core, sizing.up_speed)
             pod_size = min(len(leaves.leaves), spine_ports // 2)
-            planes = self._planes(sizing, leaves.leaves, core_ports * pod_size, "the pods one core group reaches",
-                                  "a core model with more ports")
+            planes = self._planes(
+                sizing,
+                leaves.leaves,
+                core_ports * pod_size,
+                "the pods one core group reaches",
+                "a core model with more ports",
+            )
             if planes is None:
                 return
             three_tier(wiring, planes, uplinks, spine_ports, core_ports)
@@ -116,26 +142,33 @@ class LeafSpineBuilder:
             return leaves.planned[leaf.name]
         return self.ctx.topo.ports_used(leaf.name)
 
-    def _planes(self, sizing: Sizing, leaves: list[Device], capacity: int, what: str,
-                fix: str) -> list[list[Device]] | None:
+    def _planes(
+        self, sizing: Sizing, leaves: list[Device], capacity: int, what: str, fix: str
+    ) -> list[list[Device]] | None:
         count = planes_needed(sizing, self.fabric, len(leaves), capacity)
         if count == 1:
             return [leaves]
         if count is not None:
             return rail_planes(leaves, sizing.rails)
-        self.ctx.error(codes.TOO_FEW_TIERS, f"fabric '{self.name}': {len(leaves)} leaves exceed {what} "
-                       f"({capacity} leaves)", (*self.path, "tiers"),
-                       f"use {fix}, or planes: per-rail for separate rail planes")
+        self.ctx.error(
+            codes.TOO_FEW_TIERS,
+            f"fabric '{self.name}': {len(leaves)} leaves exceed {what} ({capacity} leaves)",
+            (*self.path, "tiers"),
+            f"use {fix}, or planes: per-rail for separate rail planes",
+        )
         return None
 
     def _su_split_warning(self, sizing: Sizing) -> None:
         per_rail = math.ceil(sizing.su_size / sizing.d_max)
-        self.ctx.warning(codes.SCALABLE_UNIT_SPLIT, f"fabric '{self.name}': a scalable unit of {sizing.su_size} "
-                         f"nodes is split over {per_rail} leaves per rail, since a {self.fabric.leaf} leaf takes "
-                         f"{sizing.d_max} nodes at {self.fabric.oversubscription:g}:1 with its reserved ports",
-                         (*self.path, "scalable_unit"),
-                         f"set scalable_unit to {sizing.d_max} or fewer, or reserve no leaf ports: a fabric manager "
-                         "takes the leaf ports of a node left out")
+        self.ctx.warning(
+            codes.SCALABLE_UNIT_SPLIT,
+            f"fabric '{self.name}': a scalable unit of {sizing.su_size} "
+            f"nodes is split over {per_rail} leaves per rail, since a {self.fabric.leaf} leaf takes "
+            f"{sizing.d_max} nodes at {self.fabric.oversubscription:g}:1 with its reserved ports",
+            (*self.path, "scalable_unit"),
+            f"set scalable_unit to {sizing.d_max} or fewer, or reserve no leaf ports: a fabric manager "
+            "takes the leaf ports of a node left out",
+        )
 
     def _reserved_managers(self, wiring: FabricWiring, leaves: LeafTier) -> None:
         """Fabric manager ports that found no free node slot go to reserved ports, switch by switch in turn."""
@@ -154,7 +187,11 @@ class LeafSpineBuilder:
                     placed = True
                     break
             if not placed:
-                self.ctx.error(codes.MANAGER_WITHOUT_PORT, f"fabric '{self.name}': fabric manager "
-                               f"{manager.device.name} finds no free node slot on a leaf and no free reserved port",
-                               (*self.path, "reserved_ports"), MANAGER_HINT)
+                self.ctx.error(
+                    codes.MANAGER_WITHOUT_PORT,
+                    f"fabric '{self.name}': fabric manager "
+                    f"{manager.device.name} finds no free node slot on a leaf and no free reserved port",
+                    (*self.path, "reserved_ports"),
+                    MANAGER_HINT,
+                )
                 return

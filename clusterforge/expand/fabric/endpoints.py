@@ -30,8 +30,11 @@ def endpoints_for(ctx: ExpandContext, name: str, fabric: LeafSpineFabric) -> lis
         if not groups:
             if listed is not None:
                 j = listed.index(group.name)
-                ctx.error(codes.NO_PORTS_OF_ROLE, f"node group '{group.name}' ({group.model}) has no {role} ports "
-                          f"for fabric '{name}'", ("fabrics", name, "node_groups", j))
+                ctx.error(
+                    codes.NO_PORTS_OF_ROLE,
+                    f"node group '{group.name}' ({group.model}) has no {role} ports for fabric '{name}'",
+                    ("fabrics", name, "node_groups", j),
+                )
             continue
         ports = [(f"{pg.name}{i}", pg.speed_gbps) for pg in groups for i in range(1, pg.count + 1)]
         endpoints += [Endpoint(node, ports) for node in ctx.topo.devices_of("node", group=group.name)]

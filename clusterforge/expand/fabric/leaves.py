@@ -28,8 +28,7 @@ class LeafTier:
     """Fabric manager ports that found no free position."""
 
 
-def rail_leaves(wiring: FabricWiring, endpoints: list[Endpoint], su_size: int, per_leaf: int,
-                rails: int) -> LeafTier:
+def rail_leaves(wiring: FabricWiring, endpoints: list[Endpoint], su_size: int, per_leaf: int, rails: int) -> LeafTier:
     tier = LeafTier()
     by_key: dict[tuple[int, int, int], Device] = {}
 
@@ -50,8 +49,11 @@ def rail_leaves(wiring: FabricWiring, endpoints: list[Endpoint], su_size: int, p
     slots = math.ceil(len(endpoints) / su_size) * su_size
     for j in range(len(endpoints), slots):
         su, pos = divmod(j, su_size)
-        tier.free += [(by_key[(su, pos // per_leaf, rail)], rail) for rail in range(1, rails + 1)
-                      if (su, pos // per_leaf, rail) in by_key]
+        tier.free += [
+            (by_key[(su, pos // per_leaf, rail)], rail)
+            for rail in range(1, rails + 1)
+            if (su, pos // per_leaf, rail) in by_key
+        ]
     return tier
 
 

@@ -38,8 +38,9 @@ class Sizing:
         return min(self.d_max, self.su_size) if self.rail_optimized else self.d_max
 
 
-def leaf_budget(ctx: ExpandContext, fabric: LeafSpineFabric, leaf: Switch, group: PortGroup,
-                down_speed: float) -> tuple[int, float]:
+def leaf_budget(
+    ctx: ExpandContext, fabric: LeafSpineFabric, leaf: Switch, group: PortGroup, down_speed: float
+) -> tuple[int, float]:
     """(max downlinks per leaf, uplink speed) for the leaf model at the oversubscription target."""
     spine = ctx.switch(fabric.spine) if fabric.spine else None
     up_group = uplink_group(leaf)
@@ -54,8 +55,9 @@ def leaf_budget(ctx: ExpandContext, fabric: LeafSpineFabric, leaf: Switch, group
         while d_max > 1 and math.ceil(d_max / split) + uplinks_for(d_max, down_speed, up_speed, ratio) > usable:
             d_max -= 1  # whole native ports: a half-used breakout port still takes a cage
     else:
-        d_max = min(group.ports_at(down_speed) or group.count,
-                    math.floor(up_group.count * up_speed * ratio / down_speed))
+        d_max = min(
+            group.ports_at(down_speed) or group.count, math.floor(up_group.count * up_speed * ratio / down_speed)
+        )
     return max(d_max, 1), up_speed
 
 
@@ -91,21 +93,29 @@ def planes_needed(sizing: Sizing, fabric: LeafSpineFabric, leaves: int, capacity
     return None
 
 
-def decide_tiers(ctx: ExpandContext, name: str, fabric: LeafSpineFabric, sizing: Sizing,
-                 endpoints: list[Endpoint], single: int) -> int | None:
+def decide_tiers(
+    ctx: ExpandContext, name: str, fabric: LeafSpineFabric, sizing: Sizing, endpoints: list[Endpoint], single: int
+) -> int | None:
     """1, 2 or 3 tiers; `auto` takes the fewest that keep the fabric one connected plane (or per-rail
     planes, when asked for). None after reporting an error."""
     path: DataPath = ("fabrics", name)
     total = sum(len(e.ports) for e in endpoints)
     if fabric.tiers == 1 or (fabric.tiers == "auto" and total <= single):
         if total > single:
-            ctx.error(codes.TOO_FEW_TIERS, f"fabric '{name}': one {fabric.leaf} holds {single} ports, {total} are "
-                      "needed", (*path, "tiers"), "use tiers: auto, 2 or 3")
+            ctx.error(
+                codes.TOO_FEW_TIERS,
+                f"fabric '{name}': one {fabric.leaf} holds {single} ports, {total} are needed",
+                (*path, "tiers"),
+                "use tiers: auto, 2 or 3",
+            )
             return None
         return 1
     if fabric.spine is None:
-        ctx.error(codes.TOO_FEW_TIERS, f"fabric '{name}': {total} ports need more than one switch, and no spine model "
-                  "is given", (*path, "spine"))
+        ctx.error(
+            codes.TOO_FEW_TIERS,
+            f"fabric '{name}': {total} ports need more than one switch, and no spine model is given",
+            (*path, "spine"),
+        )
         return None
     if fabric.tiers in (2, 3):
         return int(fabric.tiers)
@@ -114,8 +124,12 @@ def decide_tiers(ctx: ExpandContext, name: str, fabric: LeafSpineFabric, sizing:
     if planes_needed(sizing, fabric, leaves, spine_ports) is not None:
         return 2
     if fabric.core is None:
-        ctx.error(codes.TOO_FEW_TIERS, f"fabric '{name}': {leaves} leaves exceed one spine group of {fabric.spine} "
-                  f"({spine_ports} ports); a core model is needed", (*path, "core"),
-                  "set core, or planes: per-rail for separate rail planes")
+        ctx.error(
+            codes.TOO_FEW_TIERS,
+            f"fabric '{name}': {leaves} leaves exceed one spine group of {fabric.spine} "
+            f"({spine_ports} ports); a core model is needed",
+            (*path, "core"),
+            "set core, or planes: per-rail for separate rail planes",
+        )
         return None
     return 3

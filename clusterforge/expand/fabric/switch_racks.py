@@ -12,8 +12,14 @@ from ..topology import TIERS
 
 def _oob_headroom(ctx: ExpandContext) -> int:
     """U to leave free in every rack for its own out-of-band switch."""
-    return max((ctx.switch(f.switch).u_height for f in ctx.bp.fabrics.values()
-                if isinstance(f, OobFabric) and f.per == "rack"), default=0)
+    return max(
+        (
+            ctx.switch(f.switch).u_height
+            for f in ctx.bp.fabrics.values()
+            if isinstance(f, OobFabric) and f.per == "rack"
+        ),
+        default=0,
+    )
 
 
 def place_switches(ctx: ExpandContext, fabric: str, rack_names: list[str] | None) -> None:
@@ -41,7 +47,11 @@ def place_switches(ctx: ExpandContext, fabric: str, rack_names: list[str] | None
             rack_index += 1
         else:
             need = sum(d.u_height for d in switches if d.rack is None)
-            ctx.error(codes.SWITCHES_DO_NOT_FIT, f"fabric '{fabric}': {need} U of switches do not fit in racks "
-                      f"{', '.join(rack_names) or '(none)'} (space, or 90% of power and cooling)",
-                      ("fabrics", fabric, "switch_racks"), "add racks to switch_racks")
+            ctx.error(
+                codes.SWITCHES_DO_NOT_FIT,
+                f"fabric '{fabric}': {need} U of switches do not fit in racks "
+                f"{', '.join(rack_names) or '(none)'} (space, or 90% of power and cooling)",
+                ("fabrics", fabric, "switch_racks"),
+                "add racks to switch_racks",
+            )
             return

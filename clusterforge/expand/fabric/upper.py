@@ -27,8 +27,9 @@ def two_tier(wiring: FabricWiring, planes: list[list[Device]], uplinks: dict[str
             return
 
 
-def three_tier(wiring: FabricWiring, planes: list[list[Device]], uplinks: dict[str, int], spine_ports: int,
-               core_ports: int) -> None:
+def three_tier(
+    wiring: FabricWiring, planes: list[list[Device]], uplinks: dict[str, int], spine_ports: int, core_ports: int
+) -> None:
     spine_model, core_model = wiring.fabric.spine, wiring.fabric.core
     assert spine_model is not None and core_model is not None
     spine_down = spine_ports // 2
@@ -39,10 +40,12 @@ def three_tier(wiring: FabricWiring, planes: list[list[Device]], uplinks: dict[s
         spine_up: dict[str, int] = {}
         for start in range(0, len(plane), pod_size):
             pod_number += 1
-            pod = plane[start:start + pod_size]
+            pod = plane[start : start + pod_size]
             ups = [uplinks[leaf.name] for leaf in pod]
-            spines = [wiring.switch("spine", spine_model, plane=number, pod=pod_number)
-                      for _ in range(switch_count(ups, spine_down))]
+            spines = [
+                wiring.switch("spine", spine_model, plane=number, pod=pod_number)
+                for _ in range(switch_count(ups, spine_down))
+            ]
             counts = spread(ups, len(spines))
             for leaf in pod:
                 leaf.pod = pod_number

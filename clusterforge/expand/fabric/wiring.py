@@ -9,16 +9,19 @@ from ..context import ExpandContext
 from ..ports import PortAllocator, downlink_group, uplink_group
 from ..topology import Device, Link, LinkTier, Tier
 
-OUT_OF_PORTS_HINT = ("the switch model has fewer ports than its downlinks, uplinks and reserved_ports need: "
-                     "reserve fewer ports, or pick a model with more")
+OUT_OF_PORTS_HINT = (
+    "the switch model has fewer ports than its downlinks, uplinks and reserved_ports need: "
+    "reserve fewer ports, or pick a model with more"
+)
 
 
 class FabricWiring:
     """Creates the switches of one fabric and wires them: node ports from the bottom of a leaf's
     downlink group, uplinks from the top of the uplink group, fabric managers on reserved ports."""
 
-    def __init__(self, ctx: ExpandContext, name: str, fabric: LeafSpineFabric, down_speed: float,
-                 up_speed: float) -> None:
+    def __init__(
+        self, ctx: ExpandContext, name: str, fabric: LeafSpineFabric, down_speed: float, up_speed: float
+    ) -> None:
         self.ctx, self.name, self.fabric = ctx, name, fabric
         self.path: DataPath = ("fabrics", name)
         self.topo = ctx.topo
@@ -35,8 +38,16 @@ class FabricWiring:
         """A new switch of `tier`; its reserved ports are kept free for fabric managers."""
         self.counts[tier] += 1
         switch = self.ctx.switch(model)
-        device = Device(f"{self.name}-{tier}{self.counts[tier]:03d}", "switch", model, tier,
-                        switch.u_height, self.name, self.counts[tier], **where)  # type: ignore[arg-type]
+        device = Device(
+            f"{self.name}-{tier}{self.counts[tier]:03d}",
+            "switch",
+            model,
+            tier,
+            switch.u_height,
+            self.name,
+            self.counts[tier],
+            **where,  # type: ignore[arg-type]
+        )
         self.topo.add_device(device)
         up = uplink_group(switch)
         down = downlink_group(switch, self.down_speed) if tier == "leaf" else up
@@ -45,7 +56,8 @@ class FabricWiring:
         for data in switch.ports:
             if data.role != "oob":
                 self.ctx.allocators[(device.name, data.name)] = PortAllocator(
-                    data, reserved if data.name == down.name else 0)
+                    data, reserved if data.name == down.name else 0
+                )
         self._up[device.name] = self.ctx.allocators[(device.name, up.name)]
         self._down[device.name] = self.ctx.allocators[(device.name, down.name)]
         return device
@@ -63,8 +75,7 @@ class FabricWiring:
         if switch_port is None:
             self.out_of_ports(f"on {switch.name}")
             return False
-        self.topo.add_link(Link(self.name, "node-leaf", device.name, port, switch.name, switch_port, link_speed,
-                                rail))
+        self.topo.add_link(Link(self.name, "node-leaf", device.name, port, switch.name, switch_port, link_speed, rail))
         return True
 
     def uplink(self, tier: LinkTier, low: Device, high: Device) -> bool:
