@@ -87,7 +87,9 @@ def _kept_entries(target: Path, ours: set[str]) -> dict[str, os.DirEntry[str]]:
     kept: dict[str, os.DirEntry[str]] = {}
     for rel, entry in _walk(target):
         if entry.is_dir(follow_symlinks=False):
-            if not any(os.scandir(entry.path)):
+            with os.scandir(entry.path) as inside:
+                empty = next(inside, None) is None
+            if empty:
                 kept[rel] = entry
         elif rel not in ours:
             kept[rel] = entry

@@ -114,15 +114,14 @@ def _read(path: Path, display: str, policy: InputPolicy | None) -> tuple[Any, So
             else str(exc)
         )
         raise YamlError(
-            Finding(
-                codes.CATALOG_UNREADABLE,
-                Severity.ERROR,
-                f"cannot read catalog file {display}: {reason}",
-                (),
-                SourceLocation(display, 1, 1),
-            )
+            _file_error(codes.CATALOG_UNREADABLE, f"cannot read catalog file {display}: {reason}", display)
         ) from None
     return read_yaml(text, display)
+
+
+def _file_error(code: str, message: str, display: str) -> Finding:
+    """An error about a catalog file as a whole (located at its first line)."""
+    return Finding(code, Severity.ERROR, message, (), SourceLocation(display, 1, 1))
 
 
 def _load_native(catalog: Catalog, path: Path, display: str, policy: InputPolicy | None = None) -> list[Finding]:
@@ -132,12 +131,10 @@ def _load_native(catalog: Catalog, path: Path, display: str, policy: InputPolicy
         return [exc.finding]
     if not isinstance(data, dict):
         return [
-            Finding(
+            _file_error(
                 codes.CATALOG_SECTION,
-                Severity.ERROR,
                 f"a catalog file must be a mapping of sections ({', '.join(ENTRY_TYPES)})",
-                (),
-                SourceLocation(display, 1, 1),
+                display,
             )
         ]
     findings: list[Finding] = []
@@ -204,15 +201,7 @@ def _load_netbox(
     try:
         key, raw = netbox_entry(data, spec, catalog)
     except ValueError as exc:
-        return [
-            Finding(
-                codes.CATALOG_NETBOX,
-                Severity.ERROR,
-                f"cannot use NetBox device type: {exc}",
-                (),
-                SourceLocation(display, 1, 1),
-            )
-        ]
+        return [_file_error(codes.CATALOG_NETBOX, f"cannot use NetBox device type: {exc}", display)]
     model = ENTRY_TYPES[{"server": "servers", "switch": "switches", "equipment": "equipment"}[spec.kind]]
     return _add_entry(catalog, model, key, raw, SourceMap({(): SourceLocation(display, 1, 1)}, {}), ())
 

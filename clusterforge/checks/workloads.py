@@ -10,7 +10,7 @@ from ..workload import InferenceFit, TrainingFit, WorkloadFit, fit_workloads
 from ..workload.fit import GB
 from ..workload.memory import tensor_parallel
 from ..workload.report import figure as _n
-from ..workload.suggest import inference_layout, training_layout
+from ..workload.suggest import Layout, inference_layout, training_layout
 from .context import CheckContext
 
 
@@ -164,7 +164,7 @@ def _inference(ctx: CheckContext, fit: InferenceFit) -> Iterator[Finding]:
             f"{_n(svc.ttft_target_ms)} ms",
             (*path, "ttft_target_ms"),
             svc.name,
-            f"meets it with {layout.text()}" if layout else "no replica size of these GPUs meets it",
+            _target_hint(layout),
         )
     if svc.tokens_per_s_target is not None and s.tokens_per_s_session < svc.tokens_per_s_target:
         layout = layout or inference_layout(fit)
@@ -176,7 +176,7 @@ def _inference(ctx: CheckContext, fit: InferenceFit) -> Iterator[Finding]:
             f"{_n(svc.tokens_per_s_target)}",
             (*path, "tokens_per_s_target"),
             svc.name,
-            f"meets it with {layout.text()}" if layout else "no replica size of these GPUs meets it",
+            _target_hint(layout),
         )
 
 
@@ -199,3 +199,8 @@ def _together(ctx: CheckContext, fits: list[WorkloadFit]) -> Iterator[Finding]:
                 None,
                 "run them at different times on purpose (suppress this finding with the reason), or add nodes",
             )
+
+
+def _target_hint(layout: Layout | None) -> str:
+    """The replica layout that meets a missed inference target, or that none does."""
+    return f"meets it with {layout.text()}" if layout else "no replica size of these GPUs meets it"
