@@ -80,7 +80,7 @@ def dgx_data(
                 "name": "ufm",
                 "model": "generic/cpu-1u-ndr",
                 "count": managers,
-                "role": "fabric-manager",
+                "role": "subnet-manager",
                 "placement": {"racks": [net_rack_names[-1]]},
             }
         )

@@ -76,7 +76,7 @@ def test_node_link_json_round_trips_through_networkx(name: str) -> None:
     plan = plan_of(name)
     assert graph.number_of_edges() == plan["cables_total"]
     roles = {data["role"] for _, data in graph.nodes(data=True) if data["kind"] == "node"}
-    assert roles <= {"compute", "login", "storage", "management", "fabric-manager"}
+    assert roles <= {"compute", "login", "storage", "management", "subnet-manager"}
 
 
 @pytest.mark.parametrize(("name", "grouped"), [("l40s-inference.yaml", False), ("gb200-nvl72.yaml", True)])

@@ -69,7 +69,7 @@ def assign_addresses(ctx: ExpandContext) -> None:
 
 
 def _rail_ports(ctx: ExpandContext, name: str) -> dict[int, dict[str, list[str]]]:
-    """rail -> leaf -> port keys, in address order. A port without a rail (a fabric manager on a reserved
+    """rail -> leaf -> port keys, in address order. A port without a rail (a subnet manager on a reserved
     port) counts as the rail of its position among the host's ports."""
     topo = ctx.topo
     order = {d.name: i for i, d in enumerate(topo.devices.values())}

@@ -58,7 +58,7 @@ def native_share(group: PortGroup, speed: float) -> float:
 
 class PortAllocator:
     """Hands out a switch port group's ports: downlinks from the bottom, uplinks from the top, the
-    topmost `reserved` native ports kept free (for fabric managers) until asked for explicitly."""
+    topmost `reserved` native ports kept free (for subnet managers) until asked for explicitly."""
 
     def __init__(self, group: PortGroup, reserved: int = 0):
         self.group = group

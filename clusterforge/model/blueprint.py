@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from .base import CatalogKey, Fraction, Identifier, Label, Strict, Text
 from .fabric import Fabric
-from .nodes import NodeGroup
+from .nodes import NodeGroup, renamed_role
 from .site import Floor, Site
 from .slurm import Slurm
 from .workload import Prices, Workload
 
-DeviceClass = Literal["compute", "login", "storage", "management", "fabric-manager", "switch", "equipment"]
+DeviceClass = Literal["compute", "login", "storage", "management", "subnet-manager", "switch", "equipment"]
 
 
 class CatalogFile(Strict):
@@ -34,6 +34,14 @@ class CatalogFile(Strict):
 class PowerPlanning(Strict):
     load_factor: dict[DeviceClass, Fraction] = Field(default_factory=dict)
     """Planned share of each device class's maximum draw (default 1.0: plan for the nameplate maximum)."""
+
+    @field_validator("load_factor", mode="before")
+    @classmethod
+    def _check_classes(cls, value: object) -> object:
+        if isinstance(value, dict):
+            for key in value:
+                renamed_role(key)
+        return value
 
 
 class Suppression(Strict):

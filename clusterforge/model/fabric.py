@@ -49,7 +49,7 @@ SwitchName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*-(leaf|spine|core)\
 
 
 class ReservedPorts(Strict):
-    """Switch ports kept free, per tier or on named switches, e.g. for UFM fabric managers or monitoring."""
+    """Switch ports kept free, per tier or on named switches, e.g. for UFM subnet managers or monitoring."""
 
     leaf: NonNegativeCount = 0
     """Ports kept free on every leaf."""
@@ -134,7 +134,7 @@ class LeafSpineFabric(FabricBase):
     oversubscription: Ratio = 1.0
     """Downlink to uplink capacity at each tier, '1:1' for non-blocking."""
     reserved_ports: ReservedPorts = ReservedPorts()
-    """Ports kept free per tier or on named switches (fabric managers, monitoring, growth)."""
+    """Ports kept free per tier or on named switches (subnet managers, monitoring, growth)."""
     uplinks_for: Literal["planned", "present"] = "planned"
     """Size each leaf's uplinks for its planned downlinks (a full scalable unit or a full leaf, so the
     fabric grows without recabling, as the DGX SuperPOD reference does) or for the nodes present."""

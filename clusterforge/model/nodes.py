@@ -9,7 +9,20 @@ from pydantic import Field, field_validator, model_validator
 from .base import CatalogKey, Count, Identifier, NcclName, NcclValue, RackName, Strict
 from .naming import check_pattern
 
-NodeRole = Literal["compute", "login", "storage", "management", "fabric-manager"]
+NodeRole = Literal["compute", "login", "storage", "management", "subnet-manager"]
+RENAMED_ROLES = {"fabric-manager": "subnet-manager"}
+"""Role names that changed: the InfiniBand subnet manager (UFM) was 'fabric-manager', which reads as NVIDIA
+Fabric Manager (the NVSwitch service on HGX nodes)."""
+
+
+def renamed_role(value: object) -> object:
+    """Refuse an old role name with the new one, instead of a bare 'not one of' list."""
+    if isinstance(value, str) and value in RENAMED_ROLES:
+        raise ValueError(
+            f"role '{value}' is now '{RENAMED_ROLES[value]}' (the InfiniBand subnet manager or UFM host; "
+            "NVIDIA Fabric Manager is node software, installed on HGX nodes by the playbook)"
+        )
+    return value
 
 
 class Placement(Strict):
@@ -44,6 +57,11 @@ class NodeGroup(Strict):
     """Where the nodes go; automatic when left out."""
     nccl: dict[NcclName, NcclValue] = Field(default_factory=dict)
     """NCCL settings for this group, added to or replacing the derived ones (NCCL_* names only)."""
+
+    @field_validator("role", mode="before")
+    @classmethod
+    def _check_role(cls, value: object) -> object:
+        return renamed_role(value)
 
     @field_validator("hostname")
     @classmethod

@@ -5,7 +5,7 @@ Layout of the inventory (every name passes through `ansible_name`):
     nodes            children: nodegroup_<group>, whose hosts carry every node's host vars
     switches         children: fabric_<network>, children switch_<network>_<tier> (host vars of switches)
     (nodes with compute ports also carry cf_network_files: their netplan and ARP sysctl files)
-    role_<role>      nodes by role (compute, login, management, storage, fabric_manager)
+    role_<role>      nodes by role (compute, login, management, storage, subnet_manager)
     row_<row>        children: rack_<rack> (nodes and switches in that rack)
     su_<n>           nodes of scalable unit n
     rail_<n>         leaf switches of rail n of the compute fabric (rail-optimized fabrics only)

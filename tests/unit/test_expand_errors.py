@@ -34,7 +34,7 @@ def _no_storage_ports(data: dict[str, Any]) -> None:
             "name": "ufm",
             "model": "generic/cpu-1u-ndr",
             "count": 1,
-            "role": "fabric-manager",
+            "role": "subnet-manager",
             "placement": {"racks": ["N1-001"]},
         }
     )
@@ -53,7 +53,7 @@ def _manager_without_reserved_ports(data: dict[str, Any]) -> None:
             "name": "ufm",
             "model": "generic/cpu-1u-ndr",
             "count": 1,
-            "role": "fabric-manager",
+            "role": "subnet-manager",
             "placement": {"racks": ["N1-001"]},
         }
     )
@@ -79,7 +79,7 @@ CASES: dict[str, tuple[str, Mutation, bool]] = {
     "CF-NVLINK-001": ("NVL72 domain split over racks", _nvl72_split, True),
     "CF-FABRIC-001": ("listed group without ports of the role", _no_storage_ports, True),
     "CF-FABRIC-003": ("400G NICs on 100G leaves", _slow_leaf, False),
-    "CF-FABRIC-004": ("fabric manager without reserved ports", _manager_without_reserved_ports, True),
+    "CF-FABRIC-004": ("subnet manager without reserved ports", _manager_without_reserved_ports, True),
     "CF-FABRIC-005": (
         "one tier asked, too many ports",
         lambda d: d["fabrics"]["compute"].__setitem__("tiers", 1),

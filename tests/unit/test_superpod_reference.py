@@ -67,7 +67,7 @@ def superpod_yaml(nodes: int, model: str, per_rack: int, ufm: int) -> str:
     network_rows, network_racks = rows_of("N", 2 * math.ceil(nodes * 8 * 3 / 32 / 40) + 1)  # 1U switches
     node_row_names = ", ".join(f"A{i + 1}" for i in range(len(node_rows)))
     ufm_group = (
-        f"  - {{name: ufm, model: generic/cpu-1u-ndr, count: {ufm}, role: fabric-manager, "
+        f"  - {{name: ufm, model: generic/cpu-1u-ndr, count: {ufm}, role: subnet-manager, "
         f"placement: {{racks: [{network_racks[-1]}]}}}}\n"
         if ufm
         else ""

@@ -1,7 +1,7 @@
 """Leaf/spine/core fabrics, sized from first principles and wired port by port.
 
 Modules, in the order a fabric is built: `endpoints` (what attaches), `sizing` (leaf budget, tiers),
-`leaves` (nodes and fabric managers onto leaves), `spread` (how many upper switches, links per pair),
+`leaves` (nodes and subnet managers onto leaves), `spread` (how many upper switches, links per pair),
 `upper` (spine and core tiers), `wiring` (switches and links, ports booked), `switch_racks` (placement).
 """
 

@@ -1,4 +1,4 @@
-"""One leaf/spine fabric from its blueprint entry: size it, then wire leaves, upper tiers and fabric managers."""
+"""One leaf/spine fabric from its blueprint entry: size it, then wire leaves, upper tiers and subnet managers."""
 
 from __future__ import annotations
 
@@ -166,12 +166,12 @@ class LeafSpineBuilder:
             f"nodes is split over {per_rail} leaves per rail, since a {self.fabric.leaf} leaf takes "
             f"{sizing.d_max} nodes at {self.fabric.oversubscription:g}:1 with its reserved ports",
             (*self.path, "scalable_unit"),
-            f"set scalable_unit to {sizing.d_max} or fewer, or reserve no leaf ports: a fabric manager "
+            f"set scalable_unit to {sizing.d_max} or fewer, or reserve no leaf ports: a subnet manager "
             "takes the leaf ports of a node left out",
         )
 
     def _reserved_managers(self, wiring: FabricWiring, leaves: LeafTier) -> None:
-        """Fabric manager ports that found no free node slot go to reserved ports, switch by switch in turn."""
+        """Subnet manager ports that found no free node slot go to reserved ports, switch by switch in turn."""
         if not leaves.unplaced:
             return
         topo = self.ctx.topo
@@ -189,7 +189,7 @@ class LeafSpineBuilder:
             if not placed:
                 self.ctx.error(
                     codes.MANAGER_WITHOUT_PORT,
-                    f"fabric '{self.name}': fabric manager "
+                    f"fabric '{self.name}': subnet manager "
                     f"{manager.device.name} finds no free node slot on a leaf and no free reserved port",
                     (*self.path, "reserved_ports"),
                     MANAGER_HINT,

@@ -42,8 +42,8 @@ def endpoints_for(ctx: ExpandContext, name: str, fabric: LeafSpineFabric) -> lis
 
 
 def split_managers(fabric: LeafSpineFabric, endpoints: list[Endpoint]) -> tuple[list[Endpoint], list[Endpoint]]:
-    """(nodes, fabric managers): UFM and subnet-manager appliances are placed apart on the compute fabric."""
+    """(nodes, subnet managers): UFM and other subnet-manager hosts are placed apart on the compute fabric."""
     if fabric.kind != "compute":
         return endpoints, []
-    managers = [e for e in endpoints if e.device.role == "fabric-manager"]
-    return [e for e in endpoints if e.device.role != "fabric-manager"], managers
+    managers = [e for e in endpoints if e.device.role == "subnet-manager"]
+    return [e for e in endpoints if e.device.role != "subnet-manager"], managers

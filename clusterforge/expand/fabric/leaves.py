@@ -1,10 +1,10 @@
-"""The leaf tier: nodes onto leaves, fabric managers into the slots nodes leave free, and what each
+"""The leaf tier: nodes onto leaves, subnet managers into the slots nodes leave free, and what each
 leaf is planned to carry (the figure its uplinks are sized for).
 
 Rail-optimized: node j of the fabric sits in slot j mod SU of scalable unit j div SU; its port for rail k
-goes to the SU's leaf for rail k. A fabric manager takes a free slot of the last SU, as the DGX SuperPOD
+goes to the SU's leaf for rail k. A subnet manager takes a free slot of the last SU, as the DGX SuperPOD
 reference places its UFM where a node is left out: its ports go to that slot's rail leaves in turn.
-Fat-tree: the ports fill leaves in order; fabric managers take what the last leaf has left.
+Fat-tree: the ports fill leaves in order; subnet managers take what the last leaf has left.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ class LeafTier:
     planned: dict[str, int] = field(default_factory=dict)
     """Leaf name -> downlinks it is planned for: a full scalable unit, or a full leaf."""
     free: list[tuple[Device, int | None]] = field(default_factory=list)
-    """(leaf, rail) positions left free by absent nodes, in the order fabric managers take them."""
+    """(leaf, rail) positions left free by absent nodes, in the order subnet managers take them."""
     unplaced: list[tuple[Endpoint, str, float]] = field(default_factory=list)
-    """Fabric manager ports that found no free position."""
+    """Subnet manager ports that found no free position."""
 
 
 def rail_leaves(wiring: FabricWiring, endpoints: list[Endpoint], su_size: int, per_leaf: int, rails: int) -> LeafTier:
@@ -78,7 +78,7 @@ def tree_leaves(wiring: FabricWiring, endpoints: list[Endpoint], per_leaf: int, 
 
 
 def place_managers(wiring: FabricWiring, tier: LeafTier, managers: list[Endpoint]) -> None:
-    """Fabric manager ports into the free leaf positions; the rest are left in `tier.unplaced`."""
+    """Subnet manager ports into the free leaf positions; the rest are left in `tier.unplaced`."""
     ports = [(m, port, speed) for m in managers for port, speed in m.ports]
     free = iter(tier.free)
     for manager, port, speed in ports:

@@ -17,7 +17,7 @@ OUT_OF_PORTS_HINT = (
 
 class FabricWiring:
     """Creates the switches of one fabric and wires them: node ports from the bottom of a leaf's
-    downlink group, uplinks from the top of the uplink group, fabric managers on reserved ports."""
+    downlink group, uplinks from the top of the uplink group, subnet managers on reserved ports."""
 
     def __init__(
         self, ctx: ExpandContext, name: str, fabric: LeafSpineFabric, down_speed: float, up_speed: float
@@ -35,7 +35,7 @@ class FabricWiring:
         return int(getattr(ports, tier)) + ports.switches.get(device_name, 0)
 
     def switch(self, tier: Tier, model: str, **where: int | None) -> Device:
-        """A new switch of `tier`; its reserved ports are kept free for fabric managers."""
+        """A new switch of `tier`; its reserved ports are kept free for subnet managers."""
         self.counts[tier] += 1
         switch = self.ctx.switch(model)
         device = Device(
@@ -69,7 +69,7 @@ class FabricWiring:
         self.ctx.error(codes.OUT_OF_PORTS, f"fabric '{self.name}': out of ports {what}", self.path, OUT_OF_PORTS_HINT)
 
     def node_link(self, device: Device, port: str, speed: float, switch: Device, rail: int | None) -> bool:
-        """A node (or fabric manager) port to a leaf's downlink group, booked at the link's own speed."""
+        """A node (or subnet manager) port to a leaf's downlink group, booked at the link's own speed."""
         link_speed = min(speed, self.down_speed)
         switch_port = self._down[switch.name].take_low(link_speed)
         if switch_port is None:
@@ -89,7 +89,7 @@ class FabricWiring:
         return True
 
     def reserved_link(self, device: Device, port: str, speed: float, switch: Device) -> bool:
-        """A fabric manager port on one of `switch`'s reserved ports."""
+        """A subnet manager port on one of `switch`'s reserved ports."""
         switch_port = self._down[switch.name].take_reserved()
         if switch_port is None:
             return False
