@@ -66,33 +66,47 @@ def loopback_copy(cluster_conf: str) -> str:
 
 
 class Slurmctld:
-    def __init__(self, rendered: Path, root: Path):
+    """Debian's slurmctld on loopback with the rendered files copied under `root`. A subclass may run it in
+    another root file system (`prefix` before each command, `inner` the path of `root` as the daemon sees it)."""
+
+    prefix: tuple[str, ...] = ()
+
+    def __init__(self, rendered: Path, root: Path, inner: Path | None = None):
         self.root = root
+        inner = inner or root
         for sub in ("state", "spool"):
             (root / sub).mkdir(parents=True, exist_ok=True)
         (root / "cluster.conf").write_text(loopback_copy((rendered / "slurm/slurm.conf").read_text()))
         for name in ("gres.conf", "topology.conf", "cgroup.conf"):
             if (rendered / "slurm" / name).exists():
                 shutil.copy(rendered / "slurm" / name, root / name)
-        self.conf = root / "slurm.conf"
-        self.conf.write_text(WRAPPER.format(root=root, ctld_port=free_port(), slurmd_port=free_port()))
+        (root / "slurm.conf").write_text(WRAPPER.format(root=inner, ctld_port=free_port(), slurmd_port=free_port()))
+        self.conf = inner / "slurm.conf"
         self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
         self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Slurmctld:
-        self.process = subprocess.Popen(
-            ["slurmctld", "-D", "-c", "-f", str(self.conf)],
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=open(self.root / "stderr.log", "wb"),
-        )
+        with open(self.root / "stderr.log", "wb") as stderr:
+            self.process = subprocess.Popen(
+                [*self.prefix, "slurmctld", "-D", "-c", "-f", str(self.conf)],
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
+        try:
+            self._wait_up(self.process)
+        except BaseException:
+            self.__exit__()  # the with-statement does not call it when __enter__ fails
+            raise
+        return self
+
+    def _wait_up(self, process: subprocess.Popen[bytes]) -> None:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"slurmctld exited {self.process.returncode}:\n{self.log()}")
-            ping = self.run("scontrol", "ping", check=False)
-            if "UP" in ping:
-                return self
+            if process.poll() is not None:
+                raise RuntimeError(f"slurmctld exited {process.returncode}:\n{self.log()}")
+            if "UP" in self.run("scontrol", "ping", check=False):
+                return
             time.sleep(0.3)
         raise TimeoutError(f"slurmctld did not answer scontrol ping:\n{self.log()}")
 
@@ -106,7 +120,9 @@ class Slurmctld:
                 self.process.wait()
 
     def run(self, *args: str, check: bool = True) -> str:
-        result = subprocess.run(list(args), env=self.env, capture_output=True, text=True, timeout=60, check=False)
+        result = subprocess.run(
+            [*self.prefix, *args], env=self.env, capture_output=True, text=True, timeout=60, check=False
+        )
         if check and result.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed: {result.stderr}\n{self.log()}")
         return result.stdout + result.stderr

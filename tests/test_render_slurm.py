@@ -1,4 +1,5 @@
-"""Rendered Slurm files, proven by Debian's real slurmctld (22.05) started on loopback."""
+"""Rendered Slurm files, proven by Debian's real slurmctld started on loopback: 22.05 (Debian 12, this
+machine) and 24.11 (Debian 13, in a cached chroot: topology/block and switch/nvidia_imex)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from pathlib import Path
 import hostlist
 import pytest
 from helpers import BLUEPRINTS
+from slurm_chroot import Slurmctld2411, trixie_root
 from slurm_harness import Slurmctld
 
+from clusterforge import codes
 from clusterforge.catalog import Server
-from clusterforge.pipeline import load_valid, render_files
+from clusterforge.pipeline import analyse, load_valid, render_files
 from clusterforge.validate import ValidBlueprint
 from clusterforge.writer import write_tree
 
@@ -21,11 +24,25 @@ EXAMPLES = [p.name for p in BLUEPRINTS]
 
 
 def with_tree(valid: ValidBlueprint) -> ValidBlueprint:
-    """The same blueprint with topology/tree: Debian's Slurm 22.05 has no topology/block."""
+    """The same blueprint for Debian 12's Slurm 22.05, with topology/tree: 22.05 has no topology/block."""
     bp = valid.blueprint
     assert bp.slurm is not None
-    tree = bp.model_copy(update={"slurm": bp.slurm.model_copy(update={"topology": "tree"})})
+    tree = bp.model_copy(update={"slurm": bp.slurm.model_copy(update={"topology": "tree", "version": "22.05"})})
     return dataclasses.replace(valid, blueprint=tree)
+
+
+@pytest.fixture(scope="session")
+def trixie() -> Path:
+    """The Debian 13 chroot with Slurm 24.11, built at most once (cached across runs, see slurm_chroot)."""
+    return trixie_root()
+
+
+def controller(version: str, out: Path, work: Path, trixie: Path) -> Slurmctld:
+    """The real slurmctld of `version`: Debian 12's on this machine, Debian 13's in the chroot."""
+    if version == "22.05":
+        return Slurmctld(out, work)
+    assert version == "24.11", f"no slurmctld {version} to test with"
+    return Slurmctld2411(trixie, out)
 
 
 def rendered(valid: ValidBlueprint, out: Path) -> Path:
@@ -178,3 +195,78 @@ def test_gpu_jobs_are_confined_and_get_per_gpu_defaults(tmp_path: Path) -> None:
     assert "DefCpuPerGPU=28" in partition["JobDefaults"] and "DefMemPerGPU=249036" in partition["JobDefaults"]
     assert re.search(r"ProctrackType\s*=\s*proctrack/cgroup", config)
     assert re.search(r"TaskPlugin\s*=\s*task/cgroup,task/affinity", config)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_the_targeted_slurm_accepts_each_example(name: str, tmp_path: Path, trixie: Path) -> None:
+    """Each example as committed, on the slurmctld of the release it names (slurm.version)."""
+    valid = load_valid(Path("blueprints") / name)
+    assert valid.blueprint.slurm is not None
+    version = valid.blueprint.slurm.version
+    out = rendered(valid, tmp_path / "out")
+    assert f"for Slurm {version}." in (out / "slurm/slurm.conf").read_text()
+    with controller(version, out, tmp_path / "slurm", trixie) as ctld:
+        config = ctld.run("scontrol", "show", "config")
+        assert ctld.run("sinfo", "-h", "-o", "%D").split()
+        complaints = ctld.complaints()
+    assert complaints == []
+    assert re.search(rf"SLURM_VERSION\s*=\s*{re.escape(version)}\.", config), config
+
+
+def test_nvl72_on_slurm_2411_gets_blocks_and_imex_channels(tmp_path: Path, trixie: Path) -> None:
+    """Slurm 24.11 reads the NVL72 system's blocks (one per 18-tray rack, aggregated to 36 and 72 nodes by
+    BlockSizes=18,36,72) and loads switch/nvidia_imex, which hands each job an IMEX channel."""
+    out = rendered(load_valid(Path("blueprints/gb200-nvl72.yaml")), tmp_path / "out")
+    assert "SwitchType=switch/nvidia_imex" in (out / "slurm/slurm.conf").read_text().splitlines()
+    with Slurmctld2411(trixie, out) as ctld:
+        topology = ctld.run("scontrol", "show", "topology")
+        config = ctld.run("scontrol", "show", "config")
+        complaints = ctld.complaints()
+    assert complaints == []
+    assert re.search(r"SwitchType\s*=\s*switch/nvidia_imex", config)
+    assert re.search(r"TopologyPlugin\s*=\s*topology/block", config)
+    blocks = {r["BlockName"]: (r["Nodes"], r["BlockSize"]) for r in parse_records(topology) if "BlockName" in r}
+    assert blocks == {
+        "block001": ("gb[001-018]", "18"),
+        "block002": ("gb[019-036]", "18"),
+        "block003": ("gb[037-054]", "18"),
+        "block004": ("gb[055-072]", "18"),
+    }
+    aggregated = {r["Nodes"]: r["BlockSize"] for r in parse_records(topology) if "AggregatedBlock" in r}
+    assert aggregated == {"gb[001-036]": "36", "gb[037-072]": "36", "gb[001-072]": "72"}
+
+
+def test_slurm_2411_harness_fails_on_a_broken_block(tmp_path: Path, trixie: Path) -> None:
+    """The 24.11 harness can fail: slurmctld logs a block node that slurm.conf lacks, and stops when a block
+    has fewer known nodes than BlockSizes' base."""
+    out = rendered(load_valid(Path("blueprints/gb200-nvl72.yaml")), tmp_path / "out")
+    topology = out / "slurm/topology.conf"
+    original = topology.read_text()
+    topology.write_text(original.replace("gb[055-072]", "gb[055-073]"))
+    with Slurmctld2411(trixie, out) as ctld:
+        assert any('"gb073"' in line for line in ctld.complaints())
+    topology.write_text(original.replace("gb[055-072]", "gb[056-072]"))
+    with pytest.raises(RuntimeError, match=r"block004\) children count lower"), Slurmctld2411(trixie, out):
+        pass
+
+
+def test_slurm_2205_gets_no_imex_switch_and_a_warning(tmp_path: Path) -> None:
+    """For 22.05 (no switch/nvidia_imex: its slurmctld stops with "Can't find plugin") the NVL72 system is
+    written without SwitchType, 22.05 accepts it, and check warns that jobs get no IMEX channel."""
+    valid = with_tree(load_valid(Path("blueprints/gb200-nvl72.yaml")))
+    out = rendered(valid, tmp_path / "out")
+    assert "SwitchType" not in (out / "slurm/slurm.conf").read_text()
+    with Slurmctld(out, tmp_path / "slurm") as ctld:
+        assert ctld.complaints() == []
+    findings = [f for f in analyse(valid).findings if f.code == codes.SLURM_WITHOUT_IMEX]
+    assert [f.message for f in findings] == [
+        "Slurm 22.05 has no switch/nvidia_imex: jobs on the 4 multi-node NVLink domains (gb[001-072]) get no "
+        "IMEX channel, so their GPUs cannot share memory across nodes"
+    ]
+
+
+def test_hgx_nodes_get_no_imex_switch() -> None:
+    """One-node NVLink domains (HGX H200) need no IMEX channel: no SwitchType, no warning."""
+    valid = load_valid(Path("blueprints/h200-training-pod.yaml"))
+    assert "SwitchType" not in render_files(valid)["slurm/slurm.conf"]
+    assert not [f for f in analyse(valid).findings if f.code == codes.SLURM_WITHOUT_IMEX]

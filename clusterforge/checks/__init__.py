@@ -14,6 +14,7 @@ from .cooling import check_rack_cooling, check_row_and_hall_cooling
 from .fabric_use import check_idle_switches, check_leaf_up_over_down, check_planes
 from .ports import check_oversubscription, check_switch_radix, check_unconnected_ports
 from .power import check_power_shelves, check_psu_redundancy, check_rack_power
+from .slurm import check_slurm_imex
 from .space import check_space
 from .weight import check_weight
 from .workloads import check_workloads
@@ -37,6 +38,7 @@ CHECKS: tuple[Check, ...] = (
     check_planes,
     check_unconnected_ports,
     check_workloads,
+    check_slurm_imex,
 )
 
 

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from .. import codes
 from .context import ExpandContext
-from .topology import NvlinkDomain
+from .topology import NvlinkDomain, Topology
+
+
+def multi_node_domains(topo: Topology, names: set[str]) -> list[list[str]]:
+    """The NVLink domains of more than one node (GB200 NVL72 racks) among `names`, their members in order:
+    their GPUs share memory across nodes through IMEX, so each needs an IMEX node list and Slurm must give
+    each job an IMEX channel."""
+    members = ([n for n in domain.nodes if n in names] for domain in topo.domains)
+    return [m for m in members if len(m) > 1]
 
 
 def build_domains(ctx: ExpandContext) -> None:

@@ -38,7 +38,22 @@ class Partition(Strict):
         return value
 
 
+SlurmVersion = Literal["22.05", "23.02", "23.11", "24.05", "24.11", "25.05"]
+BLOCK_SINCE = "24.05"
+"""topology/block came with 23.11, its BlockSizes line with 24.05; clusterforge always writes BlockSizes."""
+IMEX_SINCE = "24.05"
+"""switch/nvidia_imex (an IMEX channel per job on multi-node NVLink systems) came with Slurm 24.05."""
+
+
+def at_least(version: str, release: str) -> bool:
+    """'24.11' is at least '24.05'."""
+    return tuple(map(int, version.split("."))) >= tuple(map(int, release.split(".")))
+
+
 class Slurm(Strict):
+    version: SlurmVersion = "24.11"
+    """Slurm release the files are written for: settings a release does not know are left out (22.05 has no
+    topology/block and no switch/nvidia_imex, and its slurmctld refuses them)."""
     cluster_name: Identifier
     """Slurm ClusterName."""
     controllers: list[HostName] = Field(min_length=1, max_length=4)
@@ -49,6 +64,15 @@ class Slurm(Strict):
     """Nodes per block for topology 'block'; default: the nodes of one NVLink domain."""
     partitions: list[Partition] = Field(min_length=1)
     """Partitions, in the order slurm.conf lists them."""
+
+    @model_validator(mode="after")
+    def _block_needs_release(self) -> Slurm:
+        if self.topology == "block" and not at_least(self.version, BLOCK_SINCE):
+            raise ValueError(
+                f"topology 'block' needs Slurm {BLOCK_SINCE} or later (BlockSizes), not {self.version}: "
+                "set version to the release the cluster runs, or use topology 'tree'"
+            )
+        return self
 
     @model_validator(mode="after")
     def _one_default(self) -> Slurm:

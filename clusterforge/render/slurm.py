@@ -42,5 +42,6 @@ def render_slurm(ctx: RenderContext) -> dict[str, str]:
         "blueprint": ctx.valid.blueprint.name,
         "installed_as": paths.SLURM_CONF_INSTALLED,
         "memory_share": f"{MEMORY_SHARE:.0%}",
+        "version": ctx.valid.blueprint.slurm.version if ctx.valid.blueprint.slurm else "",
     }
     return {path: ctx.render(TEMPLATES[path], model) for path in wanted}

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog import GPU, Catalog, Server
+from ..expand.nvlink import multi_node_domains
 from ..expand.topology import Device, Topology
 from ..model import Blueprint
+from ..model.slurm import IMEX_SINCE, at_least
 from .context import host_range
 
 MEMORY_SHARE = 0.95  # RealMemory: 95% of installed memory, the rest for the OS (slurmd drains a node that has less)
@@ -24,6 +26,7 @@ class SlurmModel:
     cluster_name: str
     controllers: list[dict[str, str]]
     topology_plugin: str | None
+    switch_type: str | None
     gres_types: list[str]
     nodes: list[dict[str, Any]]
     partitions: list[dict[str, Any]]
@@ -217,10 +220,12 @@ def slurm_model(bp: Blueprint, catalog: Catalog, topo: Topology) -> SlurmModel:
         for p in slurm.partitions
     ]
     plugin = {"tree": "topology/tree", "block": "topology/block", "none": None}[slurm.topology]
+    imex = bool(multi_node_domains(topo, {n.name for n in nodes})) and at_least(slurm.version, IMEX_SINCE)
     model = SlurmModel(
         slurm.cluster_name,
         controllers,
         plugin,
+        "switch/nvidia_imex" if imex else None,
         ["gpu"] if any(line["gres"] for line in node_lines) else [],
         node_lines,
         partitions,
