@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from . import codes
 from .catalog import load_catalog
 from .catalog_view import catalog_list_text, catalog_show_text, close_keys
 from .diff import diff_markdown, diff_specs
@@ -21,6 +22,8 @@ from .pipeline import analyse, load_valid, render_analysis, render_files
 from .plan import plan_text
 from .render.report import REPORT_HTML, REPORT_MD
 from .schema_doc import blueprint_schema, reference_markdown
+from .verify import DiscoveryError, verify
+from .verify.report import verify_html, verify_json, verify_text
 from .version import __version__
 from .workload import fit_json, fit_text, fit_workloads
 from .writer import TreeDiff, compare_tree, write_tree
@@ -369,14 +372,66 @@ def export_cmd(
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
+    _write_or_echo(text, output)
+
+
+def _write_or_echo(text: str, output: Path | None) -> None:
+    """`text` to stdout, or into `output` (exit 1 when it cannot be written)."""
     if output is None:
         click.echo(text, nl=False)
-    else:
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            click.echo(f"{display_name(output)}: cannot write: {exc.strerror or exc}", err=True)
-            sys.exit(EXIT_FINDINGS)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        click.echo(f"{display_name(output)}: cannot write: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+
+
+@cli.command("verify")
+@click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--ibnetdiscover",
+    "ib_files",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="output of `ibnetdiscover` or `ibnetdiscover -p` on the built fabric (repeatable: one per subnet)",
+)
+@click.option(
+    "--lldp",
+    "lldp_files",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="`lldpctl -f json` of one host (named <host>.json), or a merged file {host: output} (repeatable)",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="file to write (default: stdout)")
+@ALLOW_DIR
+def verify_cmd(
+    blueprint: Path,
+    ib_files: tuple[Path, ...],
+    lldp_files: tuple[Path, ...],
+    fmt: str,
+    output: Path | None,
+    allow: tuple[Path, ...],
+) -> None:
+    """Compare the cabled fabric, as discovered, with the plan: missing, unexpected and swapped cables, wrong
+    rails, by rack, U, device, port and cable label. Exit 1 when the fabric differs from the plan."""
+    if not ib_files and not lldp_files:
+        raise click.UsageError("give at least one --ibnetdiscover or --lldp file")
+    try:
+        analysis = analyse(load_valid(blueprint, allow))
+        result = verify(analysis.valid, analysis.topo, ib_files, lldp_files)
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text")
+        sys.exit(EXIT_FINDINGS)
+    except DiscoveryError as exc:
+        click.echo(Finding(codes.VERIFY_UNREADABLE, Severity.ERROR, f"{exc}").as_text(), err=True)
+        sys.exit(EXIT_FINDINGS)
+    text = {"text": verify_text, "json": verify_json, "html": verify_html}[fmt](result)
+    _write_or_echo(text, output)
+    if output is not None:
+        click.echo(verify_text(result).splitlines()[-1])
+    sys.exit(EXIT_FINDINGS if result.problems else EXIT_OK)
 
 
 @cli.command("schema")

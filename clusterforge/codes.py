@@ -56,6 +56,7 @@ FAMILIES = {
     "OUT": "The output folder",
     "DIFF": "diff",
     "EXPORT": "export",
+    "VERIFY": "verify: the built fabric against the plan",
 }
 
 
@@ -157,6 +158,7 @@ SCALABLE_UNIT_SPLIT = _code("CF-FABRIC-009", WARNING, "a scalable unit is split 
 SWITCHES_MOSTLY_IDLE = _code("CF-FABRIC-010", WARNING, "switches use under half of their ports", "use a smaller switch model, size uplinks for the nodes present (uplinks_for: present), or plan the growth that fills them", "fabric 'inband': 1 spine switch uses under half of their ports, inband-spine001 26 of 64")
 LEAF_UP_OVER_DOWN = _code("CF-FABRIC-011", INFO, "leaves with more uplink than downlink bandwidth", "expected in a partly filled scalable unit when uplinks are sized as planned; set uplinks_for: present to size for the nodes present", "fabric 'compute': 6 leaves have more uplink than downlink bandwidth, compute-leaf003 12.4 Tb/s down, 12.8 Tb/s up (uplinks are sized for the planned downlinks, so the fabric grows without recabling)")
 SEPARATE_PLANES = _code("CF-FABRIC-012", INFO, "a fabric is several disjoint planes", "set planes: one (the default) for a single connected fabric, or keep per-rail planes on purpose", "fabric 'compute' is 8 separate planes (InfiniBand subnets, each with its own subnet manager); traffic between rails crosses inside the nodes")
+NOT_A_FAT_TREE = _code("CF-FABRIC-013", WARNING, "an InfiniBand fabric is not a fat tree (OpenSM's fat-tree routing refuses it)", "give every leaf a link to each spine of its group (and each spine to its core group); the rendered OpenSM configuration routes it with updn meanwhile", "fabric 'compute' is not a fat tree: compute-leaf003 has no link to compute-spine002; OpenSM's fat-tree routing refuses it, so the rendered OpenSM configuration routes it with updn")
 
 # --- ports (checks/ports)
 SWITCH_OVER_RADIX = _code("CF-PORT-001", ERROR, "a switch uses more ports than it has", "report it: expansion should never wire past a switch's ports", "compute-leaf001 uses 66 of its 64 'osfp' ports")
@@ -197,4 +199,12 @@ OUTPUT_BUSY = _code("CF-OUT-005", ERROR, "another render holds the output folder
 GIT_REVISION_UNREADABLE = _code("CF-DIFF-001", ERROR, "`diff` cannot read a Git revision", "give a revision `git rev-parse` knows and a path relative to the repository", "cannot read Git revision 'no-such-branch' of old 'no-such-branch:blueprints/x.yaml': fatal: invalid object name 'no-such-branch'.")
 GRAPHVIZ_MISSING = _code("CF-EXPORT-001", ERROR, "`export --format svg` without Graphviz installed", "install graphviz (apt-get install graphviz) or use --format dot", "Graphviz 'dot' is not installed")
 GRAPHVIZ_FAILED = _code("CF-EXPORT-002", ERROR, "Graphviz failed", "export --format dot writes the graph without Graphviz", "Graphviz 'dot' failed with exit status 1: syntax error in line 1")
+
+# --- verify (verify)
+VERIFY_MISSING = _code("CF-VERIFY-001", ERROR, "a planned cable was not discovered", "plug the cable in at both ends shown (rack, U, device, port), or replace it if the link stays down", "missing cable compute-00012 (node-leaf, rail 4): A02 U1 gpu004 ib4 to N01 U38 compute-leaf004 ib2/2 (IB port 4)")
+VERIFY_UNEXPECTED = _code("CF-VERIFY-002", ERROR, "a discovered link is no planned cable", "remove the cable, or move it to the port the plan gives", "unexpected cable: N01 U41 compute-leaf001 ib1/1 (IB port 1) to N01 U40 compute-leaf002 ib1/1 (IB port 1) (compute-leaf001 ib1/1 should hold compute-00001; compute-leaf002 ib1/1 should hold compute-00002)")
+VERIFY_SWAPPED = _code("CF-VERIFY-003", ERROR, "two planned cables are swapped", "exchange the two cables at the device shown", "swapped: cables compute-00001 and compute-00009 are exchanged at N01 U41 compute-leaf001 ib1/1 (IB port 1) and ib1/2; each port holds the other's cable")
+VERIFY_WRONG_RAIL = _code("CF-VERIFY-004", ERROR, "a host port is cabled to a leaf of another rail", "move the cable to the leaf of the port's rail (the cable label says where)", "wrong rail: A01 U1 gpu001 ib2 (rail 2, cable compute-00002) is cabled to N01 U41 compute-leaf001 ib2/1 (IB port 3) (a rail 1 leaf)")
+VERIFY_NOT_FAT_TREE = _code("CF-VERIFY-005", ERROR, "the discovered InfiniBand fabric is not a fat tree", "fix the missing leaf-spine cables listed with it; OpenSM falls back to min-hop routing until then", "not a fat tree as cabled: compute-leaf003 has no link to compute-spine002; OpenSM's fat-tree routing will refuse it")
+VERIFY_UNREADABLE = _code("CF-VERIFY-006", ERROR, "a discovered file cannot be read", "give the file ibnetdiscover or lldpctl -f json wrote", "fabric.txt: no Switch or Ca lines: not ibnetdiscover output")
 # fmt: on

@@ -148,6 +148,8 @@ def _fabrics(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
                 yield _unknown(codes.UNKNOWN_NAME, "fabric", fabric.uplink_to, bp.fabrics, (*base, "uplink_to"))
             continue
         yield from _tier_models(fabric, catalog, base)
+        for j, partition in enumerate(fabric.partitions):
+            yield from _group_refs(bp, partition.node_groups, (*base, "partitions", j, "node_groups"))
 
 
 def _pools(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:

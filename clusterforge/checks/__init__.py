@@ -12,6 +12,7 @@ from ..validate import ValidBlueprint
 from .context import CheckContext
 from .cooling import check_rack_cooling, check_row_and_hall_cooling
 from .fabric_use import check_idle_switches, check_leaf_up_over_down, check_planes
+from .fat_tree import check_fat_trees
 from .ports import check_oversubscription, check_switch_radix, check_unconnected_ports
 from .power import check_power_shelves, check_psu_redundancy, check_rack_power
 from .slurm import check_slurm_imex
@@ -36,6 +37,7 @@ CHECKS: tuple[Check, ...] = (
     check_idle_switches,
     check_leaf_up_over_down,
     check_planes,
+    check_fat_trees,
     check_unconnected_ports,
     check_workloads,
     check_slurm_imex,

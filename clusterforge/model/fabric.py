@@ -107,6 +107,20 @@ class RoCE(Strict):
         return self.traffic_class if self.traffic_class is not None else self.qos.dscp << 2 | 2
 
 
+class IbPartition(Strict):
+    """An InfiniBand partition: the subnet manager gives its P_Key to the ports of the listed node groups
+    (full members), so only they talk to each other in it (OpenSM partitions.conf)."""
+
+    name: Identifier
+    """Partition name in partitions.conf."""
+    pkey: int = Field(ge=0x0001, le=0x7FFE)
+    """P_Key without the membership bit, 0x0001-0x7ffe (0x7fff is the default partition), e.g. 0x0a01."""
+    node_groups: list[Identifier] = Field(min_length=1)
+    """Node groups whose ports on this fabric are full members."""
+    ipoib: bool = True
+    """Create the IPoIB broadcast group of the partition (IP over InfiniBand in it)."""
+
+
 class FabricBase(Strict):
     description: Text = ""
     """What the network is for."""
@@ -141,6 +155,8 @@ class LeafSpineFabric(FabricBase):
     planes: Literal["one", "per-rail"] = "one"
     """'one': a single connected fabric (one InfiniBand subnet); 'per-rail': each rail its own plane when
     two tiers cannot hold every leaf under one spine group."""
+    partitions: list[IbPartition] = Field(default_factory=list)
+    """InfiniBand partitions (P_Keys) beyond the default one (0x7fff, every port); InfiniBand only."""
 
     @model_validator(mode="after")
     def _tier_models(self) -> LeafSpineFabric:
@@ -148,6 +164,12 @@ class LeafSpineFabric(FabricBase):
             raise ValueError(f"a {self.tiers}-tier fabric needs a spine model")
         if self.tiers == 3 and self.core is None:
             raise ValueError("a 3-tier fabric needs a core model")
+        if self.partitions and self.technology != "infiniband":
+            raise ValueError("partitions (P_Keys) apply only to InfiniBand fabrics")
+        names = [p.name for p in self.partitions]
+        keys = [p.pkey for p in self.partitions]
+        if len(set(names)) < len(names) or len(set(keys)) < len(keys):
+            raise ValueError("partition names and P_Keys must each be unique in a fabric")
         return self
 
 
@@ -193,4 +215,13 @@ class OobFabric(FabricBase):
 
 Fabric = Annotated[ComputeFabric | StorageFabric | InbandFabric | OobFabric, Field(discriminator="kind")]
 FabricName = Identifier
-__all__ = ["ComputeFabric", "Count", "Fabric", "FabricName", "InbandFabric", "OobFabric", "StorageFabric"]
+__all__ = [
+    "ComputeFabric",
+    "Count",
+    "Fabric",
+    "FabricName",
+    "IbPartition",
+    "InbandFabric",
+    "OobFabric",
+    "StorageFabric",
+]

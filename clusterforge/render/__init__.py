@@ -16,6 +16,7 @@ from .cabling import render_cabling
 from .context import RenderContext
 from .elevation import render_elevation
 from .imex import render_imex
+from .infiniband import render_infiniband
 from .jinja import raised_in_site_template
 from .nccl import render_nccl
 from .network import render_network
@@ -32,6 +33,7 @@ RENDERERS: dict[str, Renderer] = {
     "nccl": render_nccl,
     "network": render_network,
     "imex": render_imex,
+    "infiniband": render_infiniband,
     # the handoff pack for the people who rack, cable and install
     "elevation": render_elevation,
     "cabling": render_cabling,

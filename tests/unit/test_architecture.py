@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("render", ("render", "export")),
     ("write", ("writer", "fsops", "output_paths")),
     ("pipeline", ("pipeline",)),
-    ("commands", ("diff",)),
+    ("commands", ("diff", "verify")),
     ("cli", ("cli", "__main__", "__init__")),
 ]
 

@@ -1,0 +1,167 @@
+"""Read what the tools discovered on the built fabric: `ibnetdiscover` output (its topology format, which
+`topology.net` also uses, or the port list of `ibnetdiscover -p`) and `lldpctl -f json` output.
+
+Each gives links between two ends. An InfiniBand end is a node description and a port number; an LLDP end is
+a system name and an interface name. Nothing is resolved against the plan here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_HEADER = re.compile(r'^(?P<kind>Switch|Ca|Hca|Rt)\s+\d+\s+"(?P<id>[^"]*)"(?:\s*#\s*"(?P<desc>[^"]*)")?')
+_GUID = re.compile(r"^(?:switchguid|caguid|rtguid)=0x(?P<guid>[0-9a-fA-F]+)")
+_PORT_LINE = re.compile(r'^\[(?P<port>\d+)\](?:\([0-9a-fA-F]+\))?\s+"(?P<remote>[^"]*)"\[(?P<rport>\d+)\]')
+_PORTS_FORMAT = re.compile(
+    r"^(?P<k1>CA|SW|RT)\s+\d+\s+(?P<p1>\d+)\s+0x(?P<g1>[0-9a-fA-F]+)\s.*?\s-\s+"
+    r"(?P<k2>CA|SW|RT)\s+\d+\s+(?P<p2>\d+)\s+0x(?P<g2>[0-9a-fA-F]+)\s+\(\s*'(?P<d1>.*)'\s+-\s+'(?P<d2>.*)'\s*\)\s*$"
+)
+
+
+class DiscoveryError(ValueError):
+    """A discovered file that cannot be read: the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class End:
+    node: str
+    """InfiniBand node description, or LLDP system name."""
+    port: str
+    """InfiniBand port number as text, or the interface name."""
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """One discovered link: its two ends (in sorted order, so a link seen from both sides is one), and for
+    InfiniBand whether each end is a switch."""
+
+    a: End
+    b: End
+    switches: frozenset[str] = frozenset()
+    """Node descriptions of the ends that are switches (InfiniBand); empty for LLDP."""
+
+
+def _pair(a: End, b: End, switches: frozenset[str] = frozenset()) -> Seen:
+    return Seen(a, b, switches) if a <= b else Seen(b, a, switches)
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise DiscoveryError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
+def parse_ibnetdiscover(text: str, source: str) -> list[Seen]:
+    """Links of `ibnetdiscover` (topology format) or `ibnetdiscover -p` output, each once."""
+    if any(_PORTS_FORMAT.match(line) for line in text.splitlines()[:50]):
+        return _ports_format(text)
+    return _topology_format(text, source)
+
+
+def _ports_format(text: str) -> list[Seen]:
+    found: set[Seen] = set()
+    for line in text.splitlines():
+        match = _PORTS_FORMAT.match(line.strip())
+        if match:
+            a = End(match["d1"], match["p1"])
+            b = End(match["d2"], match["p2"])
+            switches = frozenset(d for d, k in ((match["d1"], match["k1"]), (match["d2"], match["k2"])) if k == "SW")
+            found.add(_pair(a, b, switches))
+    return sorted(found, key=lambda s: (s.a, s.b))
+
+
+def _topology_format(text: str, source: str) -> list[Seen]:
+    """Node headers name each node by an id (ibnetdiscover: `S-<guid>`, with the description in a comment;
+    topology.net: the description itself); port lines name the remote node by its id."""
+    names: dict[str, str] = {}
+    kinds: dict[str, str] = {}
+    ports: list[tuple[str, str, str, str]] = []
+    current: str | None = None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        header = _HEADER.match(line)
+        if header:
+            current = header["id"]
+            names[current] = header["desc"] if header["desc"] is not None else current
+            kinds[current] = header["kind"]
+            continue
+        port = _PORT_LINE.match(line)
+        if port:
+            if current is None:
+                raise DiscoveryError(f"{source}:{number}: a port line before any Switch or Ca line")
+            ports.append((current, port["port"], port["remote"], port["rport"]))
+    if not names:
+        raise DiscoveryError(f"{source}: no Switch or Ca lines: not ibnetdiscover output")
+    switches = frozenset(names[n] for n, k in kinds.items() if k == "Switch")
+    found = {
+        _pair(End(names[node], port), End(names.get(remote, remote), rport), switches)
+        for node, port, remote, rport in ports
+    }
+    return sorted(found, key=lambda s: (s.a, s.b))
+
+
+def parse_lldp(data: Any, host: str, source: str) -> list[Seen]:
+    """Neighbours of one host's `lldpctl -f json`: `{"lldp": {"interface": {...}}}`, where `interface` is a
+    mapping of interface names, or a list of one-entry mappings when there are several (lldpd 1.0's json)."""
+    if not isinstance(data, dict) or not isinstance(data.get("lldp"), dict | list):
+        raise DiscoveryError(f"{source}: not lldpctl -f json output (no 'lldp' object)")
+    lldp = data["lldp"]
+    interfaces = lldp.get("interface", []) if isinstance(lldp, dict) else []
+    entries: list[tuple[str, Any]] = []
+    for item in interfaces if isinstance(interfaces, list) else [interfaces]:
+        if isinstance(item, dict):
+            entries.extend(item.items())
+    found = set()
+    for local, neighbour in entries:
+        for one in neighbour if isinstance(neighbour, list) else [neighbour]:
+            remote = _lldp_remote(one)
+            if remote is not None:
+                found.add(_pair(End(host, local), remote))
+    return sorted(found, key=lambda s: (s.a, s.b))
+
+
+def _value(field: Any) -> str:
+    """lldpd prints a scalar as itself, as {"value": x}, or as a list of those."""
+    if isinstance(field, list):
+        field = field[0] if field else None
+    if isinstance(field, dict):
+        field = field.get("value")
+    return "" if field is None else str(field)
+
+
+def _lldp_remote(entry: Any) -> End | None:
+    """The neighbour's system name (the chassis object's key, or its `name`) and port: the port id when it is
+    an interface name, else the port description (Linux lldpd sends the MAC as id, the name as description)."""
+    if not isinstance(entry, dict):
+        return None
+    chassis = entry.get("chassis")
+    system = ""
+    if isinstance(chassis, dict):
+        named = [(k, v) for k, v in chassis.items() if isinstance(v, dict)]
+        system = _value(chassis.get("name")) or (named[0][0] if named else "")
+    port = entry.get("port")
+    if not system or not isinstance(port, dict):
+        return None
+    port_id = port.get("id")
+    kind = port_id.get("type") if isinstance(port_id, dict) else None
+    name = _value(port_id) if kind in ("ifname", "local", None) else _value(port.get("descr"))
+    return End(system, name) if name else None
+
+
+def read_lldp_file(path: Path) -> tuple[list[str], list[Seen]]:
+    """The hosts that reported and their links: one host's lldpctl output (the host is the file's name without
+    `.json`), or a merged file, an object of host name -> that host's lldpctl output."""
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise DiscoveryError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from exc
+    if isinstance(data, dict) and "lldp" not in data and data and all(isinstance(v, dict) for v in data.values()):
+        found = {seen for host, one in data.items() for seen in parse_lldp(one, host, f"{path} ({host})")}
+        return sorted(data), sorted(found, key=lambda s: (s.a, s.b))
+    host = path.name.removesuffix(".json")
+    return [host], parse_lldp(data, host, str(path))

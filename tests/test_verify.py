@@ -1,0 +1,172 @@
+"""`clusterforge verify`: planted miscablings are all found, in technician terms, and a clean fabric passes.
+
+InfiniBand: ibsim simulates the h200 example's topology file miscabled on purpose (a cable pulled, a
+leaf-to-leaf cable added, two cables exchanged at a leaf, a host's two rail cables exchanged), and the real
+`ibnetdiscover` output of it is what verify reads. LLDP: lldpctl JSON in lldpd's format (an `interface`
+mapping for one interface, a list of one-entry mappings for several), written per host from the plan with
+faults planted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import REPO, run_cli
+from ib_harness import bring_up, require_tools
+from ib_topology_edit import NetFile
+from test_infiniband import rendered
+
+from clusterforge.pipeline import analyse, load_valid
+from clusterforge.render.handoff_common import cable_table
+
+H200 = REPO / "blueprints" / "h200-training-pod.yaml"
+L40S = REPO / "blueprints" / "l40s-inference.yaml"
+
+
+@pytest.fixture(scope="module")
+def h200_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    require_tools()
+    analysis = analyse(load_valid(H200))
+    return rendered(analysis.valid, analysis.topo, tmp_path_factory.mktemp("h200"))
+
+
+def discover(folder: Path, net: NetFile, work: Path) -> Path:
+    """ibnetdiscover -p of the fabric `net` describes, as simulated."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "topology.net").write_text(net.text(), encoding="utf-8")
+    run = bring_up(folder, work / "run", net_file=work / "topology.net")
+    out = work / "ibnetdiscover.txt"
+    out.write_text(run.discovered, encoding="utf-8")
+    return out
+
+
+def test_a_clean_fabric_matches(h200_folder: Path, tmp_path: Path) -> None:
+    found = discover(h200_folder, NetFile((h200_folder / "topology.net").read_text()), tmp_path)
+    result = run_cli("verify", str(H200), "--ibnetdiscover", str(found))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "506 planned cables, 506 links discovered, 506 as planned, 0 problems" in result.stdout
+    assert result.stdout.endswith("h200-training-pod: the fabric matches the plan\n")
+
+
+def test_every_planted_miscabling_is_found(h200_folder: Path, tmp_path: Path) -> None:
+    net = NetFile((h200_folder / "topology.net").read_text())
+    net.unplug("gpu005 ib3", 1)  # missing: compute-00035 (rail 3)
+    net.plug("compute-leaf003", 32, "compute-leaf004", 32)  # unexpected: a leaf-to-leaf cable on free ports
+    net.exchange("compute-leaf003", 1, 2)  # swapped at the leaf: gpu001's and gpu002's rail-3 cables
+    ib1, ib2 = net.unplug("gpu012 ib1", 1), net.unplug("gpu012 ib2", 1)  # gpu012's rails 1 and 2 exchanged
+    net.plug("gpu012 ib1", 1, *ib2)
+    net.plug("gpu012 ib2", 1, *ib1)
+    found = discover(h200_folder, net, tmp_path)
+    result = run_cli("verify", str(H200), "--ibnetdiscover", str(found))
+    assert result.returncode == 1
+    lines = [line for line in result.stdout.splitlines() if line.startswith("error ")]
+    assert lines == [
+        "error CF-VERIFY-001: missing cable compute-00035 (node-leaf, rail 3): A02 U9 gpu005 ib3 to "
+        "N01 U39 compute-leaf003 ib3/1 (IB port 5)",
+        "error CF-VERIFY-003: swapped: cables compute-00003 and compute-00011 are exchanged at "
+        "N01 U39 compute-leaf003 ib1/1 (IB port 1) and ib1/2; each port holds the other's cable",
+        "error CF-VERIFY-002: unexpected cable: N01 U39 compute-leaf003 ib16/2 (IB port 32) to "
+        "N01 U38 compute-leaf004 ib16/2 (IB port 32) (neither port is cabled in the plan)",
+        "error CF-VERIFY-004: wrong rails: cables compute-00089 (rail 1) and compute-00090 (rail 2) are "
+        "exchanged; found N01 U41 compute-leaf001 ib6/2 (IB port 12) to A04 U17 gpu012 ib2 and "
+        "A04 U17 gpu012 ib1 to N01 U40 compute-leaf002 ib6/2 (IB port 12)",
+    ]
+    # the cabling plan agrees with the labels and places verify names
+    csv = (REPO / "inventories" / "h200-training-pod" / "handoff" / "cabling.csv").read_text()
+    assert '"compute-00035","compute","node-leaf",3,"A","A02",9,"gpu005","ib3"' in csv
+    assert '"compute-00003","compute","node-leaf",3,"A","A01",1,"gpu001","ib3"' in csv
+    assert '"compute-00011","compute","node-leaf",3,"A","A01",9,"gpu002","ib3"' in csv
+
+
+def test_json_and_html_reports(h200_folder: Path, tmp_path: Path) -> None:
+    net = NetFile((h200_folder / "topology.net").read_text())
+    net.unplug("gpu005 ib3", 1)
+    found = discover(h200_folder, net, tmp_path)
+    as_json = run_cli("verify", str(H200), "--ibnetdiscover", str(found), "--format", "json")
+    assert as_json.returncode == 1
+    data = json.loads(as_json.stdout)
+    assert data["matches"] is False
+    (problem,) = data["sources"][0]["problems"]
+    assert problem["kind"] == "missing" and problem["code"] == "CF-VERIFY-001"
+    assert problem["planned"][0]["a"] == {"rack": "A02", "u": 9, "device": "gpu005", "port": "ib3"}
+    page = tmp_path / "verify.html"
+    as_html = run_cli("verify", str(H200), "--ibnetdiscover", str(found), "--format", "html", "-o", str(page))
+    assert as_html.returncode == 1
+    text = page.read_text(encoding="utf-8")
+    assert "compute-00035" in text and "A02 U9 gpu005 ib3" in text and "plug in (both ends)" in text
+
+
+def test_an_unreadable_discovered_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "fabric.txt"
+    bad.write_text("hello\n", encoding="utf-8")
+    result = run_cli("verify", str(H200), "--ibnetdiscover", str(bad))
+    assert result.returncode == 1
+    assert f"error CF-VERIFY-006: {bad}: no Switch or Ca lines: not ibnetdiscover output" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# --- LLDP ----------------------------------------------------------------------------------------------------
+def lldp_of(neighbours: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    """lldpctl -f json of a host: local interface -> (switch, switch port); a Linux host's neighbour (a
+    Cumulus switch) sends its interface name as port id."""
+
+    def entry(switch: str, port: str) -> dict[str, Any]:
+        return {
+            "via": "LLDP",
+            "rid": "1",
+            "age": "0 day, 00:10:00",
+            "chassis": {switch: {"id": {"type": "mac", "value": "1c:34:da:00:00:01"}, "descr": "Cumulus Linux"}},
+            "port": {"id": {"type": "ifname", "value": port}, "descr": port, "ttl": "120"},
+        }
+
+    items = [{local: entry(*remote)} for local, remote in sorted(neighbours.items())]
+    return {"lldp": {"interface": items if len(items) > 1 else items[0]}}
+
+
+def planned_neighbours(hosts: list[str]) -> dict[str, dict[str, tuple[str, str]]]:
+    analysis = analyse(load_valid(L40S))
+    found: dict[str, dict[str, tuple[str, str]]] = {host: {} for host in hosts}
+    for row in cable_table(analysis.valid, analysis.topo).rows():
+        if row.link.a in found and row.link.fabric in ("compute", "inband"):
+            found[row.link.a][row.link.a_port] = (row.link.b, row.link.b_port)
+    return found
+
+
+def test_lldp_clean_and_miscabled(tmp_path: Path) -> None:
+    hosts = ["inf001", "inf002", "inf003"]
+    neighbours = planned_neighbours(hosts)
+    for host in hosts:
+        (tmp_path / f"{host}.json").write_text(json.dumps(lldp_of(neighbours[host])), encoding="utf-8")
+    files = [str(tmp_path / f"{host}.json") for host in hosts]
+    clean = run_cli("verify", str(L40S), *[arg for f in files for arg in ("--lldp", f)])
+    assert clean.returncode == 0, clean.stdout
+    assert "LLDP of 3 hosts: 18 planned cables, 18 links discovered, 18 as planned, 0 problems" in clean.stdout
+    # planted: inf002's ens1 and ens2 exchanged at the host (one leaf serves all four ports: swapped, not a wrong
+    # rail); inf003's ens4 unplugged; inf001's ens4 moved to a free leaf port (so its planned cable is missing
+    # too); one merged file holds all three hosts
+    bad = {host: dict(neighbours[host]) for host in hosts}
+    bad["inf002"]["ens1"], bad["inf002"]["ens2"] = neighbours["inf002"]["ens2"], neighbours["inf002"]["ens1"]
+    del bad["inf003"]["ens4"]
+    bad["inf001"]["ens4"] = ("compute-leaf001", "swp60s0")
+    merged = tmp_path / "all.json"
+    merged.write_text(json.dumps({host: lldp_of(bad[host]) for host in hosts}), encoding="utf-8")
+    result = run_cli("verify", str(L40S), "--lldp", str(merged))
+    assert result.returncode == 1
+    kinds = [line.split(":")[0] for line in result.stdout.splitlines() if line.startswith("error ")]
+    assert kinds == ["error CF-VERIFY-001", "error CF-VERIFY-001", "error CF-VERIFY-003", "error CF-VERIFY-002"]
+    assert "missing cable compute-00004 (node-leaf, rail 4): R01 U1 inf001 ens4 to R03 U40 compute-leaf001" in (
+        result.stdout
+    )
+    assert "missing cable compute-00012 (node-leaf, rail 4): R01 U9 inf003 ens4 to R03 U40 compute-leaf001 swp3s3" in (
+        result.stdout
+    )
+    assert (
+        "swapped: cables compute-00005 and compute-00006 are exchanged at R03 U40 compute-leaf001 swp2s0 and swp2s1"
+        in (result.stdout)
+    )
+    assert (
+        "unexpected cable: R03 U40 compute-leaf001 swp60s0 to R01 U1 inf001 ens4 (inf001 ens4 should hold "
+        "compute-00004)" in result.stdout
+    )
