@@ -39,6 +39,9 @@ def regen_codes() -> None:
 
 
 DIFF_EXAMPLE = "clusterforge diff blueprints/h200-training-pod.yaml docs/examples/h200-training-pod-grown.yaml"
+MISCABLED = "docs/examples/h200-training-pod-ibnetdiscover-miscabled.txt"
+"""Real `ibnetdiscover -p` output of the h200 example's fabric simulated by ibsim with four cabling faults."""
+VERIFY_EXAMPLE = f"clusterforge verify blueprints/h200-training-pod.yaml --ibnetdiscover {MISCABLED}"
 
 
 def readme_blocks() -> dict[str, str]:
@@ -58,6 +61,7 @@ def readme_blocks() -> dict[str, str]:
                 "blueprints/l40s-inference.yaml",
             )
         },
+        VERIFY_EXAMPLE: ("verify", "blueprints/h200-training-pod.yaml", "--ibnetdiscover", MISCABLED),
         "clusterforge fit tests/workloads/l40s-oversized.yaml --suggest": (
             "fit",
             "tests/workloads/l40s-oversized.yaml",

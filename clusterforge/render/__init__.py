@@ -10,6 +10,7 @@ from ..errors import ClusterforgeError, Finding, Severity
 from ..expand.topology import Topology
 from ..plan import Plan
 from ..validate import ValidBlueprint
+from .acceptance import render_acceptance
 from .ansible import render_ansible
 from .bom import render_bom
 from .cabling import render_cabling
@@ -39,6 +40,7 @@ RENDERERS: dict[str, Renderer] = {
     "cabling": render_cabling,
     "bom": render_bom,
     "report": render_report,
+    "acceptance": render_acceptance,
 }
 
 

@@ -1,0 +1,126 @@
+"""handoff/acceptance.md: what nccl-tests should show on the built cluster, per tier of the compute fabric.
+
+nccl-tests report a bus bandwidth (busbw) per rank that "should reflect the speed of the hardware bottleneck"
+(nccl-tests doc/PERFORMANCE.md): all-reduce busbw = algbw x 2(n-1)/n, all-to-all busbw = algbw x (n-1)/n.
+From the catalog's link speeds, per GPU and direction (B_nv the NVLink bandwidth, B_nic the compute-fabric
+bandwidth, g the GPUs of one NVLink domain, n the ranks, r the oversubscription above the leaves):
+
+- inside an NVLink domain: both collectives are bound by NVLink, busbw = B_nv;
+- across NVLink domains, all-reduce: each ring (one per NIC) leaves a domain once per pass, so a domain's g
+  NICs carry 2(n-1)/n x S / g each and busbw = min(B_nv, g x B_nic / r);
+- across NVLink domains, all-to-all: a rank sends (n-g)/n of its buffer over its own NIC (PXN keeps it on its
+  rail), so busbw = B_nic / r x (n-1)/(n-g).
+
+Across a rail (r = 1): the nodes of one scalable unit, whose same-rail NICs share a leaf. Across the spine or
+core: every GPU of the group, at the fabric's oversubscription. Measured figures are lower than these bounds
+(protocol overhead); the acceptance floor is a share of them that the site chooses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..catalog import GPU
+from .context import RenderContext, host_range
+from .escape import md_cell
+from .nccl import NcclGroup, nccl_groups
+
+ACCEPTANCE_MD = "handoff/acceptance.md"
+FLOOR = 0.8
+"""Acceptance floor as a share of the bound: an estimate for the site to set (nccl-tests large messages
+typically reach 80-95% of the bottleneck link)."""
+
+
+@dataclass(frozen=True)
+class TierFigure:
+    tier: str
+    nodes: list[str]
+    ranks: int
+    all_reduce_gbs: float
+    all_to_all_gbs: float
+    bound: str
+    """What binds the figures, in words."""
+
+
+@dataclass(frozen=True)
+class TierScope:
+    name: str
+    nodes: int
+
+
+def tier_figures(
+    nodes: list[str], gpus_per_node: int, domain: int, nvlink_gbs: float, nic_gbs: float, leaf: TierScope, ratio: float
+) -> list[TierFigure]:
+    """The tiers for a group of `nodes` (in placement order). `domain`: GPUs per NVLink domain (1 without
+    NVLink); `nvlink_gbs`, `nic_gbs`: per GPU and direction; `leaf`: the name and node count of the first
+    set of nodes under one set of leaves (a scalable unit's rail leaves, or one fat-tree leaf)."""
+    found = []
+    domain_nodes = max(1, domain // gpus_per_node)
+    if nvlink_gbs > 0 and domain > 1:
+        found.append(
+            TierFigure("NVLink domain", nodes[:domain_nodes], domain, nvlink_gbs, nvlink_gbs, "NVLink per GPU")
+        )
+    local = max(domain, gpus_per_node)  # GPUs that reach each other without the fabric (NVLink, or PCIe)
+    for tier, members, r in ((leaf.name, nodes[: leaf.nodes], 1.0), ("spine", nodes, ratio)):
+        n = len(members) * gpus_per_node
+        if n <= local or (tier == "spine" and len(nodes) <= leaf.nodes):
+            continue
+        down = domain * nic_gbs / r
+        all_reduce = min(nvlink_gbs, down) if nvlink_gbs > 0 else down
+        bound = "NVLink per GPU" if nvlink_gbs > 0 and nvlink_gbs <= down else "the NICs of an NVLink domain"
+        if nvlink_gbs <= 0:
+            bound = "each GPU's NIC share (PCIe inside the node may bind first)"
+        if r > 1:
+            bound += f", {r:g}:1 above the leaves"
+        found.append(TierFigure(tier, members, n, all_reduce, nic_gbs / r * (n - 1) / (n - local), bound))
+    return found
+
+
+def group_figures(ctx: RenderContext, entry: NcclGroup) -> list[TierFigure]:
+    server = entry.server
+    assert server.gpus is not None
+    gpu = ctx.valid.catalog.require(server.gpus.model, GPU)
+    per_node = server.gpus.count
+    nic_gbs = sum(p.count * p.speed_gbps for p in server.port_groups("compute")) / per_node / 8
+    nodes = [d.name for d in ctx.topo.nodes() if d.group == entry.group.name]
+    first = ctx.topo.leaf_of(nodes[0], entry.fabric_name) if nodes else []
+    under = sum(1 for node in nodes if ctx.topo.leaf_of(node, entry.fabric_name) == first)
+    rails = ctx.topo.fabrics[entry.fabric_name].topology == "rail-optimized"
+    leaf = TierScope("rail (one scalable unit)" if rails else "one leaf", under)
+    domain = server.gpus.nvlink_domain if gpu.gpu_link_gbs else 1
+    nvlink = (gpu.gpu_link_gbs or 0.0) / 2  # the catalog gives both directions together
+    return tier_figures(nodes, per_node, domain, nvlink, nic_gbs, leaf, float(entry.fabric.oversubscription))
+
+
+def _gbs(value: float) -> str:
+    return f"{value:,.1f}"
+
+
+def acceptance_model(ctx: RenderContext) -> dict[str, Any]:
+    groups = []
+    for entry in nccl_groups(ctx.valid, ctx.topo):
+        rows = [
+            {
+                "tier": md_cell(f.tier),
+                "nodes": md_cell(host_range(f.nodes)),
+                "node_count": len(f.nodes),
+                "ranks": f.ranks,
+                "ranks_per_node": f.ranks // max(1, len(f.nodes)),
+                "all_reduce": _gbs(f.all_reduce_gbs),
+                "all_reduce_floor": _gbs(f.all_reduce_gbs * FLOOR),
+                "all_to_all": _gbs(f.all_to_all_gbs),
+                "all_to_all_floor": _gbs(f.all_to_all_gbs * FLOOR),
+                "bound": md_cell(f.bound),
+            }
+            for f in group_figures(ctx, entry)
+        ]
+        groups.append({"name": md_cell(entry.group.name), "fabric": md_cell(entry.fabric_name), "rows": rows})
+    return {"blueprint": md_cell(ctx.valid.blueprint.name), "groups": groups, "floor": f"{FLOOR:.0%}"}
+
+
+def render_acceptance(ctx: RenderContext) -> dict[str, str]:
+    model = acceptance_model(ctx)
+    if not model["groups"]:
+        return {}
+    return {ACCEPTANCE_MD: ctx.render("handoff/acceptance.md.j2", model)}

@@ -1,0 +1,75 @@
+"""The acceptance runbook's expected nccl-tests bus bandwidth per tier, against hand computations.
+
+nccl-tests doc/PERFORMANCE.md defines busbw (all-reduce: algbw x 2(n-1)/n; all-to-all: algbw x (n-1)/n) so
+that it "should reflect the speed of the hardware bottleneck". Catalog figures used by hand below: H200 and
+H100 NVLink 900 GB/s both directions (450 per direction), GB200 1,800 (900); HGX nodes 8 x 400 Gb/s NDR
+ports for 8 GPUs (50 GB/s per GPU), a GB200 tray 4 x 400 Gb/s for 4 GPUs, an L40S server 4 x 200 Gb/s for
+8 GPUs (12.5 GB/s per GPU)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from factories import dgx_blueprint
+from helpers import REPO
+
+from clusterforge.pipeline import analyse, load_valid
+from clusterforge.render.acceptance import ACCEPTANCE_MD, render_acceptance
+from clusterforge.render.context import RenderContext
+from clusterforge.validate import ValidBlueprint
+
+
+def rows_of(text: str) -> dict[str, list[str]]:
+    """tier -> the row's cells (tier, nodes, ranks, all-reduce, floor, all-to-all, floor, bound, ...)."""
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| ") and len(cells) >= 8 and re.fullmatch(r"[\d,.]+", cells[3]):
+            rows[cells[0]] = cells
+    return rows
+
+
+def runbook(valid: ValidBlueprint) -> str:
+    analysis = analyse(valid)
+    return render_acceptance(RenderContext(valid, analysis.topo, []))[ACCEPTANCE_MD]
+
+
+def example(name: str) -> dict[str, list[str]]:
+    return rows_of(runbook(load_valid(REPO / "blueprints" / f"{name}.yaml")))
+
+
+def test_h200_pod() -> None:
+    rows = example("h200-training-pod")
+    # inside the HGX board: NVLink, 900 / 2 = 450 GB/s for both collectives
+    assert rows["NVLink domain"][2:7] == ["8", "450.0", "360.0", "450.0", "360.0"]
+    # the 31 nodes of the scalable unit: all-reduce min(450, 8 GPUs x 50 GB/s) = 400;
+    # all-to-all 50 x (248 - 1) / (248 - 8) = 51.46
+    assert rows["rail (one scalable unit)"][1:7] == ["gpu[001-031] (31)", "248", "400.0", "320.0", "51.5", "41.2"]
+    assert "spine" not in rows  # one scalable unit: rail-aligned traffic never crosses the spines
+
+
+def test_gb200_nvl72() -> None:
+    rows = example("gb200-nvl72")
+    # one NVL72 rack: 72 GPUs, 1,800 / 2 = 900 GB/s
+    assert rows["NVLink domain"][1:4] == ["gb[001-018] (18)", "72", "900.0"]
+    # a scalable unit of 32 trays = 128 GPUs: all-reduce min(900, 72 x 50) = 900; all-to-all 50 x 127 / (128 - 72)
+    assert rows["rail (one scalable unit)"][2:6] == ["128", "900.0", "720.0", "113.4"]
+    # all 288 GPUs over the spines at 1:1: all-to-all 50 x 287 / (288 - 72) = 66.44
+    assert rows["spine"][2:6] == ["288", "900.0", "720.0", "66.4"]
+
+
+def test_l40s_without_nvlink() -> None:
+    rows = example("l40s-inference")
+    assert "NVLink domain" not in rows
+    # 8 servers on one leaf: 4 x 200 Gb/s / 8 GPUs = 12.5 GB/s each; all-to-all 12.5 x 63 / (64 - 8) = 14.06
+    assert rows["one leaf"][2:7] == ["64", "12.5", "10.0", "14.1", "11.2"]
+
+
+@pytest.mark.parametrize(("ratio", "all_reduce", "all_to_all"), [("1:1", "400.0", "50.3"), ("2:1", "200.0", "25.2")])
+def test_spine_tier_at_the_oversubscription(ratio: str, all_reduce: str, all_to_all: str) -> None:
+    """128 DGX H100 in 4 scalable units: over the spines the leaves' uplinks carry 1/r of their downlinks.
+    all-reduce min(450, 8 x 50 / r); all-to-all 50 / r x 1023 / (1024 - 8): 50.34 at 1:1, 25.17 at 2:1."""
+    rows = rows_of(runbook(dgx_blueprint(128, ratio=ratio, scalable_unit=32)))
+    assert rows["spine"][1:6] == ["gpu[001-128] (128)", "1024", all_reduce, rows["spine"][4], all_to_all]
+    assert rows["rail (one scalable unit)"][3] == "400.0"
