@@ -58,6 +58,8 @@ def test_every_planted_miscabling_is_found(h200_folder: Path, tmp_path: Path) ->
     ib1, ib2 = net.unplug("gpu012 ib1", 1), net.unplug("gpu012 ib2", 1)  # gpu012's rails 1 and 2 exchanged
     net.plug("gpu012 ib1", 1, *ib2)
     net.plug("gpu012 ib2", 1, *ib1)
+    net.unplug("gpu020 ib4", 1)  # gpu020's rail-4 cable moved to the free port of a rail-5 leaf
+    net.plug("gpu020 ib4", 1, "compute-leaf005", 32)
     found = discover(h200_folder, net, tmp_path)
     result = run_cli("verify", str(H200), "--ibnetdiscover", str(found))
     assert result.returncode == 1
@@ -69,15 +71,19 @@ def test_every_planted_miscabling_is_found(h200_folder: Path, tmp_path: Path) ->
         "N01 U39 compute-leaf003 ib1/1 (IB port 1) and ib1/2; each port holds the other's cable",
         "error CF-VERIFY-002: unexpected cable: N01 U39 compute-leaf003 ib16/2 (IB port 32) to "
         "N01 U38 compute-leaf004 ib16/2 (IB port 32) (neither port is cabled in the plan)",
+        "error CF-VERIFY-004: wrong rail: B01 U9 gpu020 ib4 (rail 4, cable compute-00156) is cabled to "
+        "N01 U37 compute-leaf005 ib16/2 (IB port 32) (a rail 5 leaf)",
         "error CF-VERIFY-004: wrong rails: cables compute-00089 (rail 1) and compute-00090 (rail 2) are "
         "exchanged; found N01 U41 compute-leaf001 ib6/2 (IB port 12) to A04 U17 gpu012 ib2 and "
         "A04 U17 gpu012 ib1 to N01 U40 compute-leaf002 ib6/2 (IB port 12)",
     ]
+    assert "506 planned cables, 506 links discovered, 500 as planned, 5 problems" in result.stdout
     # the cabling plan agrees with the labels and places verify names
     csv = (REPO / "inventories" / "h200-training-pod" / "handoff" / "cabling.csv").read_text()
     assert '"compute-00035","compute","node-leaf",3,"A","A02",9,"gpu005","ib3"' in csv
     assert '"compute-00003","compute","node-leaf",3,"A","A01",1,"gpu001","ib3"' in csv
     assert '"compute-00011","compute","node-leaf",3,"A","A01",9,"gpu002","ib3"' in csv
+    assert '"compute-00156","compute","node-leaf",4,"B","B01",9,"gpu020","ib4"' in csv
 
 
 def test_json_and_html_reports(h200_folder: Path, tmp_path: Path) -> None:
@@ -170,3 +176,14 @@ def test_lldp_clean_and_miscabled(tmp_path: Path) -> None:
         "unexpected cable: R03 U40 compute-leaf001 swp60s0 to R01 U1 inf001 ens4 (inf001 ens4 should hold "
         "compute-00004)" in result.stdout
     )
+
+
+def test_discovered_names_are_escaped_on_the_page(tmp_path: Path) -> None:
+    """Names come from the built fabric (anyone can set a system name): the page shows them as text."""
+    host = tmp_path / "inf001.json"
+    host.write_text(json.dumps(lldp_of({"ens1": ("<script>alert(1)</script>", "swp1")})), encoding="utf-8")
+    page = tmp_path / "page.html"
+    result = run_cli("verify", str(L40S), "--lldp", str(host), "--format", "html", "-o", str(page))
+    assert result.returncode == 1
+    text = page.read_text(encoding="utf-8")
+    assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text

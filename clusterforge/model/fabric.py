@@ -6,7 +6,7 @@ import re
 from ipaddress import IPv4Network
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from .base import CatalogKey, Count, Identifier, NonNegativeCount, RackName, Strict, Text
 
@@ -107,13 +107,22 @@ class RoCE(Strict):
         return self.traffic_class if self.traffic_class is not None else self.qos.dscp << 2 | 2
 
 
+def _pkey(value: int) -> int:
+    if not 0x0001 <= value <= 0x7FFE:
+        raise ValueError(
+            f"a P_Key is 0x0001-0x7ffe, got {value:#06x}: 0x7fff is the default partition, and the high bit "
+            "(0x8000, full membership) is OpenSM's to set"
+        )
+    return value
+
+
 class IbPartition(Strict):
     """An InfiniBand partition: the subnet manager gives its P_Key to the ports of the listed node groups
     (full members), so only they talk to each other in it (OpenSM partitions.conf)."""
 
     name: Identifier
     """Partition name in partitions.conf."""
-    pkey: int = Field(ge=0x0001, le=0x7FFE)
+    pkey: Annotated[int, AfterValidator(_pkey), Field(json_schema_extra={"minimum": 1, "maximum": 0x7FFE})]
     """P_Key without the membership bit, 0x0001-0x7ffe (0x7fff is the default partition), e.g. 0x0a01."""
     node_groups: list[Identifier] = Field(min_length=1)
     """Node groups whose ports on this fabric are full members."""
