@@ -194,6 +194,9 @@ def test_the_fat_tree_rule_by_hand() -> None:
     assert level_faults(["a", "b", "c"], [("a", "x"), ("b", "x")]) == ["c has no uplink"]
     # two pods, each complete: no fault
     assert level_faults(["a", "b", "c", "d"], [("a", "x"), ("b", "x"), ("c", "z"), ("d", "z")]) == []
+    # every pair must have the same number of links (2 here), as OpenSM's fat-tree engine requires
+    pairs = [("a", "x"), ("a", "x"), ("a", "y"), ("a", "y"), ("b", "x"), ("b", "x"), ("b", "y")]
+    assert level_faults(["a", "b"], pairs) == ["b has 1 link to y, where its group has 2"]
 
 
 def test_examples_route_with_ftree_and_a_single_switch_with_updn(tmp_path: Path) -> None:
@@ -201,3 +204,33 @@ def test_examples_route_with_ftree_and_a_single_switch_with_updn(tmp_path: Path)
     analysis = analyse(valid)
     folder = rendered(valid, analysis.topo, tmp_path)
     assert "routing_engine updn" in (folder / "opensm.conf").read_text(encoding="utf-8")
+
+
+def test_per_rail_planes_are_subnets_of_their_own(tmp_path: Path) -> None:
+    """1,100 DGX H100 with `planes: per-rail` over two tiers: 8 disjoint planes, each a subnet with its own
+    files; a plane holds only its rail's adapters (rail 3 is mlx5_4 on a DGX H100). Its 35 leaves spread their
+    uplinks over the spines 1 or 2 links a pair, which OpenSM's fat-tree engine refuses (ERR AB0B, measured):
+    so the configuration routes it with updn, which OpenSM brings up without an error."""
+    valid = dgx_blueprint(1100, planes="per-rail", tiers=2, core=None, scalable_unit=32)
+    analysis = analyse(valid)
+    rendered(valid, analysis.topo, tmp_path)
+    planes = sorted(p.name for p in (tmp_path / "infiniband" / "compute").iterdir())
+    assert planes == [f"plane{k}" for k in range(1, 9)]
+    net = (tmp_path / "infiniband" / "compute" / "plane3" / "topology.net").read_text(encoding="utf-8")
+    adapters = re.findall(r'^Hca 1 "(\S+) (\S+)"$', net, re.M)
+    assert len(adapters) == 1100 and {device for _, device in adapters} == {"mlx5_4"}
+    folder = tmp_path / "infiniband" / "compute" / "plane3"
+    conf = (folder / "opensm.conf").read_text(encoding="utf-8")
+    assert "routing_engine updn" in conf and "has 1 link to compute-spine" in conf
+    run = bring_up(folder, tmp_path / "run")
+    assert run.opensm_rc == 0 and run.errors() == [] and "SUBNET UP" in run.opensm_log
+    assert "updn tables configured on all switches" in run.opensm_log
+    # the same plane under fat-tree routing, ranked from the adapters: OpenSM's engine refuses it, as our rule said
+    ftree = tmp_path / "ftree.conf"
+    strict = conf.replace("routing_engine updn", "routing_engine ftree").replace(
+        "\nroot_guid_file", "\n# root_guid_file"
+    )
+    ftree.write_text(strict, encoding="utf-8")
+    refused = bring_up(folder, tmp_path / "run-ftree", conf_file=ftree)
+    assert any("ERR AB0B" in line for line in refused.errors())
+    assert [f.code for f in analysis.findings if f.code == codes.NOT_A_FAT_TREE] == [codes.NOT_A_FAT_TREE]

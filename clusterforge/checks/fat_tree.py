@@ -6,7 +6,7 @@ min-hop routing. The rule reads only switch pairs, so it judges the planned fabr
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 
 from .. import codes
@@ -18,8 +18,11 @@ SWITCH_LEVELS = (("leaf-spine", "leaf"), ("spine-core", "spine"))
 
 
 def level_faults(lower: Iterable[str], pairs: Iterable[tuple[str, str]]) -> list[str]:
-    """What keeps one level from being a fat tree, in words, sorted: a lower switch without uplinks, or one
-    that misses an upper switch its group reaches (a group: lower switches joined through upper ones)."""
+    """What keeps one level from being a fat tree, in words, sorted: a lower switch without uplinks, one that
+    misses an upper switch its group reaches (a group: lower switches joined through upper ones), or a pair
+    of switches with another number of links than the group's others (OpenSM's ERR AB0B: "different number
+    of ports in an upward port group")."""
+    links: Counter[tuple[str, str]] = Counter(pairs)
     ups: dict[str, set[str]] = defaultdict(set)
     parent: dict[str, str] = {}
 
@@ -30,10 +33,13 @@ def level_faults(lower: Iterable[str], pairs: Iterable[tuple[str, str]]) -> list
             name = parent[name]
         return name
 
-    for low, high in pairs:
+    for low, high in links:
         ups[low].add(high)
         parent[root(low)] = root(high)
     group_ups: dict[str, set[str]] = defaultdict(set)
+    widths: dict[str, Counter[int]] = defaultdict(Counter)
+    for (low, _), count in links.items():
+        widths[root(low)][count] += 1
     for low, highs in ups.items():
         group_ups[root(low)] |= highs
     faults = []
@@ -43,7 +49,17 @@ def level_faults(lower: Iterable[str], pairs: Iterable[tuple[str, str]]) -> list
             continue
         missing = sorted(group_ups[root(low)] - ups[low])
         faults.extend(f"{low} has no link to {high}" for high in missing)
+        usual = widths[root(low)].most_common(1)[0][0]
+        faults.extend(
+            f"{low} has {_links(links[low, high])} to {high}, where its group has {usual}"
+            for high in sorted(ups[low])
+            if links[low, high] != usual
+        )
     return faults
+
+
+def _links(count: int) -> str:
+    return f"{count} link{'s' if count != 1 else ''}"
 
 
 def fat_tree_faults(tiers: int, switches: dict[str, str], links: Iterable[tuple[str, str, str]]) -> list[str]:

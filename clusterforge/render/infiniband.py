@@ -18,7 +18,7 @@ from typing import Any
 
 from ..checks.fat_tree import fat_tree_faults
 from ..model.fabric import LeafSpineFabric
-from .context import RenderContext
+from .context import RenderContext, host_range
 from .infiniband_plan import IbSubnet, infiniband_fabrics, plan_subnets, sm_adapter, top_tier
 
 ETC = "/etc/opensm"
@@ -97,6 +97,8 @@ def opensm_model(subnet: IbSubnet, blueprint: str, host: str | None) -> dict[str
         "priority": MASTER_PRIORITY if host is None or host == managers[0] else STANDBY_PRIORITY,
         "routing_engine": routing_engine(subnet),
         "faults": subnet_faults(subnet)[:5],
+        "root_tier": top_tier(subnet),
+        "roots": host_range([n.name for n in subnet.switches(top_tier(subnet))]),
         "etc": ETC,
     }
 
@@ -116,9 +118,7 @@ def render_infiniband(ctx: RenderContext) -> dict[str, str]:
             name = f"opensm-{host}.conf" if host else "opensm.conf"
             files[f"{folder}/{name}"] = ctx.render("infiniband/opensm.conf.j2", opensm_model(subnet, blueprint, host))
         roots = [{"guid": f"0x{n.guid:016x}", "name": n.name} for n in subnet.switches(top_tier(subnet))]
-        files[f"{folder}/root-guids.conf"] = ctx.render(
-            "infiniband/root-guids.conf.j2", {"blueprint": blueprint, "roots": roots, "tier": top_tier(subnet)}
-        )
+        files[f"{folder}/root-guids.conf"] = ctx.render("infiniband/root-guids.conf.j2", {"roots": roots})
         files[f"{folder}/partitions.conf"] = ctx.render(
             "infiniband/partitions.conf.j2",
             {"blueprint": blueprint, "partitions": partitions_model(subnet, fabrics[subnet.fabric], groups)},
