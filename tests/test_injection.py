@@ -16,6 +16,7 @@ import pytest
 import yaml
 from helpers import REPO, ansible, run_cli
 
+from clusterforge.render.host_data import host_data_json
 from clusterforge.render.inventory_json import UNSAFE_KEY, inventory_json
 
 MARK = "cf-pwned"
@@ -156,6 +157,28 @@ def test_ansible_never_templates_an_inventory_value(tmp_path: Path) -> None:
         listing = json.loads(ansible(tmp_path, "ansible-inventory", "-i", str(inventory), "--list"))
         label = listing["_meta"]["hostvars"]["node001"]["cf_label"]
         assert label in (value, {"__ansible_unsafe": value})  # newer ansible-core lists unsafe values so
+        ansible(tmp_path, "ansible-playbook", "-i", str(inventory), str(playbook))
+        assert (tmp_path / MARK).exists() is runs, name
+        (tmp_path / MARK).unlink(missing_ok=True)
+
+
+def test_ansible_never_templates_a_host_data_value(tmp_path: Path) -> None:
+    """Host data is read with include_vars, which trusts a file's strings as templates: a value with template
+    syntax is written unsafe, so the play runs no lookup. The same file unwrapped does run it."""
+    value = f"{{{{ lookup('pipe', 'touch {tmp_path / MARK}') }}}}"
+    tagged = host_data_json({"node001": {"cf_rails": {"1": {"port": value}}}})
+    assert tagged.count(UNSAFE_KEY) == 1
+    untagged = json.dumps(json.loads(tagged, object_hook=lambda d: d.get(UNSAFE_KEY, d)))
+    playbook = tmp_path / "print.yml"
+    playbook.write_text(
+        "- hosts: node001\n  gather_facts: false\n  tasks:\n"
+        "    - ansible.builtin.include_vars: {file: '{{ playbook_dir }}/data.json', name: rack}\n"
+        "    - ansible.builtin.debug: {msg: \"{{ rack.node001.cf_rails['1'].port }}\"}\n"
+    )
+    inventory = tmp_path / "inventory.json"
+    inventory.write_text(json.dumps({"all": {"hosts": {"node001": {"ansible_connection": "local"}}}}))
+    for name, text, runs in (("tagged", tagged, False), ("untagged", untagged, True)):
+        (tmp_path / "data.json").write_text(text)
         ansible(tmp_path, "ansible-playbook", "-i", str(inventory), str(playbook))
         assert (tmp_path / MARK).exists() is runs, name
         (tmp_path / MARK).unlink(missing_ok=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from helpers import BLUEPRINTS, ansible
 
 from clusterforge.catalog import Server
@@ -43,6 +44,43 @@ class Case:
             ansible(self.work, "ansible-inventory", "-i", str(self.inventory), "--list")
         )
         return listing
+
+    def host_data(self, host: str) -> dict[str, Any]:
+        """The host's entry in its rack's host data file (what the cf_network role reads), or {}."""
+        device = self.topo.devices[host]
+        path = self.out / "ansible" / "host_data" / f"{device.rack}.json"
+        if device.kind != "node" or not path.exists():
+            return {}
+        entry: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")).get(host, {})
+        return entry
+
+    def role_vars(self, role: str) -> dict[str, Any]:
+        path = self.out / "ansible" / "roles" / role / "vars" / "main.yml"
+        values: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
+        return values
+
+    def install_lists(self, host: str, host_vars: dict[str, Any]) -> tuple[list[dict[str, str]], list[str]]:
+        """What the roles copy to `host` and the folders they make, as the roles find them: Slurm's and NCCL's
+        in their role vars (NCCL's by the host's node group), the network files in the host data, IMEX's in the
+        host vars."""
+        controllers, partition_nodes = slurm_members(self)
+        slurm = self.role_vars("cf_slurm") if host in controllers | partition_nodes | slurm_logins(self) else {}
+        nccl = self.role_vars("cf_nccl").get("cf_nccl_by_group", {}).get(host_vars.get("cf_node_group"), {})
+        nccl = nccl if host in gpu_nodes(self) else {}
+        network = self.host_data(host)
+        files = [
+            *slurm.get("cf_slurm_files", []),
+            *nccl.get("files", []),
+            *network.get("cf_network_files", []),
+            *host_vars.get("cf_imex_files", []),
+        ]
+        dirs = [
+            *slurm.get("cf_slurm_dirs", []),
+            *nccl.get("dirs", []),
+            *network.get("cf_network_dirs", []),
+            *host_vars.get("cf_imex_dirs", []),
+        ]
+        return files, dirs
 
     def nodes(self) -> list[Device]:
         return list(self.topo.nodes())
@@ -197,10 +235,12 @@ def test_inventory_host_vars(case: Case) -> None:
             for net, by_key in case.topo.addresses.items()
         }
         assert host["ansible_host"] == (addresses[inband].get(name) or addresses[oob][name])
+        data = case.host_data(name)
+        assert not {"cf_rails", "cf_port_addresses", "cf_network_files"} & set(host), name
         for net, by_key in addresses.items():
             for key, address in by_key.items():
                 port = key.partition(":")[2]
-                assert (host["cf_port_addresses"][net][port] if port else host["cf_addresses"][net]) == address
+                assert (data["cf_port_addresses"][net][port] if port else host["cf_addresses"][net]) == address
         if device.kind == "switch":
             assert (host["cf_fabric"], host["cf_tier"]) == (device.group, device.role)
             continue
@@ -219,7 +259,7 @@ def test_inventory_host_vars(case: Case) -> None:
             for link in case.topo.links_of(name)
             if link.a == name and link.fabric == compute and link.tier == "node-leaf" and link.rail is not None
         }
-        assert host["cf_rails"] == rails
+        assert data.get("cf_rails", {}) == rails
         for rail, entry in rails.items():
             assert case.topo.leaf_of(name, compute, int(rail)) == [entry["leaf"]]
 
@@ -289,20 +329,8 @@ def test_playbook_installs_rendered_files(case: Case) -> None:
             if p.is_file()
         }
         assert installed == {dest: case.files[src] for dest, src in expected.items()}, host
-        host_vars = listing["_meta"]["hostvars"][host]
-        listed = [
-            *host_vars.get("cf_slurm_files", []),
-            *host_vars.get("cf_nccl_files", []),
-            *host_vars.get("cf_network_files", []),
-            *host_vars.get("cf_imex_files", []),
-        ]
+        listed, dirs = case.install_lists(host, listing["_meta"]["hostvars"][host])
         assert {f"/{f['dest']}": f["src"] for f in listed} == expected, host
-        dirs = [
-            *host_vars.get("cf_slurm_dirs", []),
-            *host_vars.get("cf_nccl_dirs", []),
-            *host_vars.get("cf_network_dirs", []),
-            *host_vars.get("cf_imex_dirs", []),
-        ]
         assert {str(Path(dest).parent).lstrip("/") for dest in expected} == set(dirs), host
         if slurm_rendered and host in controllers | partition_nodes | slurm_logins(case):
             assert paths.SLURM_CONF_INSTALLED in installed, host

@@ -125,7 +125,7 @@ def test_a_guessed_hca_list_is_caught() -> None:
 def test_a_role_copying_a_file_that_was_not_rendered() -> None:
     problems = _problems(H200, lambda files: files.pop("slurm/gres.conf"))
     assert (
-        "rendered files disagree: ansible/inventory.json: cf_slurm_files copies slurm/gres.conf, "
+        "rendered files disagree: ansible/roles/cf_slurm/vars/main.yml copies slurm/gres.conf, "
         "which was not rendered" in problems
     )
     assert any("slurm/gres.conf is missing, though 31 Slurm nodes have GPUs" in p for p in problems)
@@ -159,12 +159,11 @@ def test_every_host_resolves_to_the_vars_it_was_given(blueprint: Path) -> None:
     `switches` resolves (group vars above it, then its own) to exactly what the model gave it, and the
     file holds fewer values with its hosts than the model (so something was moved). Real Ansible's view of the same
     hosts is compared with the topology in test_render_ansible.py."""
-    from clusterforge.render.ansible import installable_paths
     from clusterforge.render.ansible_model import build_inventory
     from clusterforge.render.consistency import _hosts, _inventory
 
     valid, topo, files = _rendered(blueprint)
-    model = json.loads(json.dumps(build_inventory(valid, topo, installable_paths(valid, topo))))["all"]["children"]
+    model = json.loads(json.dumps(build_inventory(valid, topo)))["all"]["children"]
     written = _inventory(files)
     assert written is not None
     for top in ("nodes", "switches"):
@@ -183,12 +182,11 @@ def _own_values(group: dict[str, Any]) -> int:
 def test_an_inventory_in_another_json_style_is_still_checked() -> None:
     """A site's template may write the model unfactored and indented: the check still reads it and finds
     a changed address."""
-    from clusterforge.render.ansible import installable_paths
     from clusterforge.render.ansible_model import build_inventory
 
     def restyle(files: dict[str, str]) -> None:
         valid, topo, _ = _rendered(H200)
-        data = build_inventory(valid, topo, installable_paths(valid, topo))
+        data = build_inventory(valid, topo)
         data["all"]["children"]["nodes"]["children"]["nodegroup_gpu"]["hosts"]["gpu002"]["cf_addresses"]["oob"] = (
             "10.130.9.9"
         )

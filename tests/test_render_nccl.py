@@ -100,8 +100,8 @@ def test_roce_traffic_class_follows_the_lossless_class_and_gid_index_is_not_forc
     settings = parse_conf(files[paths.nccl_conf("inf")])
     assert settings["NCCL_IB_TC"] == "106"
     assert "NCCL_IB_GID_INDEX" not in settings
-    group_vars = yaml.safe_load(files["ansible/group_vars/all.yml"])
-    assert group_vars["cf_networks"]["compute"]["roce_qos"] == {
+    cluster = yaml.safe_load(files["ansible/cluster.yml"])
+    assert cluster["cf_networks"]["compute"]["roce_qos"] == {
         "dscp": 26,
         "pfc_priority": 3,
         "nccl_traffic_class": 106,
@@ -255,10 +255,10 @@ def test_real_gpu_addresses_from_a_catalog_file_turn_the_topology_file_on(tmp_pa
     topology = files[paths.nccl_topology("nvidia/dgx-h100")]
     assert "PLACEHOLDERS" not in topology and 'busid="0000:20:00.0"' in topology
     assert parse_conf(files["nccl/gpu.conf"])["NCCL_TOPO_FILE"] == paths.NCCL_TOPOLOGY_INSTALLED
-    assert '"src": "nccl/topology/nvidia_dgx-h100.xml"' in files["ansible/inventory.json"]
+    assert "src: nccl/topology/nvidia_dgx-h100.xml" in files["ansible/roles/cf_nccl/vars/main.yml"]
 
 
 def test_placeholder_topology_files_are_not_installed() -> None:
     files = render_files(valid_from(dgx_data(8)))
     assert paths.nccl_topology("nvidia/dgx-h100") in files
-    assert "nccl/topology/" not in files["ansible/inventory.json"]
+    assert "nccl/topology/" not in files["ansible/roles/cf_nccl/vars/main.yml"]

@@ -42,6 +42,9 @@ def run_length_m(
     return round(run + 2 * END_ALLOWANCE_M + slack_m, 2)
 
 
+_PORT_NUMBER = "0123456789/s"
+
+
 class MediaChooser:
     def __init__(self, ctx: ExpandContext):
         self.ctx = ctx
@@ -52,7 +55,7 @@ class MediaChooser:
         self._cages: dict[tuple[str, str], Cage] = {}
 
     def cage(self, device: Device, port: str) -> Cage:
-        key = (device.model, port.rstrip("0123456789/s"))
+        key = (device.model, port.rstrip(_PORT_NUMBER))
         found = self._cages.get(key)
         if found is None:
             entry = self.ctx.catalog.entries[device.model]
@@ -89,13 +92,26 @@ def cable_links(ctx: ExpandContext) -> None:
     chooser = MediaChooser(ctx)
     pitch, row_pitch = floor.rack_pitch_mm / 1000, floor.row_pitch_mm / 1000
     unreachable = 0
+    chosen_for: dict[tuple[str, str, str, str, float, float], tuple[CableMedia, float] | None] = {}
+    """The choice depends on the two cages (model and port name), the speed and the length only."""
     for link in topo.links:
         a, b = topo.devices[link.a], topo.devices[link.b]
         if a.rack is None or b.rack is None:
             continue
         length = run_length_m(a, b, topo.racks[a.rack], topo.racks[b.rack], pitch, row_pitch, floor.cable_slack_m)
         link.length_m = length
-        chosen = chooser.choose(link, a, b, length)
+        key = (
+            a.model,
+            link.a_port.rstrip(_PORT_NUMBER),
+            b.model,
+            link.b_port.rstrip(_PORT_NUMBER),
+            link.speed_gbps,
+            length,
+        )
+        if key in chosen_for:
+            chosen = chosen_for[key]
+        else:
+            chosen = chosen_for[key] = chooser.choose(link, a, b, length)
         if chosen is None:
             unreachable += 1
             if unreachable <= 5:

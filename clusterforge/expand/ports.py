@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from ..catalog import Catalog, PortGroup, Switch
 
@@ -138,9 +139,24 @@ def port_group_of(switch: Switch, port: str) -> PortGroup | None:
     return max((g for g in data_groups(switch) if port.startswith(g.name)), key=lambda g: len(g.name), default=None)
 
 
-def booked_ports(topo: Topology, catalog: Catalog) -> dict[str, dict[str, tuple[float, int]]]:
+Booked = dict[str, dict[str, tuple[float, int]]]
+_BOOKED: WeakKeyDictionary[Topology, tuple[int, Catalog, Booked]] = WeakKeyDictionary()
+"""The last answer per topology, with its link count and catalog: links are only ever added."""
+
+
+def booked_ports(topo: Topology, catalog: Catalog) -> Booked:
     """Switch -> data port group -> (native ports booked, native ports it has), from the links themselves
-    by the booking rule above; the port check, the idle-switch check and the plan all read this."""
+    by the booking rule above; the port check, the idle-switch check and the plan all read this (worked out
+    once per topology and link count: do not change the returned dict)."""
+    known = _BOOKED.get(topo)
+    if known is not None and known[0] == len(topo.links) and known[1] is catalog:
+        return known[2]
+    result = _booked_ports(topo, catalog)
+    _BOOKED[topo] = (len(topo.links), catalog, result)
+    return result
+
+
+def _booked_ports(topo: Topology, catalog: Catalog) -> Booked:
     booked: dict[str, dict[str, list[float]]] = {}
     models: dict[str, Switch | None] = {}
     groups: dict[tuple[str, str], PortGroup | None] = {}

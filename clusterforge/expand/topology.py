@@ -1,7 +1,7 @@
-"""The expanded cluster: racks, devices, links, NVLink domains and addresses, over one networkx graph.
+"""The expanded cluster: racks, devices, links, NVLink domains and addresses, over one adjacency map.
 
-This is the only module that imports networkx. Graph nodes are device names; an edge joins two devices
-that have at least one link, and carries the indexes of those links in `Topology.links`.
+Devices are the vertices; two devices with at least one link are neighbours, the pair carrying the indexes
+of those links in `Topology.links`. This is the only module that imports networkx (for connected components).
 """
 
 from __future__ import annotations
@@ -142,9 +142,11 @@ class Topology:
         """network -> interface key ('host' or 'host:port') -> address."""
         self.segments: dict[str, dict[str, RailSegment]] = defaultdict(dict)
         """compute network -> port key ('host:port') -> the port's rail subnet."""
-        self._graph = nx.Graph()
-        self._edge_links: dict[tuple[str, str], list[int]] = {}
-        """The graph's edge attribute lists, by sorted device pair (networkx's lookup is slow in bulk)."""
+        self._adjacent: dict[str, dict[str, list[int]]] = {}
+        """device -> neighbour -> indexes of the links between them, in the order they were added (a plain
+        adjacency map: networkx's add_edge costs more than the rest of add_link at 100,000 GPUs)."""
+        self._islands: dict[str, tuple[int, int, int]] = {}
+        """fabric -> (device count, link count, switch islands) last worked out."""
         self._ports_used: Counter[str] = Counter()
 
     # --- building -------------------------------------------------------------------------------
@@ -155,16 +157,16 @@ class Topology:
         if device.name in self.devices:
             raise ValueError(f"duplicate device name {device.name}")
         self.devices[device.name] = device
-        self._graph.add_node(device.name)
+        self._adjacent[device.name] = {}
 
     def add_link(self, link: Link) -> None:
         index = len(self.links)
         self.links.append(link)
-        pair = (link.a, link.b) if link.a < link.b else (link.b, link.a)
-        indexes = self._edge_links.get(pair)
+        around_a = self._adjacent.setdefault(link.a, {})
+        indexes = around_a.get(link.b)
         if indexes is None:
-            self._edge_links[pair] = indexes = []
-            self._graph.add_edge(link.a, link.b, links=indexes)
+            around_a[link.b] = indexes = []
+            self._adjacent.setdefault(link.b, {})[link.a] = indexes
         indexes.append(index)
         if link.tier != "oob":  # management ports are not counted against the data ports
             self._ports_used[link.a] += 1
@@ -202,11 +204,10 @@ class Topology:
         return sorted((d for d in self.devices.values() if d.rack == rack), key=lambda d: d.u or 0)
 
     def links_of(self, device: str) -> list[Link]:
-        return [self.links[i] for _, _, data in self._graph.edges(device, data=True) for i in data["links"]]
+        return [self.links[i] for indexes in self._adjacent.get(device, {}).values() for i in indexes]
 
     def links_between(self, a: str, b: str) -> list[Link]:
-        data = self._graph.get_edge_data(a, b)
-        return [self.links[i] for i in data["links"]] if data else []
+        return [self.links[i] for i in self._adjacent.get(a, {}).get(b, [])]
 
     def ports_used(self, device: str) -> int:
         """Data ports in use on `device` (management/BMC links not counted)."""
@@ -243,12 +244,17 @@ class Topology:
     def switch_islands(self, fabric: str) -> int:
         """Connected groups of `fabric`'s switches over switch-to-switch links (an InfiniBand subnet each);
         hosts do not join them, since a host with ports on two islands forwards nothing between them."""
+        known = self._islands.get(fabric)
+        if known is not None and known[:2] == (len(self.devices), len(self.links)):
+            return known[2]
         sub = nx.Graph()
         sub.add_nodes_from(d.name for d in self.switches(fabric) if d.role != "oob")
         for link in self.fabric_links(fabric):
             if link.tier in ("leaf-spine", "spine-core"):
                 sub.add_edge(link.a, link.b)
-        return nx.number_connected_components(sub)
+        islands: int = nx.number_connected_components(sub)
+        self._islands[fabric] = (len(self.devices), len(self.links), islands)
+        return islands
 
     def is_connected(self, fabric: str) -> bool:
         """True when `fabric`'s switches form one connected group (hosts are not counted as vertices)."""

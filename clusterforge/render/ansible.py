@@ -1,4 +1,5 @@
-"""ansible output family: inventory, group vars, the site playbook and its roles, under `ansible/`.
+"""ansible output family: inventory, group vars, per-rack host data, the site playbook and its roles, under
+`ansible/`.
 
 The roles only copy: every host's list of files (source in the output folder, destination under
 `cf_root`) is computed here, from the same path functions (paths.py) the Slurm and NCCL families use.
@@ -8,8 +9,9 @@ from __future__ import annotations
 
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
-from .ansible_model import all_vars, build_inventory
+from .ansible_model import all_vars, build_inventory, cluster_vars, nccl_role_vars, slurm_role_vars
 from .context import RenderContext
+from .host_data import render_host_data
 from .inventory_json import inventory_json
 from .nccl import nccl_groups
 from .slurm import slurm_paths
@@ -40,13 +42,18 @@ def installable_paths(valid: ValidBlueprint, topo: Topology) -> set[str]:
 
 def render_ansible(ctx: RenderContext) -> dict[str, str]:
     model = {"cluster": ctx.valid.blueprint.name}
-    inventory = build_inventory(ctx.valid, ctx.topo, installable_paths(ctx.valid, ctx.topo))
-    files = {
-        INVENTORY: ctx.render("ansible/inventory.json.j2", {**model, "inventory": inventory_json(inventory)}),
-        "ansible/group_vars/all.yml": ctx.render(
-            "ansible/group_vars/all.yml.j2", {**model, "vars": all_vars(ctx.valid)}
-        ),
+    inventory = build_inventory(ctx.valid, ctx.topo)
+    rendered = installable_paths(ctx.valid, ctx.topo)
+    data = {
+        "ansible/group_vars/all.yml": all_vars(ctx.valid),
+        "ansible/cluster.yml": cluster_vars(ctx.valid),
+        "ansible/roles/cf_slurm/vars/main.yml": slurm_role_vars(rendered),
+        "ansible/roles/cf_nccl/vars/main.yml": nccl_role_vars(ctx.valid, rendered),
     }
+    files = {INVENTORY: ctx.render("ansible/inventory.json.j2", {**model, "inventory": inventory_json(inventory)})}
+    for path, values in data.items():
+        files[path] = ctx.render(f"{path}.j2", {**model, "vars": values})
     for template, path in STATIC.items():
         files[path] = ctx.render(template, model)
+    files.update(render_host_data(ctx.topo))
     return dict(sorted(files.items()))

@@ -4,7 +4,6 @@ Layout of the inventory (every name passes through `ansible_name`):
 
     nodes            children: nodegroup_<group>, whose hosts carry every node's host vars
     switches         children: fabric_<network>, children switch_<network>_<tier> (host vars of switches)
-    (nodes with compute ports also carry cf_network_files: their netplan and ARP sysctl files)
     role_<role>      nodes by role (compute, login, management, storage, subnet_manager)
     row_<row>        children: rack_<rack> (nodes and switches in that rack)
     su_<n>           nodes of scalable unit n
@@ -13,7 +12,12 @@ Layout of the inventory (every name passes through `ansible_name`):
     slurm            children: slurm_controllers, slurm_login, slurm_nodes (children slurm_partition_<name>)
 
 Each host's vars are written once, under its node group or switch tier; the other groups list the host
-with `{}`. Built-in rack equipment (NVLink switch trays, power shelves, NVL72 management switches that
+with `{}`. What a node has per port (its rails: port, leaf, leaf port, address, subnet, gateway; its port
+addresses; its network files) is not in the inventory but in the host data of its rack (`host_data`), which
+the cf_network role reads for the hosts a play runs on: `ansible-inventory` and every play's start pay for
+each value of every host, so the inventory holds few (docs/ansible-at-scale.md).
+
+Built-in rack equipment (NVLink switch trays, power shelves, NVL72 management switches that
 are not adopted as the rack's OOB switch) is left out: it is not managed with Ansible.
 """
 
@@ -21,7 +25,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from ipaddress import IPv4Address
 from typing import Any
 
 from ..catalog import Server
@@ -29,9 +32,8 @@ from ..expand.topology import Device, Topology
 from ..model.fabric import Fabric
 from ..validate import ValidBlueprint
 from . import paths
-from .context import ansible_name
+from .context import ansible_name, per_topology
 from .imex import imex_paths
-from .network import network_paths
 
 HostVars = dict[str, Any]
 Group = dict[str, Any]
@@ -92,7 +94,8 @@ def nccl_files(group: str, model: str, rendered: set[str]) -> list[InstallFile]:
     return [f for f in wanted if f.src in rendered]
 
 
-def _interfaces(topo: Topology) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, dict[str, str]]]]:
+@per_topology
+def interfaces(topo: Topology) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, dict[str, str]]]]:
     """Per device: {network: address} for one-per-device addresses, {network: {port: address}} per port."""
     single: dict[str, dict[str, str]] = defaultdict(dict)
     ports: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
@@ -110,25 +113,6 @@ def _network_of_kind(valid: ValidBlueprint, kind: str) -> str | None:
     return next((name for name, fabric in valid.blueprint.fabrics.items() if fabric.kind == kind), None)
 
 
-def _rails(topo: Topology) -> dict[str, dict[int, dict[str, str]]]:
-    """node -> rail -> its NIC on that rail, the leaf and leaf port, and the NIC's address."""
-    compute = {name for name, fabric in topo.fabrics.items() if fabric.kind == "compute"}
-    rails: dict[str, dict[int, dict[str, str]]] = defaultdict(dict)
-    for link in topo.links:
-        if link.fabric in compute and link.tier == "node-leaf" and link.rail is not None:
-            address: IPv4Address | None = topo.addresses.get(link.fabric, {}).get(f"{link.a}:{link.a_port}")
-            entry = {"fabric": link.fabric, "port": link.a_port, "leaf": link.b, "leaf_port": link.b_port}
-            if address is not None:
-                entry["address"] = str(address)
-            segment = topo.segments.get(link.fabric, {}).get(f"{link.a}:{link.a_port}")
-            if segment is not None:
-                entry["subnet"] = str(segment.subnet)
-                if segment.gateway is not None:
-                    entry["gateway"] = str(segment.gateway)
-            rails[link.a][link.rail] = entry
-    return rails
-
-
 def _placement(topo: Topology, device: Device) -> HostVars:
     out: HostVars = {}
     if device.rack is not None:
@@ -140,32 +124,20 @@ def _placement(topo: Topology, device: Device) -> HostVars:
     return out
 
 
-def _addresses(
-    device: Device,
-    single: dict[str, dict[str, str]],
-    ports: dict[str, dict[str, dict[str, str]]],
-    inband: str | None,
-    oob: str | None,
-) -> HostVars:
-    """ansible_host (in-band, else out-of-band), the in-band and BMC/management addresses, and every
-    address by network: `cf_addresses` (one per device) and `cf_port_addresses` (one per port)."""
+def _addresses(device: Device, single: dict[str, dict[str, str]], inband: str | None, oob: str | None) -> HostVars:
+    """ansible_host (in-band, else out-of-band) and every one-per-device address by network (`cf_addresses`;
+    the BMC's or management port's is `cf_addresses.<oob network>`)."""
     own = single.get(device.name, {})
     out: HostVars = {}
     host = (own.get(inband) if inband else None) or (own.get(oob) if oob else None)
     if host:
         out["ansible_host"] = host
-    if inband and inband in own:
-        out["cf_inband_address"] = own[inband]
-    if oob and oob in own:
-        out["cf_bmc_address" if device.kind == "node" else "cf_oob_address"] = own[oob]
     if own:
         out["cf_addresses"] = dict(sorted(own.items()))
-    if device.name in ports:
-        out["cf_port_addresses"] = {net: dict(sorted(p.items())) for net, p in sorted(ports[device.name].items())}
     return out
 
 
-def _node_vars(valid: ValidBlueprint, topo: Topology, node: Device, rails: dict[int, dict[str, str]]) -> HostVars:
+def _node_vars(valid: ValidBlueprint, topo: Topology, node: Device) -> HostVars:
     server = valid.catalog.require(node.model, Server)
     out: HostVars = {
         "cf_kind": "node",
@@ -180,7 +152,6 @@ def _node_vars(valid: ValidBlueprint, topo: Topology, node: Device, rails: dict[
         out["cf_nvlink_domain"] = node.nvlink_domain
     out["cf_gpu_model"] = server.gpus.model if server.gpus else None
     out["cf_gpu_count"] = server.gpus.count if server.gpus else 0
-    out["cf_rails"] = dict(sorted(rails.items()))
     return out
 
 
@@ -212,25 +183,15 @@ class _HostVars:
 
     def __init__(self, valid: ValidBlueprint, topo: Topology) -> None:
         self.valid, self.topo = valid, topo
-        self.single, self.ports = _interfaces(topo)
+        self.single = interfaces(topo)[0]
         self.inband, self.oob = _network_of_kind(valid, "inband"), _network_of_kind(valid, "oob")
-        self.rails = _rails(topo)
-        self.network = {
-            node: [InstallFile(src, dest) for src, dest in files] for node, files in network_paths(topo).items()
-        }
         self.imex = {node: InstallFile(*files) for node, files in imex_paths(topo, self.inband).items()}
 
     def __call__(self, device: Device) -> HostVars:
-        own = (
-            _node_vars(self.valid, self.topo, device, self.rails.get(device.name, {}))
-            if device.kind == "node"
-            else _switch_vars(self.topo, device)
-        )
-        if device.name in self.network:
-            own.update(install_vars("cf_network", self.network[device.name]))
+        own = _node_vars(self.valid, self.topo, device) if device.kind == "node" else _switch_vars(self.topo, device)
         if device.name in self.imex:
             own.update(install_vars("cf_imex", [self.imex[device.name]]))
-        addresses = _addresses(device, self.single, self.ports, self.inband, self.oob)
+        addresses = _addresses(device, self.single, self.inband, self.oob)
         return {
             **{k: v for k, v in addresses.items() if k == "ansible_host"},
             **own,
@@ -238,15 +199,13 @@ class _HostVars:
         }
 
 
-def build_inventory(valid: ValidBlueprint, topo: Topology, rendered: set[str]) -> dict[str, Any]:
-    """The inventory as one nested dict ({'all': {'children': ...}}), in the order it is written.
-
-    `rendered` holds the paths the other families rendered, so the roles only copy files that exist."""
+def build_inventory(valid: ValidBlueprint, topo: Topology) -> dict[str, Any]:
+    """The inventory as one nested dict ({'all': {'children': ...}}), in the order it is written."""
     names = GroupNames()
     host_vars = _HostVars(valid, topo)
     nodes = sorted(topo.nodes(), key=lambda d: d.name)
     switches = sorted((d for d in topo.devices.values() if d.kind == "switch"), key=lambda d: d.name)
-    node_groups, gpu_groups = _node_groups(valid, nodes, names, host_vars, rendered)
+    node_groups, gpu_groups = _node_groups(valid, nodes, names, host_vars)
     top: dict[str, Group] = {
         "nodes": _children(node_groups),
         "switches": _children(_fabric_groups(switches, names, host_vars)),
@@ -256,23 +215,21 @@ def build_inventory(valid: ValidBlueprint, topo: Topology, rendered: set[str]) -
     top.update(_placement_groups(topo, nodes, switches, names))
     top[names.name("gpu_nodes")] = _children(gpu_groups)
     if valid.blueprint.slurm is not None:
-        top.update(_slurm_groups(valid, names, rendered))
+        top.update(_slurm_groups(valid, names))
     return {"all": {"children": top}}
 
 
 def _node_groups(
-    valid: ValidBlueprint, nodes: list[Device], names: GroupNames, host_vars: _HostVars, rendered: set[str]
+    valid: ValidBlueprint, nodes: list[Device], names: GroupNames, host_vars: _HostVars
 ) -> tuple[dict[str, Group], dict[str, Group]]:
-    """nodegroup_<group> with its hosts' vars (and the NCCL files of GPU groups), and the GPU groups' names."""
+    """nodegroup_<group> with its hosts' vars, and the GPU groups' names."""
     node_groups: dict[str, Group] = {}
     gpu_groups: dict[str, Group] = {}
     for group in sorted(valid.blueprint.node_groups, key=lambda g: g.name):
-        entry: Group = {"hosts": {n.name: host_vars(n) for n in nodes if n.group == group.name}}
         name = names.name("nodegroup", group.name)
         if valid.catalog.require(group.model, Server).gpus:
-            entry = {"vars": install_vars("cf_nccl", nccl_files(group.name, group.model, rendered)), **entry}
             gpu_groups[name] = {}
-        node_groups[name] = entry
+        node_groups[name] = {"hosts": {n.name: host_vars(n) for n in nodes if n.group == group.name}}
     return node_groups, gpu_groups
 
 
@@ -315,9 +272,9 @@ def _placement_groups(
     return top
 
 
-def _slurm_groups(valid: ValidBlueprint, names: GroupNames, rendered: set[str]) -> dict[str, Group]:
-    """slurm (with the files to install), its controllers, its login nodes (they run sbatch and srun, which
-    read the same slurm.conf), and its nodes by partition."""
+def _slurm_groups(valid: ValidBlueprint, names: GroupNames) -> dict[str, Group]:
+    """slurm: its controllers, its login nodes (they run sbatch and srun, which read the same slurm.conf), and
+    its nodes by partition."""
     slurm = valid.blueprint.slurm
     assert slurm is not None
     hostnames = {g.name: g.hostnames() for g in valid.blueprint.node_groups}
@@ -331,16 +288,19 @@ def _slurm_groups(valid: ValidBlueprint, names: GroupNames, rendered: set[str]) 
         **({names.name("slurm_login"): _members(logins)} if logins else {}),
         names.name("slurm_nodes"): _children(partitions),
     }
-    return {names.name("slurm"): {"vars": install_vars("cf_slurm", slurm_files(rendered)), "children": children}}
+    return {names.name("slurm"): {"children": children}}
 
 
 def all_vars(valid: ValidBlueprint) -> dict[str, Any]:
-    """group_vars/all.yml: the cluster, its Slurm controllers, where files are installed, and cf_root."""
+    """group_vars/all.yml: what every host needs to run the roles (the cluster, cf_root, cf_become)."""
+    return {"cf_cluster": valid.blueprint.name, "cf_root": "/", "cf_become": True}
+
+
+def cluster_vars(valid: ValidBlueprint) -> dict[str, Any]:
+    """cluster.yml: the networks and their pools, the Slurm controllers and the install paths."""
     blueprint = valid.blueprint
     return {
         "cf_cluster": blueprint.name,
-        "cf_root": "/",
-        "cf_become": True,
         "cf_slurm_cluster_name": blueprint.slurm.cluster_name if blueprint.slurm else None,
         "cf_slurm_controllers": list(blueprint.slurm.controllers) if blueprint.slurm else [],
         "cf_install_paths": {
@@ -351,6 +311,21 @@ def all_vars(valid: ValidBlueprint) -> dict[str, Any]:
         },
         "cf_networks": {name: _network_vars(fabric) for name, fabric in sorted(blueprint.fabrics.items())},
     }
+
+
+def slurm_role_vars(rendered: set[str]) -> dict[str, Any]:
+    """roles/cf_slurm/vars: the Slurm files to install and their folders."""
+    return install_vars("cf_slurm", slurm_files(rendered))
+
+
+def nccl_role_vars(valid: ValidBlueprint, rendered: set[str]) -> dict[str, Any]:
+    """roles/cf_nccl/vars: each GPU node group's NCCL files and folders (`cf_nccl_by_group.<group>`)."""
+    by_group: dict[str, Any] = {}
+    for group in sorted(valid.blueprint.node_groups, key=lambda g: g.name):
+        if valid.catalog.require(group.model, Server).gpus:
+            files = install_vars("cf_nccl", nccl_files(group.name, group.model, rendered))
+            by_group[group.name] = {"dirs": files["cf_nccl_dirs"], "files": files["cf_nccl_files"]}
+    return {"cf_nccl_by_group": by_group}
 
 
 def _network_vars(fabric: Fabric) -> dict[str, Any]:

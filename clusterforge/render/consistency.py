@@ -4,13 +4,15 @@ Runs on every render over the text the renderers wrote (so a site's template ove
 changes an address is caught too), and compares each family with the topology it was rendered from:
 
 - ansible/inventory.json: every node of the topology is a host under `nodes`, every host is a device of the
-  topology, and each host's addresses are the topology's; every file a role copies was rendered.
+  topology, and each host's addresses are the topology's; every file a role copies (its role vars) was
+  rendered.
+- ansible/host_data/<rack>.json: every host is a node of that rack; the files it lists were rendered.
 - slurm/slurm.conf: the nodes are those of the partitions' node groups, partitions name only known nodes,
   and each controller's address is its in-band address; the inventory's slurm groups list the same hosts.
 - slurm/gres.conf: exactly the GPU nodes, each with its model's GPU count.
 - slurm/topology.conf: every Slurm node sits under exactly one leaf switch (tree) or at most one block.
 - nccl/: each GPU node group on a compute fabric has its nccl.conf, NCCL_IB_HCA lists one device per
-  compute port (the rails in the inventory), and the model's topology file holds the same GPUs and NICs.
+  compute port (the rails in the host data), and the model's topology file holds the same GPUs and NICs.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 import hostlist
+import yaml
 
 from .. import codes
 from ..catalog import Server
@@ -32,10 +35,12 @@ from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from . import paths
 from .ansible import INVENTORY
+from .host_data import HOST_DATA_DIR
 from .inventory_json import UNSAFE_KEY
 from .nccl import hca_devices, nccl_groups
 
 _KEY = re.compile(r"(\w+)=(\S+)")
+ROLES, ROLE_VARS = "ansible/roles/", "/vars/main.yml"
 
 
 def consistency_findings(valid: ValidBlueprint, topo: Topology, files: dict[str, str]) -> list[Finding]:
@@ -45,11 +50,16 @@ def consistency_findings(valid: ValidBlueprint, topo: Topology, files: dict[str,
         top, unreadable = None, [f"{INVENTORY} is not an inventory this check can read: {exc}"]
     else:
         unreadable = []
+    try:
+        per_host = _host_data(files)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        per_host, unreadable = {}, [*unreadable, f"{HOST_DATA_DIR} holds a file this check cannot read: {exc}"]
     problems = [
         *unreadable,
         *_inventory_problems(topo, files, top),
+        *_host_data_problems(topo, files, per_host),
         *_slurm_problems(valid, topo, files, top),
-        *_nccl_problems(valid, topo, files, top),
+        *_nccl_problems(valid, topo, files, per_host),
     ]
     return [
         Finding(
@@ -138,6 +148,50 @@ def _inventory_problems(topo: Topology, files: dict[str, str], top: dict[str, An
                 for entry in value:
                     if entry["src"] not in files:
                         yield f"{INVENTORY}: {key} copies {entry['src']}, which was not rendered"
+    yield from _role_problems(files)
+
+
+def _role_problems(files: dict[str, str]) -> Iterator[str]:
+    for path in sorted(p for p in files if p.startswith(ROLES) and p.endswith(ROLE_VARS)):
+        for src in _copied(yaml.safe_load(files[path])):
+            if src not in files:
+                yield f"{path} copies {src}, which was not rendered"
+
+
+def _copied(value: Any) -> Iterator[str]:
+    """Every `src` of the install lists (`{src, dest}` entries) anywhere in `value`."""
+    if isinstance(value, dict):
+        if isinstance(value.get("src"), str) and "dest" in value:
+            yield value["src"]
+        for item in value.values():
+            yield from _copied(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _copied(item)
+
+
+def _host_data(files: dict[str, str]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """host -> (the rack its host data file names, its entry)."""
+    found: dict[str, tuple[str, dict[str, Any]]] = {}
+    prefix = f"{HOST_DATA_DIR}/"
+    for path, text in files.items():
+        if path.startswith(prefix) and path.endswith(".json"):
+            rack = path[len(prefix) : -len(".json")]
+            for host, entry in json.loads(text, object_hook=_unwrap).items():
+                found[host] = (rack, entry)
+    return found
+
+
+def _host_data_problems(
+    topo: Topology, files: dict[str, str], per_host: dict[str, tuple[str, dict[str, Any]]]
+) -> Iterator[str]:
+    for host, (rack, entry) in sorted(per_host.items()):
+        device = topo.devices.get(host)
+        if device is None or device.kind != "node" or device.rack != rack:
+            yield f"{HOST_DATA_DIR}/{rack}.json: {host} is not a node of rack {rack}"
+        for item in entry.get("cf_network_files") or []:
+            if item["src"] not in files:
+                yield f"{HOST_DATA_DIR}/{rack}.json: {host} copies {item['src']}, which was not rendered"
 
 
 # --- Slurm -----------------------------------------------------------------------------------------------
@@ -236,9 +290,8 @@ def _nccl_problems(
     valid: ValidBlueprint,
     topo: Topology,
     files: dict[str, str],
-    top: dict[str, Any] | None,
+    per_host: dict[str, tuple[str, dict[str, Any]]],
 ) -> Iterator[str]:
-    node_vars = _hosts(top.get("nodes")) if top is not None else {}
     for entry in nccl_groups(valid, topo):
         text = files.get(entry.conf)
         if text is None:
@@ -259,8 +312,8 @@ def _nccl_problems(
         if len(hcas) != ports:
             yield f"{entry.conf}: NCCL_IB_HCA lists {len(hcas)} devices, {entry.group.model} has {ports} compute ports"
         members = [n.name for n in topo.nodes() if n.group == entry.group.name]
-        if wrong := {n for n in members if n in node_vars and len(node_vars[n].get("cf_rails") or {}) != len(hcas)}:
-            yield f"{INVENTORY}: rails of {_sample(wrong)} do not match the {len(hcas)} HCAs of {entry.conf}"
+        if wrong := {n for n in members if len((per_host.get(n) or ("", {}))[1].get("cf_rails") or {}) != len(hcas)}:
+            yield f"{HOST_DATA_DIR}: rails of {_sample(wrong)} do not match the {len(hcas)} HCAs of {entry.conf}"
         if entry.topology is not None and entry.topology in files:
             yield from _topology_xml_problems(entry.topology, files[entry.topology], entry.server, hcas)
 

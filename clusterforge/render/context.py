@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
+from weakref import WeakKeyDictionary
 
 import hostlist
 
@@ -38,6 +40,20 @@ class RenderContext:
 
     def render(self, template: str, model: dict[str, Any]) -> str:
         return render_template(template, model, self.templates)
+
+
+def per_topology(compute: Callable[[Topology], T]) -> Callable[[Topology], T]:
+    """`compute(topo)` worked out once per topology, for what several renderers derive from it (a topology no
+    longer changes once expanded). Callers must not change the result."""
+    known: WeakKeyDictionary[Topology, T] = WeakKeyDictionary()
+
+    @functools.wraps(compute)
+    def once(topo: Topology) -> T:
+        if topo not in known:
+            known[topo] = compute(topo)
+        return known[topo]
+
+    return once
 
 
 def shared_plan(ctx: RenderContext) -> Plan:

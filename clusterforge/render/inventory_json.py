@@ -45,8 +45,13 @@ def _safe(value: Any) -> Any:
     return value
 
 
-def _json(value: Any) -> str:
-    return _ENCODER.encode(_safe(value)).translate(_ESCAPES)
+def json_value(value: Any) -> str:
+    """`value` as compact JSON, keys sorted, template syntax wrapped as unsafe, HTML-unsafe characters escaped.
+    JSON's own syntax never holds a template mark, so only a value whose text has one is walked."""
+    text = _ENCODER.encode(value)
+    if any(mark in text for mark in _TEMPLATE_MARKS):
+        text = _ENCODER.encode(_safe(value))
+    return text.translate(_ESCAPES)
 
 
 def _vars_names(group: dict[str, Any]) -> Iterator[str]:
@@ -92,9 +97,9 @@ def factored(inventory: dict[str, Any]) -> dict[str, Any]:
 def _group(name: str, body: dict[str, Any], pad: str, out: list[str]) -> None:
     parts: list[tuple[str, list[str]]] = []
     if body.get("vars"):
-        parts.append(("vars", [f"{pad}    {json.dumps(k)}: {_json(v)}" for k, v in body["vars"].items()]))
+        parts.append(("vars", [f"{pad}    {json.dumps(k)}: {json_value(v)}" for k, v in body["vars"].items()]))
     if body.get("hosts"):
-        parts.append(("hosts", [f"{pad}    {json.dumps(h)}: {_json(v)}" for h, v in body["hosts"].items()]))
+        parts.append(("hosts", [f"{pad}    {json.dumps(h)}: {json_value(v)}" for h, v in body["hosts"].items()]))
     if not parts and not body.get("children"):
         out.append(f"{pad}{json.dumps(name)}: {{}}")
         return

@@ -15,7 +15,7 @@ from collections import defaultdict
 
 from ..expand.topology import RailSegment, Topology
 from . import paths
-from .context import RenderContext
+from .context import RenderContext, per_topology
 
 ETHERNET_MTU = 9000
 """Host MTU of RoCE rail interfaces (switch ports at 9216 carry it); RDMA then uses a 4096-byte path MTU."""
@@ -23,6 +23,7 @@ ETHERNET_MTU = 9000
 ARP_SYSCTLS = {"net.ipv4.conf.all.arp_ignore": 1, "net.ipv4.conf.all.arp_announce": 2}
 
 
+@per_topology
 def rail_ports(topo: Topology) -> dict[str, dict[str, tuple[str, str, RailSegment]]]:
     """node -> port -> (network, address, segment), for every node with an addressed compute port."""
     out: dict[str, dict[str, tuple[str, str, RailSegment]]] = defaultdict(dict)
@@ -76,8 +77,13 @@ def network_paths(topo: Topology) -> dict[str, list[tuple[str, str]]]:
             (paths.netplan_rails(node), paths.NETPLAN_RAILS_INSTALLED),
             (paths.SYSCTL_RAILS, paths.SYSCTL_RAILS_INSTALLED),
         ]
-        for node in rail_ports(topo)
+        for node in _rail_nodes(topo)
     }
+
+
+def _rail_nodes(topo: Topology) -> dict[str, None]:
+    """The nodes with an addressed compute port, in rail_ports' order, without formatting any address."""
+    return dict.fromkeys(key.partition(":")[0] for network in sorted(topo.segments) for key in topo.segments[network])
 
 
 def render_network(ctx: RenderContext) -> dict[str, str]:

@@ -1,0 +1,79 @@
+"""Per-port host data, out of the inventory: one JSON file per rack, keyed by host, under `ansible/host_data/`.
+
+What a node has per port (its rails: port, leaf, leaf port, address, subnet and gateway; every port's address;
+its network files and folders) makes most of a GPU node's values. `ansible-inventory --list` and the start of every play
+pay for each value of every host, so these values live here, and the cf_network role reads its host's entry
+with `include_vars` only for the hosts a play runs on. One file per rack, not per host: a rack's few hosts
+parse a small file each, and at 100,000 GPUs the render writes 3,600 files instead of 12,500
+(docs/ansible-at-scale.md has the figures).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from ipaddress import IPv4Address
+from typing import Any
+
+from ..expand.topology import Topology
+from .ansible_model import InstallFile, install_vars, interfaces
+from .inventory_json import json_value
+from .network import network_paths
+
+HOST_DATA_DIR = "ansible/host_data"
+
+
+def host_data_path(rack: str) -> str:
+    """The host data file of the nodes in `rack`."""
+    return f"{HOST_DATA_DIR}/{rack}.json"
+
+
+def _rails(topo: Topology) -> dict[str, dict[int, dict[str, str]]]:
+    """node -> rail -> its NIC on that rail, the leaf and leaf port, the NIC's address, subnet and gateway."""
+    compute = {name for name, fabric in topo.fabrics.items() if fabric.kind == "compute"}
+    rails: dict[str, dict[int, dict[str, str]]] = defaultdict(dict)
+    for link in topo.links:
+        if link.fabric in compute and link.tier == "node-leaf" and link.rail is not None:
+            address: IPv4Address | None = topo.addresses.get(link.fabric, {}).get(f"{link.a}:{link.a_port}")
+            entry = {"fabric": link.fabric, "port": link.a_port, "leaf": link.b, "leaf_port": link.b_port}
+            if address is not None:
+                entry["address"] = str(address)
+            segment = topo.segments.get(link.fabric, {}).get(f"{link.a}:{link.a_port}")
+            if segment is not None:
+                entry["subnet"] = str(segment.subnet)
+                if segment.gateway is not None:
+                    entry["gateway"] = str(segment.gateway)
+            rails[link.a][link.rail] = entry
+    return rails
+
+
+def build_host_data(topo: Topology) -> dict[str, dict[str, dict[str, Any]]]:
+    """rack -> node -> its `cf_rails`, `cf_port_addresses`, `cf_network_files` and `cf_network_dirs`, for the
+    nodes that have any."""
+    rails = _rails(topo)
+    ports = interfaces(topo)[1]
+    network = network_paths(topo)
+    racks: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for node in sorted(topo.nodes(), key=lambda d: d.name):
+        entry: dict[str, Any] = {}
+        if node.name in rails:
+            entry["cf_rails"] = {str(rail): value for rail, value in sorted(rails[node.name].items())}
+        if node.name in ports:
+            entry["cf_port_addresses"] = {net: dict(sorted(p.items())) for net, p in sorted(ports[node.name].items())}
+        if node.name in network:
+            entry.update(install_vars("cf_network", [InstallFile(*f) for f in network[node.name]]))
+        if entry:
+            if node.rack is None:
+                raise ValueError(f"node {node.name} has per-port data but no rack")
+            racks[node.rack][node.name] = entry
+    return dict(sorted(racks.items()))
+
+
+def host_data_json(hosts: dict[str, dict[str, Any]]) -> str:
+    """One rack's host data as JSON, one line per host (template syntax in a value is written unsafe)."""
+    lines = [f"  {json.dumps(name)}: {json_value(values)}" for name, values in sorted(hosts.items())]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def render_host_data(topo: Topology) -> dict[str, str]:
+    return {host_data_path(rack): host_data_json(hosts) for rack, hosts in build_host_data(topo).items()}
