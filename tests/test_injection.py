@@ -127,11 +127,20 @@ def test_deployment_files_carry_no_free_text(rendered: Path) -> None:
     assert manifest["tool"] == "clusterforge"
 
 
+def _lookup_that_touches(tmp_path: Path) -> str:
+    return f"{{{{ lookup('pipe', 'touch {tmp_path / MARK}') }}}}"
+
+
+def _unwrapped(tagged: str) -> str:
+    """The same JSON with every unsafe value written as a plain string (what the writer must not do)."""
+    return json.dumps(json.loads(tagged, object_hook=lambda d: d.get(UNSAFE_KEY, d)))
+
+
 def test_ansible_never_templates_an_inventory_value(tmp_path: Path) -> None:
     """The inventory writer wraps a value that holds template syntax as Ansible's unsafe value; a play that
     prints every host var runs no lookup. The same inventory unwrapped does run it: the test can fail.
     Two hosts share the value, so it is also written as a group var."""
-    value = f"{{{{ lookup('pipe', 'touch {tmp_path / MARK}') }}}}"
+    value = _lookup_that_touches(tmp_path)
     hosts = {
         name: {
             "ansible_connection": "local",
@@ -144,7 +153,7 @@ def test_ansible_never_templates_an_inventory_value(tmp_path: Path) -> None:
     }
     tagged = inventory_json({"all": {"children": {"nodes": {"hosts": hosts}}}}) + "\n"
     assert tagged.count(UNSAFE_KEY) == 4 and '"vars": {' in tagged
-    untagged = json.dumps(json.loads(tagged, object_hook=lambda d: d.get(UNSAFE_KEY, d)))
+    untagged = _unwrapped(tagged)
     playbook = tmp_path / "print.yml"
     playbook.write_text(
         "- hosts: all\n  gather_facts: false\n  tasks:\n"
@@ -157,7 +166,7 @@ def test_ansible_never_templates_an_inventory_value(tmp_path: Path) -> None:
         listing = json.loads(ansible(tmp_path, "ansible-inventory", "-i", str(inventory), "--list"))
         label = listing["_meta"]["hostvars"]["node001"]["cf_label"]
         assert label in (value, {"__ansible_unsafe": value})  # newer ansible-core lists unsafe values so
-        ansible(tmp_path, "ansible-playbook", "-i", str(inventory), str(playbook))
+        ansible(tmp_path, "ansible-playbook", "-i", str(inventory), str(tmp_path / "print.yml"))
         assert (tmp_path / MARK).exists() is runs, name
         (tmp_path / MARK).unlink(missing_ok=True)
 
@@ -165,20 +174,17 @@ def test_ansible_never_templates_an_inventory_value(tmp_path: Path) -> None:
 def test_ansible_never_templates_a_host_data_value(tmp_path: Path) -> None:
     """Host data is read with include_vars, which trusts a file's strings as templates: a value with template
     syntax is written unsafe, so the play runs no lookup. The same file unwrapped does run it."""
-    value = f"{{{{ lookup('pipe', 'touch {tmp_path / MARK}') }}}}"
-    tagged = host_data_json({"node001": {"cf_rails": {"1": {"port": value}}}})
+    tagged = host_data_json({"node001": {"cf_rails": {"1": {"port": _lookup_that_touches(tmp_path)}}}})
     assert tagged.count(UNSAFE_KEY) == 1
-    untagged = json.dumps(json.loads(tagged, object_hook=lambda d: d.get(UNSAFE_KEY, d)))
-    playbook = tmp_path / "print.yml"
-    playbook.write_text(
+    (tmp_path / "print.yml").write_text(
         "- hosts: node001\n  gather_facts: false\n  tasks:\n"
         "    - ansible.builtin.include_vars: {file: '{{ playbook_dir }}/data.json', name: rack}\n"
         "    - ansible.builtin.debug: {msg: \"{{ rack.node001.cf_rails['1'].port }}\"}\n"
     )
     inventory = tmp_path / "inventory.json"
     inventory.write_text(json.dumps({"all": {"hosts": {"node001": {"ansible_connection": "local"}}}}))
-    for name, text, runs in (("tagged", tagged, False), ("untagged", untagged, True)):
+    for name, text, runs in (("tagged", tagged, False), ("untagged", _unwrapped(tagged), True)):
         (tmp_path / "data.json").write_text(text)
-        ansible(tmp_path, "ansible-playbook", "-i", str(inventory), str(playbook))
+        ansible(tmp_path, "ansible-playbook", "-i", str(inventory), str(tmp_path / "print.yml"))
         assert (tmp_path / MARK).exists() is runs, name
         (tmp_path / MARK).unlink(missing_ok=True)

@@ -113,11 +113,10 @@ def _network_of_kind(valid: ValidBlueprint, kind: str) -> str | None:
     return next((name for name, fabric in valid.blueprint.fabrics.items() if fabric.kind == kind), None)
 
 
-def _placement(topo: Topology, device: Device) -> HostVars:
+def _placement(device: Device) -> HostVars:
     out: HostVars = {}
     if device.rack is not None:
-        out["cf_rack"] = device.rack
-        out["cf_row"] = topo.racks[device.rack].row
+        out["cf_rack"] = device.rack  # its row is the group row_<row> (rack_<rack> is its child)
     if device.u is not None:
         out["cf_u"] = device.u
         out["cf_u_height"] = device.u_height
@@ -137,14 +136,14 @@ def _addresses(device: Device, single: dict[str, dict[str, str]], inband: str | 
     return out
 
 
-def _node_vars(valid: ValidBlueprint, topo: Topology, node: Device) -> HostVars:
+def _node_vars(valid: ValidBlueprint, node: Device) -> HostVars:
     server = valid.catalog.require(node.model, Server)
     out: HostVars = {
         "cf_kind": "node",
         "cf_role": node.role,
         "cf_node_group": node.group,
         "cf_model": node.model,
-        **_placement(topo, node),
+        **_placement(node),
     }
     if node.su is not None:
         out["cf_su"] = node.su
@@ -155,13 +154,13 @@ def _node_vars(valid: ValidBlueprint, topo: Topology, node: Device) -> HostVars:
     return out
 
 
-def _switch_vars(topo: Topology, switch: Device) -> HostVars:
+def _switch_vars(switch: Device) -> HostVars:
     out: HostVars = {
         "cf_kind": "switch",
         "cf_model": switch.model,
         "cf_fabric": switch.group,
         "cf_tier": switch.role,
-        **_placement(topo, switch),
+        **_placement(switch),
     }
     for key in ("rail", "su", "pod", "plane"):
         value = getattr(switch, key)
@@ -188,7 +187,7 @@ class _HostVars:
         self.imex = {node: InstallFile(*files) for node, files in imex_paths(topo, self.inband).items()}
 
     def __call__(self, device: Device) -> HostVars:
-        own = _node_vars(self.valid, self.topo, device) if device.kind == "node" else _switch_vars(self.topo, device)
+        own = _node_vars(self.valid, device) if device.kind == "node" else _switch_vars(device)
         if device.name in self.imex:
             own.update(install_vars("cf_imex", [self.imex[device.name]]))
         addresses = _addresses(device, self.single, self.inband, self.oob)
