@@ -19,6 +19,7 @@ from typing import Any
 from ..checks.fat_tree import fat_tree_faults
 from ..model.fabric import LeafSpineFabric
 from .context import RenderContext, host_range
+from .handoff_common import shared_cable_table
 from .infiniband_plan import IbSubnet, infiniband_fabrics, plan_subnets, sm_adapter, top_tier
 
 ETC = "/etc/opensm"
@@ -32,11 +33,6 @@ def subnet_faults(subnet: IbSubnet) -> list[str]:
     return fat_tree_faults(subnet.tiers, switches, links)
 
 
-def routing_engine(subnet: IbSubnet) -> str:
-    """ftree for a fat tree of two or more tiers; updn (up/down from the root GUIDs) for anything else."""
-    return "ftree" if subnet.tiers >= 2 and not subnet_faults(subnet) else "updn"
-
-
 def topology_net(subnet: IbSubnet, blueprint: str) -> str:
     """ibnetdiscover/ibsim topology: a GUID line and a header per node, then a line per cabled port."""
     ports: dict[str, list[tuple[int, str, int, str]]] = {name: [] for name in subnet.nodes}
@@ -45,13 +41,13 @@ def topology_net(subnet: IbSubnet, blueprint: str) -> str:
         ports[low.node].append((low.port, high.node, high.port, cable.label))
         ports[high.node].append((high.port, low.node, low.port, cable.label))
     first = sm_adapter(subnet)
-    order = [first.name] if first else []
-    order += [n.name for n in subnet.switches()]
-    order += [n.name for n in subnet.nodes.values() if n.kind == "Hca" and n.name not in order]
+    switches = [n.name for n in subnet.switches()]
+    adapters = [n.name for n in subnet.nodes.values() if n.kind == "Hca" and n is not first]
+    order = ([first.name] if first else []) + switches + adapters
     out = [
         f"# {blueprint}: planned InfiniBand subnet '{subnet.folder.removeprefix('infiniband/')}', "
         "ibnetdiscover topology format (ibsim -s -n topology.net); rendered by clusterforge\n",
-        f"# {len(subnet.switches())} switches, {len(order) - len(subnet.switches())} host adapters, "
+        f"# {len(switches)} switches, {len(order) - len(switches)} host adapters, "
         f"{len(subnet.cables)} cables; GUIDs are the plan's\n",
     ]
     for name in order:
@@ -87,7 +83,7 @@ def partitions_model(subnet: IbSubnet, fabric: LeafSpineFabric, groups: dict[str
     return found
 
 
-def opensm_model(subnet: IbSubnet, blueprint: str, host: str | None) -> dict[str, Any]:
+def opensm_model(subnet: IbSubnet, blueprint: str, host: str | None, faults: list[str]) -> dict[str, Any]:
     managers = subnet.managers
     return {
         "blueprint": blueprint,
@@ -95,8 +91,9 @@ def opensm_model(subnet: IbSubnet, blueprint: str, host: str | None) -> dict[str
         "host": host,
         "managers": managers,
         "priority": MASTER_PRIORITY if host is None or host == managers[0] else STANDBY_PRIORITY,
-        "routing_engine": routing_engine(subnet),
-        "faults": subnet_faults(subnet)[:5],
+        # ftree for a fat tree of two or more tiers; updn (up/down from the root GUIDs) for anything else
+        "routing_engine": "ftree" if subnet.tiers >= 2 and not faults else "updn",
+        "faults": faults[:5],
         "root_tier": top_tier(subnet),
         "roots": host_range([n.name for n in subnet.switches(top_tier(subnet))]),
         "etc": ETC,
@@ -110,13 +107,16 @@ def render_infiniband(ctx: RenderContext) -> dict[str, str]:
     blueprint = ctx.valid.blueprint.name
     groups = {d.name: d.group or "" for d in ctx.topo.nodes()}
     files: dict[str, str] = {}
-    for subnet in plan_subnets(ctx.valid, ctx.topo):
+    for subnet in plan_subnets(ctx.valid, ctx.topo, shared_cable_table(ctx)):
+        faults = subnet_faults(subnet)
         folder = subnet.folder
         files[f"{folder}/topology.net"] = topology_net(subnet, blueprint)
         hosts: list[str | None] = [*subnet.managers] or [None]
         for host in hosts:
             name = f"opensm-{host}.conf" if host else "opensm.conf"
-            files[f"{folder}/{name}"] = ctx.render("infiniband/opensm.conf.j2", opensm_model(subnet, blueprint, host))
+            files[f"{folder}/{name}"] = ctx.render(
+                "infiniband/opensm.conf.j2", opensm_model(subnet, blueprint, host, faults)
+            )
         roots = [{"guid": f"0x{n.guid:016x}", "name": n.name} for n in subnet.switches(top_tier(subnet))]
         files[f"{folder}/root-guids.conf"] = ctx.render("infiniband/root-guids.conf.j2", {"roots": roots})
         files[f"{folder}/partitions.conf"] = ctx.render(

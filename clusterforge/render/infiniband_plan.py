@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..catalog import Server, Switch
-from ..expand.topology import Device, Topology
+from ..expand.topology import Topology
 from ..model.fabric import LeafSpineFabric
 from ..validate import ValidBlueprint
-from .handoff_common import cable_table
+from .handoff_common import CableTable, cable_table
 
 SWITCH_GUID_BASE = 0x0002_C900_0000_0000
 """Node GUIDs of the simulated switches (ibsim `switchguid=`): base + (fabric, tier, number in the tier), so a
@@ -42,8 +43,7 @@ SUBNET_MANAGER_ROLE = "subnet-manager"
 """Node role whose hosts run the subnet manager (OpenSM or UFM), master first, then standby."""
 
 
-@dataclass(frozen=True, slots=True)
-class IbEnd:
+class IbEnd(NamedTuple):
     node: str
     """Node description: the switch's name, or `<host> <device>` of a host port."""
     port: int
@@ -54,8 +54,7 @@ class IbEnd:
     """The port's name in the plan (ib5/2, ib1)."""
 
 
-@dataclass(frozen=True, slots=True)
-class IbCable:
+class IbCable(NamedTuple):
     label: str
     tier: str
     rail: int | None
@@ -64,8 +63,7 @@ class IbCable:
     upper: IbEnd
 
 
-@dataclass(frozen=True, slots=True)
-class IbNode:
+class IbNode(NamedTuple):
     name: str
     """Node description."""
     kind: str
@@ -140,15 +138,14 @@ def port_name(number: int, group: str, per_cage: int) -> str:
     return f"{group}{(number - 1) // per_cage + 1}/{(number - 1) % per_cage + 1}"
 
 
-def host_port_names(valid: ValidBlueprint, device: Device) -> dict[str, str]:
-    """Host port -> its node description: `<host> <RDMA device>` where the catalog names the compute ports'
-    devices, else `<host> <port>`."""
-    server = valid.catalog.require(device.model, Server)
+def port_devices(valid: ValidBlueprint, model: str) -> dict[str, str]:
+    """A server model's compute port -> the name its adapter's node description ends in: the RDMA device where
+    the catalog names the compute ports' devices, else the port."""
+    server = valid.catalog.require(model, Server)
     names: dict[str, str] = {}
     for group in server.port_groups("compute"):
         ports = [f"{group.name}{i}" for i in range(1, group.count + 1)]
-        devices = group.devices or ports
-        names.update((port, f"{device.name} {dev}") for port, dev in zip(ports, devices, strict=False))
+        names.update(zip(ports, group.devices or ports, strict=False))
     return names
 
 
@@ -172,9 +169,10 @@ def _islands(topo: Topology, fabric: str) -> dict[str, int]:
     return numbers
 
 
-def plan_subnets(valid: ValidBlueprint, topo: Topology) -> list[IbSubnet]:
-    """Every InfiniBand subnet of the blueprint, in fabric order, its nodes and cables in plan order."""
-    labels = {id(row.link): row.label for row in cable_table(valid, topo).rows()}
+def plan_subnets(valid: ValidBlueprint, topo: Topology, table: CableTable | None = None) -> list[IbSubnet]:
+    """Every InfiniBand subnet of the blueprint, in fabric order, its nodes and cables in plan order. `table`:
+    the render's cable table, when it has one."""
+    labels = {id(row.link): row.label for row in (table or cable_table(valid, topo)).rows()}
     subnets: list[IbSubnet] = []
     for number, (name, _) in enumerate(infiniband_fabrics(valid)):
         if name not in topo.fabrics:
@@ -197,23 +195,27 @@ def _fabric_subnets(
         subnet.nodes[device.name] = IbNode(device.name, "Switch", 0, guid, device.role, device.name)
     cables = [link for link in topo.fabric_links(name) if link.tier in ("node-leaf", "leaf-spine", "spine-core")]
     cables.sort(key=lambda link: labels.get(id(link), ""))
-    numbering: dict[str, tuple[int, int]] = {}
-    host_names: dict[str, dict[str, str]] = {}
+    numbers: dict[tuple[str, str], int] = {}
+    models: dict[str, tuple[dict[str, str], dict[str, int]]] = {}
+    """server model -> (port -> adapter name suffix, port -> its position among the compute ports)"""
     group_number = {g.name: i for i, g in enumerate(valid.blueprint.node_groups)}
     for link in cables:
         subnet = subnets[islands[link.b]]
-        upper = _switch_end(valid, topo, link.b, link.b_port, numbering)
+        upper = _switch_end(valid, topo, link.b, link.b_port, numbers)
         if link.tier == "node-leaf":
             host = topo.devices[link.a]
-            names = host_names.get(host.name) or host_names.setdefault(host.name, host_port_names(valid, host))
-            hca = names.get(link.a_port, f"{host.name} {link.a_port}")
+            if host.model not in models:
+                names = port_devices(valid, host.model)
+                models[host.model] = names, {port: i for i, port in enumerate(names)}
+            names, positions = models[host.model]
+            hca = f"{host.name} {names.get(link.a_port, link.a_port)}"
             if hca not in subnet.nodes:
-                port = list(names).index(link.a_port) if link.a_port in names else len(names)
+                port = positions.get(link.a_port, len(names))
                 guid = hca_guid(number, group_number.get(host.group or "", 255), host.index, port % 16)
                 subnet.nodes[hca] = IbNode(hca, "Hca", 1, guid, host.role, host.name, link.a_port)
             lower = IbEnd(hca, 1, host.name, link.a_port)
         else:
-            lower = _switch_end(valid, topo, link.a, link.a_port, numbering)
+            lower = _switch_end(valid, topo, link.a, link.a_port, numbers)
         subnet.cables.append(IbCable(labels.get(id(link), ""), link.tier, link.rail, lower, upper))
     for subnet in subnets.values():
         _size_switches(subnet)
@@ -222,12 +224,14 @@ def _fabric_subnets(
 
 
 def _switch_end(
-    valid: ValidBlueprint, topo: Topology, name: str, port: str, numbering: dict[str, tuple[int, int]]
+    valid: ValidBlueprint, topo: Topology, name: str, port: str, numbers: dict[tuple[str, str], int]
 ) -> IbEnd:
+    """`numbers`: (model, port name) -> port number, worked out once per kind of port."""
     model = topo.devices[name].model
-    if model not in numbering:
-        numbering[model] = numbering_of(valid, model)
-    return IbEnd(name, port_number(port, *numbering[model]), name, port)
+    number = numbers.get((model, port))
+    if number is None:
+        number = numbers[model, port] = port_number(port, *numbering_of(valid, model))
+    return IbEnd(name, number, name, port)
 
 
 def _size_switches(subnet: IbSubnet) -> None:
