@@ -90,7 +90,7 @@ SCHEMA_TYPE = _code("CF-SCHEMA-006", ERROR, "a value has the wrong type", "write
 
 # --- catalog files (catalog/loader)
 CATALOG_UNREADABLE = _code("CF-CAT-001", ERROR, "a catalog file cannot be read", "fix the path in `catalogs` (relative to the blueprint)", "cannot read catalog file no-such-catalog.yaml: No such file or directory (catalogs[0])")
-CATALOG_SECTION = _code("CF-CAT-002", ERROR, "a catalog file has an unknown or malformed section", "use the sections servers, switches, gpus, nics, racks, equipment, cables, models", "unknown catalog section 'switchs' (did you mean 'switches'?)")
+CATALOG_SECTION = _code("CF-CAT-002", ERROR, "a catalog file has an unknown or malformed section", "use the sections servers, switches, gpus, nics, racks, equipment, cables, optics, models", "unknown catalog section 'switchs' (did you mean 'switches'?)")
 CATALOG_KEY = _code("CF-CAT-003", ERROR, "a catalog key is not 'vendor/model' in lowercase", "rename the entry, e.g. `acme/gpu-box`", "catalog key 'ACME/GPU-Box' must be 'vendor/model' in lowercase")
 CATALOG_NETBOX = _code("CF-CAT-004", ERROR, "a NetBox device type cannot be used", "give the device type the field the message names (e.g. a power port's maximum_draw)", "cannot use NetBox device type: power port 'PSU1' has no maximum_draw")
 CATALOG_REFERENCE = _code("CF-CAT-005", ERROR, "a catalog entry refers to an unknown entry", "fix the key, or add the entry it refers to", "acme/gpu-box: unknown gpu 'nvidia/h10' (did you mean 'nvidia/h100'?)")
@@ -132,6 +132,7 @@ PSU_REDUNDANCY = _code("CF-POWER-003", ERROR, "N of N+M PSUs cannot carry the de
 SHELVES_SIDE_LOSS = _code("CF-POWER-005", ERROR, "the power shelves left when one side fails cannot carry the rack", "lower power.load_factor for the trays to the measured peak, or use a rack type with more shelves per side", "rack A01: when one side fails, 4 of 8 power shelves (132.0 kW) remain for 140.0 kW of trays and switch trays")
 SHELVES_SIDE_LOSS_NO_SPARE = _code("CF-POWER-006", WARNING, "after one side fails, the power shelves left have no spare PSU", "accept it (one more PSU failure then throttles the rack), or lower power.load_factor for the trays", "4 racks (A01, A02, A03, A04): when one side fails, the 4 power shelves left carry 117.0 kW on 24 PSUs (132.0 kW); with one PSU per shelf kept spare (5+1) they carry 110.0 kW")
 FEED_LOSS = _code("CF-POWER-004", WARNING, "the PSUs left after losing one feed cannot carry the device", "set power.load_factor for the class to the measured peak, or use racks with more feeds", "32 supermicro/sys-821ge-tnhr-h200 in 'gpu': when one feed is lost, 3 of 6 PSUs (9.0 kW) remain for a planned 10.2 kW; the nodes throttle or stop (racks A01, A02, A03, A04, A05, A06, ...)")
+PDU_OUTLETS_SHORT = _code("CF-POWER-007", WARNING, "a rack PDU has fewer outlets than the PSUs on its feed", "use PDUs with more outlets (procurement.pdu_outlets), or more feeds per rack", "2 racks need more outlets on one PDU than its 24: A01 (27), A02 (27)")
 
 # --- cooling (checks/cooling)
 RACK_AIR_OVER = _code("CF-COOL-001", ERROR, "heat to air over the rack's air (or rear-door) capacity", "fewer nodes per rack, a rear-door or liquid-cooled rack type", "rack A01 rejects 48.9 kW to air, more than the 40 kW air cooling can take")
@@ -139,6 +140,7 @@ RACK_LIQUID_OVER = _code("CF-COOL-002", ERROR, "heat to coolant over the rack's 
 LIQUID_WITHOUT_LOOP = _code("CF-COOL-003", ERROR, "liquid-cooled devices in a rack without a coolant loop", "place liquid-cooled models in a liquid-cooled rack type", "rack A01 holds liquid-cooled devices (16.3 kW to coolant) but has no coolant loop")
 ROW_CDU_OVER = _code("CF-COOL-004", ERROR, "a row sends more heat to coolant than its CDU takes", "raise the row's cdu_kw to the CDU's rating, or spread the racks over rows", "row A sends 104.5 kW to coolant, more than its 100 kW CDU")
 HALL_COOLING_OVER = _code("CF-COOL-005", ERROR, "the hall's heat over its cooling", "fewer racks, or raise site.hall_cooling_kw to the hall's real capacity", "the hall takes 112.4 kW of heat, more than its 100 kW of cooling")
+AIRFLOW_MISMATCH = _code("CF-COOL-006", WARNING, "a switch model is not sold with the airflow its ports' aisle needs", "order the model with the other airflow, turn the switches round (floor.switch_ports_face), or pick another model", "nvidia/acme-sw in 'compute' (4 switches) needs C2P airflow (ports face the cold aisle); the catalog lists P2C only")
 
 # --- NVLink domains (expand/nvlink)
 NVLINK_DOMAIN_SPLIT = _code("CF-NVLINK-001", ERROR, "an NVLink domain is split over racks", "place a whole domain's nodes per rack", "NVLink domain 1 of group 'nvl72' spans racks A01, A02")
@@ -169,6 +171,7 @@ OVERSUBSCRIBED = _code("CF-OVERSUB-001", WARNING, "switches above the oversubscr
 
 # --- cabling (expand/cabling)
 NO_CABLE_REACHES = _code("CF-CABLE-001", ERROR, "no cable media reaches a run", "move the switches closer (switch_racks) or add a media type to the catalog", "no cable media reaches 612.3 m at 400G between gpu001:ib1 and compute-leaf001:p1")
+ENDS_CANNOT_MEET = _code("CF-CABLE-002", WARNING, "link ends that no catalog part can join (lane rate, lanes, connector); the links are left out of the cabling plan and the BOM", "connect the ports to a switch whose ports run their lane rate (a QSFP28 port is 4 x 25G), or add the part to a site catalog", "fabric 'inband': 4 100G links between nvidia/sn2201 (QSFP28) and nvidia/sn5600 (OSFP, 4 ports per cage) cannot be cabled, no common lane rate: QSFP28 runs 100G as 4 x 25G, OSFP, 4 ports per cage as 1 x 100G or 2 x 50G (oob-sw001:uplink4-inband-leaf002:swp25s2, ...)")
 
 # --- workload fit (checks/workloads)
 WORKLOAD_TOO_MANY_GPUS = _code("CF-WORK-001", ERROR, "a workload needs more GPUs than its node groups have", "add nodes, or run it on fewer GPUs", "training job 'big' needs 5000 GPUs, node groups gpu have 248")

@@ -7,6 +7,7 @@ to air. Planned power is the catalog maximum times the blueprint's load factor f
 from __future__ import annotations
 
 from .catalog import RackType
+from .catalog.models import Airflow
 from .catalog.models import Device as CatalogDevice
 from .model import PowerPlanning
 
@@ -29,3 +30,11 @@ def load_factor(power: PowerPlanning, device_class: str) -> float:
 def planned_w(power: PowerPlanning, entry: CatalogDevice, device_class: str) -> float:
     """Planned draw of one device in watts: its catalog maximum times its class's load factor."""
     return entry.max_power_w * load_factor(power, device_class)
+
+
+def required_airflow(kind: str, switch_ports_face: str) -> Airflow:
+    """The airflow a device must have so that it takes air from the cold aisle: racks face the cold aisle
+    with their fronts; switches whose ports face the hot aisle breathe in at the power side (P2C)."""
+    if kind == "switch":
+        return "p2c" if switch_ports_face == "hot-aisle" else "c2p"
+    return "front-to-rear"

@@ -188,11 +188,11 @@ def oob_plan(topo: Topology, name: str) -> OobPlan:
 
 
 def cables(topo: Topology) -> dict[str, dict[str, int]]:
-    """Cables by media, then by length class (metres, as text so JSON keys sort stably)."""
+    """Physical cables (a twin-port cable or a splitter once, an 800G link over two fibres twice) by media,
+    then by length class (metres, as text so JSON keys sort stably)."""
     counts: dict[str, Counter[float]] = defaultdict(Counter)
-    for link in topo.links:
-        if link.media:
-            counts[link.media][link.length_class_m] += 1
+    for cable in topo.cables:
+        counts[cable.media][cable.length_class_m] += cable.pieces
     return {
         media: {f"{length:g}": n for length, n in sorted(by_length.items())}
         for media, by_length in sorted(counts.items())
@@ -258,7 +258,7 @@ def build_plan(valid: ValidBlueprint, topo: Topology, findings: list[Finding]) -
         nvlink_domains={str(size): count for size, count in sorted(domain_sizes.items())},
         fabrics=fabrics,
         cables=cables(topo),
-        cables_total=sum(1 for link in topo.links if link.media),
+        cables_total=sum(cable.pieces for cable in topo.cables),
         power_kw=power.power_kw,
         heat_kw=power.heat_kw,
         power=power,

@@ -30,7 +30,8 @@ def test_plan_json_has_the_documented_keys(name: str) -> None:
         assert set(fabric["links"]) <= {"node-leaf", "leaf-spine", "spine-core", "oob", "oob-uplink"}
     cabled = sum(n for by_length in plan["cables"].values() for n in by_length.values())
     links = sum(n for fabric in plan["fabrics"].values() for n in fabric["links"].values())
-    assert cabled == links == plan["cables_total"]
+    # physical cables: a twin-port cable or a splitter carries several links
+    assert cabled == plan["cables_total"] < links
 
 
 def test_plan_of_the_h200_pod() -> None:
@@ -74,7 +75,7 @@ def test_node_link_json_round_trips_through_networkx(name: str) -> None:
     assert result.returncode == 0
     graph = nx.node_link_graph(json.loads(result.stdout), edges="links")
     plan = plan_of(name)
-    assert graph.number_of_edges() == plan["cables_total"]
+    assert graph.number_of_edges() == sum(n for fabric in plan["fabrics"].values() for n in fabric["links"].values())
     roles = {data["role"] for _, data in graph.nodes(data=True) if data["kind"] == "node"}
     assert roles <= {"compute", "login", "storage", "management", "subnet-manager"}
 

@@ -25,8 +25,8 @@ from clusterforge.expand.topology import Topology
 from clusterforge.pipeline import load_valid
 from clusterforge.plan import cables as plan_cables
 from clusterforge.render import cabling as cabling_module
-from clusterforge.render.bom import BOM_CSV, render_bom
-from clusterforge.render.cabling import CABLING_CSV, CABLING_MD, render_cabling
+from clusterforge.render.bom import BOM_CSV, BOM_HEADER, BOM_RACKS_CSV, render_bom
+from clusterforge.render.cabling import CABLING_CSV, CABLING_MD, LINKS_CSV, render_cabling
 from clusterforge.render.context import RenderContext
 from clusterforge.render.escape import csv_cell, md_cell
 from clusterforge.validate import ValidBlueprint
@@ -60,34 +60,64 @@ def bom_table(name: str) -> list[dict[str, str]]:
     return read_csv(example(name)[1][BOM_CSV])
 
 
-# --- every cable once --------------------------------------------------------------------------------
+# --- every link once, every cable once ----------------------------------------------------------
+
+
+def link_table(name: str) -> list[dict[str, str]]:
+    return read_csv(example(name)[1][LINKS_CSV])
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
-def test_one_row_per_link_and_no_cable_twice(name: str) -> None:
+def test_one_link_row_per_link_and_no_port_twice(name: str) -> None:
     topo, _ = example(name)
-    rows = cable_table(name)
+    rows = link_table(name)
     assert len(rows) == len(topo.links) > 0
     assert len({r["label"] for r in rows}) == len(rows)
     pairs = [frozenset({(r["a_device"], r["a_port"]), (r["b_device"], r["b_port"])}) for r in rows]
-    assert len(set(pairs)) == len(pairs), "a cable appears twice (in either direction)"
+    assert len(set(pairs)) == len(pairs), "a link appears twice (in either direction)"
     ends = Counter(end for r in rows for end in ((r["a_device"], r["a_port"]), (r["b_device"], r["b_port"])))
-    assert ends.most_common(1)[0][1] == 1, f"a port carries two cables: {ends.most_common(1)}"
-    # and the rows are exactly the topology's links
-    expected = {frozenset({(link.a, link.a_port), (link.b, link.b_port)}) for link in topo.links}
-    assert set(pairs) == expected
+    assert ends.most_common(1)[0][1] == 1, f"a port carries two links: {ends.most_common(1)}"
+    assert set(pairs) == {frozenset({(link.a, link.a_port), (link.b, link.b_port)}) for link in topo.links}
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
-def test_rows_carry_the_topology_positions(name: str) -> None:
+def test_one_cable_row_per_cable_carrying_its_links(name: str) -> None:
     topo, _ = example(name)
-    for r in cable_table(name):
+    rows = cable_table(name)
+    assert len(rows) == len(topo.cables) > 0
+    assert len({r["label"] for r in rows}) == len(rows)
+    # every cabled link is on exactly one cable row, with the row's label (and /leg when it has several)
+    links = link_table(name)
+    by_label = {r["label"]: r for r in rows}
+    carried: Counter[str] = Counter()
+    for link in links:
+        if not link["media"]:
+            continue
+        cable_label, _, leg = link["label"].partition("/")
+        cable = by_label[cable_label]
+        carried[cable_label] += 1
+        assert (leg != "") == (int(cable["links"]) > 1)
+        for side in ("a", "b"):
+            assert link[f"{side}_device"] in cable["a_device"].split(" / ") + cable["b_device"].split(" / ")
+    assert all(carried[r["label"]] == int(r["links"]) for r in rows)
+    uncabled = [link for link in topo.links if link.cable < 0]
+    assert sum(1 for link in links if not link["media"]) == len(uncabled)
+    for r in rows:
+        assert r["a_label"].startswith(r["label"] + " | ") and r["b_label"].startswith(r["label"] + " | ")
+        assert float(r["length_class_m"]) >= float(r["run_length_m"])
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_link_rows_carry_the_topology_positions(name: str) -> None:
+    topo, _ = example(name)
+    for r in link_table(name):
         for side in ("a", "b"):
             device = topo.devices[r[f"{side}_device"]]
             assert r[f"{side}_rack"] == (device.rack or "")
             assert r[f"{side}_u"] == str(device.u)
             assert r[f"{side}_row"] == topo.racks[device.rack].row if device.rack else True
-        assert float(r["length_class_m"]) >= float(r["run_length_m"])
+        if r["media"]:
+            assert float(r["length_class_m"]) >= float(r["run_length_m"])
         assert (r["a_transceiver"] != "") == (r["media"] in {"MMF", "SMF"})
 
 
@@ -96,7 +126,11 @@ def test_order_and_labels_do_not_depend_on_link_order(name: str) -> None:
     valid = load_valid(Path("blueprints") / f"{name}.yaml")
     topo, findings = expand(valid)
     first = render_cabling(RenderContext(valid, topo, findings))
-    topo.links.reverse()
+    reordered = list(reversed(topo.links))
+    new_index = {id(link): i for i, link in enumerate(reordered)}
+    for cable in topo.cables:
+        cable.links = [new_index[id(topo.links[i])] for i in cable.links]
+    topo.links[:] = reordered
     second = render_cabling(RenderContext(valid, topo, findings))
     assert first == second
     labels = [r["label"] for r in read_csv(first[CABLING_CSV])]
@@ -122,8 +156,8 @@ def test_bom_cables_match_cabling_and_plan(name: str) -> None:
     cable_lines = [r for r in bom if r["category"] == "cable"]
     assert (
         sum(int(r["quantity"]) for r in cable_lines)
-        == sum(1 for r in cables if r["media"])
-        == sum(1 for link in topo.links if link.media)
+        == sum(int(r["pieces"]) for r in cables)
+        == sum(c.pieces for c in topo.cables)
     )
     # by media label and ordered length, exactly as `clusterforge plan` counts them
     catalog = load_valid(Path("blueprints") / f"{name}.yaml").catalog
@@ -133,6 +167,7 @@ def test_bom_cables_match_cabling_and_plan(name: str) -> None:
         assert isinstance(media, CableMedia)
         length = r["description"].rsplit(", ", 1)[1].removesuffix(" m")
         got[(media.label, length)] += int(r["quantity"])
+        assert r["part_number"] == media.part_numbers.get(length, "")
     expected = Counter(
         {(label, length): n for label, by_length in plan_cables(topo).items() for length, n in by_length.items()}
     )
@@ -149,38 +184,44 @@ def test_bom_devices_racks_and_pdus_match_topology(name: str) -> None:
     assert devices == Counter(d.model for d in topo.devices.values())
     assert _quantities(bom, "rack") == Counter(r.type_key for r in topo.racks.values())
     assert sum(_quantities(bom, "pdu").values()) == sum(r.rack_type.feeds for r in topo.racks.values())
+    # per rack, the quantities add up to the totals
+    per_rack: Counter[tuple[str, str]] = Counter()
+    for r in read_csv(example(name)[1][BOM_RACKS_CSV]):
+        per_rack[(r["category"], r["item"])] += int(r["quantity"])
+    totals: Counter[tuple[str, str]] = Counter()
+    for r in bom:
+        if r["category"] != "total":
+            totals[(r["category"], r["item"])] += int(r["quantity"])
+    assert per_rack == totals
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
-def test_transceivers_two_per_optical_link(name: str) -> None:
-    bom, cables = bom_table(name), cable_table(name)
-    optical = [r for r in cables if r["media"] in {"MMF", "SMF"}]
+def test_transceivers_one_per_occupied_cage(name: str) -> None:
+    topo, _ = example(name)
+    bom, links = bom_table(name), link_table(name)
+    optical = [r for r in links if r["media"] in {"MMF", "SMF"}]
     lines = [r for r in bom if r["category"] == "transceiver"]
     assert optical, "the examples all have optical links"
-    assert sum(int(r["link_ends"]) for r in lines) == 2 * len(optical)
     # modules: one per occupied cage (ib3/1 and ib3/2 share ib3; swp1s0..s3 share swp1)
     cages = {(r[f"{s}_device"], re.sub(r"(\d)(/\d+|s\d+)$", r"\1", r[f"{s}_port"])) for r in optical for s in "ab"}
-    assert sum(int(r["quantity"]) for r in lines) == len(cages)
-    for r in lines:
-        assert int(r["quantity"]) <= int(r["link_ends"])
+    assert sum(int(r["quantity"]) for r in lines) == len(cages) == len(topo.modules)
 
 
 def test_synthetic_three_tier_cluster_reconciles() -> None:
     topo, files = render_handoff(dgx_blueprint(96, tiers=3, scalable_unit=8))
-    rows = read_csv(files[CABLING_CSV])
+    links = read_csv(files[LINKS_CSV])
     bom = read_csv(files[BOM_CSV])
-    assert len(rows) == len(topo.links)
-    assert {r["tier"] for r in rows} >= {"node-leaf", "leaf-spine", "spine-core"}
-    assert sum(int(r["quantity"]) for r in bom if r["category"] == "cable") == len(topo.links)
-    optical = sum(1 for r in rows if r["media"] in {"MMF", "SMF"})
-    assert sum(int(r["link_ends"]) for r in bom if r["category"] == "transceiver") == 2 * optical
+    assert len(links) == len(topo.links)
+    assert {r["tier"] for r in links} >= {"node-leaf", "leaf-spine", "spine-core"}
+    assert sum(int(r["quantity"]) for r in bom if r["category"] == "cable") == sum(c.pieces for c in topo.cables)
+    assert all(link.cable >= 0 for link in topo.links)
 
 
 # --- lengths, by hand -------------------------------------------------------------------------------
 
 
 def _row(name: str, a: str, a_port: str) -> dict[str, str]:
-    return next(r for r in cable_table(name) if (r["a_device"], r["a_port"]) == (a, a_port))
+    return next(r for r in link_table(name) if (r["a_device"], r["a_port"]) == (a, a_port))
 
 
 def test_same_rack_length() -> None:
@@ -194,24 +235,30 @@ def test_same_rack_length() -> None:
     assert round(38.5 * U_METRES + 2 * END_ALLOWANCE_M + 1.0, 2) == 3.71
 
 
-def test_same_row_length() -> None:
+def test_same_row_length_and_a_breakout() -> None:
     # l40s-inference: inf001 (4U, U1, centre 2 U) in R01 to compute-leaf001 (2U, U40, centre 40 U) in R03,
     # 42U racks two positions apart at 0.6 m pitch: up (42-2) U = 1.778 m, down (42-40) U = 0.089 m,
     # 2 x 0.3 m tray rise, 2 x 0.6 m along the row, 2 x 0.5 m ends, 1.0 m slack = 5.67 m.
-    # 200G QSFP112 to OSFP: DAC reaches 3 m, ACC 3 m, AOC has no OSFP, so MMF; 5.67 m orders 7 m.
+    # 200G from a QSFP112 port to an SN5600 cage split 4 x 200G (2 lanes of 100G each): the 1:4 DAC
+    # (MCP7Y40) reaches 2 m, so optics: a twin-port MMA4Z00-NS in the switch cage, whose two MPOs each
+    # feed a 1:2 splitter fibre (MFP7E20) to two MMA1Z00-NS400 running 2 lanes (NVIDIA: 200G mode).
     row = _row("l40s-inference", "inf001", "ens1")
     assert (row["b_device"], row["b_rack"]) == ("compute-leaf001", "R03")
     assert float(row["run_length_m"]) == pytest.approx(5.67)
     assert (row["media"], row["length_class_m"]) == ("MMF", "7")
-    assert row["a_transceiver"] == "200G QSFP112 SR2"
-    assert row["label"] == "compute-00001"
+    assert (row["a_transceiver"], row["b_transceiver"]) == ("MMA1Z00-NS400", "MMA4Z00-NS")
+    assert row["label"] == "compute-00001/1"
+    cable = next(r for r in cable_table("l40s-inference") if r["label"] == "compute-00001")
+    assert (cable["product"], cable["part_number"], cable["links"]) == ("nvidia/mfp7e20", "MFP7E20-N007", "2")
+    assert cable["a_device"] == "compute-leaf001"  # the splitter's single end
 
 
 def test_across_rows_length() -> None:
     # h200-training-pod: gpu001 (8U, U1, centre 4 U) in A01 (row A, index 0) to compute-leaf001 (1U, U41,
     # centre 40.5 U) in N01 (row N, index 2), both first in their row: up 38 U, down 1.5 U (39.5 U = 1.756 m),
     # 0.6 m tray rise, 2 rows x 2.4 m pitch = 4.8 m, 1.0 m ends, 1.0 m slack = 9.16 m.
-    # 400G OSFP both ends: DAC 2 m, ACC 3 m too short, AOC has no OSFP: MMF, ordered at 10 m.
+    # 400G OSFP to a twin-port QM9700 cage: the splitter DAC (MCP7Y00) reaches 3 m: optics, a flat-top
+    # MMA4Z00-NS400 in the node and a finned MMA4Z00-NS in the switch, fibre MFP7E10 ordered at 10 m.
     topo, _ = example("h200-training-pod")
     row = _row("h200-training-pod", "gpu001", "ib1")
     assert (row["a_rack"], row["b_rack"], row["b_row"]) == ("A01", "N01", "N")
@@ -220,7 +267,7 @@ def test_across_rows_length() -> None:
     gpu, leaf = topo.devices["gpu001"], topo.devices["compute-leaf001"]
     by_hand = 39.5 * U_METRES + 2 * TRAY_RISE_M + 2 * 2.4 + 2 * END_ALLOWANCE_M + 1.0
     assert run_length_m(gpu, leaf, topo.racks["A01"], topo.racks["N01"], 0.6, 2.4, 1.0) == round(by_hand, 2)
-    assert row["b_transceiver"] == "800G OSFP 2x400G SR4 (twin-port)"
+    assert (row["a_transceiver"], row["b_transceiver"]) == ("MMA4Z00-NS400", "MMA4Z00-NS")
 
 
 # --- hostile text -----------------------------------------------------------------------------------
@@ -252,7 +299,7 @@ def _hostile() -> ValidBlueprint:
 def test_hostile_text_cannot_break_csv_or_markdown() -> None:
     _, files = render_handoff(_hostile())
     bom = read_csv(files[BOM_CSV])
-    assert all(len(r) == 6 and None not in r for r in bom)
+    assert all(len(r) == len(BOM_HEADER) and None not in r for r in bom)
     server = next(r for r in bom if r["item"] == "generic/l40s-4u-8gpu")
     assert server["description"] == "'@evil|<i> " + INJECTION
     assert server["quantity"] == "8"
@@ -276,7 +323,7 @@ def test_markdown_keeps_summaries_only_for_huge_clusters(monkeypatch: pytest.Mon
     monkeypatch.setattr(cabling_module, "MD_CABLE_LIMIT", 10)
     _, small = render_handoff(load_valid(Path("blueprints/l40s-inference.yaml")))
     assert "compute-00001" not in small[CABLING_MD]
-    assert "more than 10: this view keeps the summaries only" in small[CABLING_MD]
+    assert "more than 10 cables: this view keeps the summaries only" in small[CABLING_MD]
     assert small[CABLING_CSV] == files[CABLING_CSV]  # the CSV stays complete
 
 

@@ -1,7 +1,19 @@
 """The hardware catalog: built-in entries plus the user's catalog files."""
 
 from .loader import BUILTIN_FILES, Catalog, load_catalog
-from .models import GPU, NIC, CableMedia, Equipment, ModelShapeEntry, PortGroup, RackType, Server, Sourced, Switch
+from .models import (
+    GPU,
+    NIC,
+    CableMedia,
+    Equipment,
+    ModelShapeEntry,
+    PortGroup,
+    RackType,
+    Server,
+    Sourced,
+    Switch,
+    Transceiver,
+)
 
 __all__ = [
     "BUILTIN_FILES",
@@ -16,5 +28,6 @@ __all__ = [
     "Server",
     "Sourced",
     "Switch",
+    "Transceiver",
     "load_catalog",
 ]

@@ -30,6 +30,7 @@ BUILTIN_FILES = (
     "equipment.yaml",
     "racks.yaml",
     "cables.yaml",
+    "optics.yaml",
     "models.yaml",
 )
 

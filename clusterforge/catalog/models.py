@@ -102,6 +102,9 @@ class PortGroup(Strict):
     """'vpi' ports run InfiniBand or Ethernet."""
     nic: CatalogKey | None = None
     """Catalog key of the NIC behind these ports, if any."""
+    lane_gbps: Annotated[int, Field(ge=1, le=400)] | None = None
+    """Fastest electrical lane rate of the ports (200 for XDR); left out, the cage type's (100 for OSFP and
+    QSFP112, 50 for QSFP56, 25 for QSFP28/SFP28)."""
     devices: list[str] | None = None
     """OS RDMA device name of each port, in port order (e.g. mlx5_0), where the vendor documents them."""
 
@@ -126,7 +129,14 @@ class PortGroup(Strict):
 _REDUNDANCY = re.compile(r"(\d{1,2})\+(\d{1,2})")
 
 
+Airflow = Literal["p2c", "c2p", "front-to-rear", "rear-to-front"]
+"""P2C: in at the power-supply side, out at the port (connector) side; C2P the reverse (switches).
+Servers: front-to-rear (the usual) or rear-to-front."""
+
+
 class PSUs(Strict):
+    part_numbers: dict[Airflow, Label] = Field(default_factory=dict)
+    """Spare PSU part number by airflow direction, where known."""
     count: Count
     rating_w: PositiveFloat
     """Output rating of one PSU."""
@@ -243,6 +253,8 @@ class Device(Sourced):
     cooling: Cooling = Cooling(method="air")
     depth_mm: PositiveFloat | None = None
     ports: list[PortGroup] = Field(default_factory=list)
+    airflow: dict[Airflow, Label] = Field(default_factory=dict)
+    """Orderable part number by airflow direction (a switch comes as P2C and C2P parts); empty when unknown."""
 
     def port_groups(self, role: PortRole) -> list[PortGroup]:
         return [group for group in self.ports if group.role == role]
@@ -330,22 +342,81 @@ class RackType(Sourced):
     fixed_devices: list[FixedDevice] = Field(default_factory=list)
 
 
+Top = Literal["finned", "flat", "any"]
+"""OSFP plug top: finned (integrated heat sink) for air-cooled switch cages, flat (riding heat sink) for
+adapters and liquid-cooled switches; other form factors have one shape ('any')."""
+FibreConnector = Literal["mpo-12/apc", "mpo-12/upc", "lc"]
+LaneCount = Annotated[int, Field(ge=1, le=8)]
+
+
+class CableEnd(Strict):
+    """One plug of a cable: what it plugs into and how many electrical lanes it carries."""
+
+    connector: Cage | FibreConnector
+    lanes: LaneCount
+    """Electrical lanes of the plug (8 for a twin-port OSFP, 4 for QSFP, 1 for SFP); fibres: lanes per leg."""
+    top: Top = "any"
+
+
 class CableMedia(Sourced):
-    """A kind of cable or optical link, with how far it reaches at each speed and the lengths it is sold in."""
+    """A cable product: copper (DAC, ACC), active optical (AOC), twisted pair, or the fibre between two
+    transceivers, with the lane rates it carries, its plugs, its reach and the lengths it is sold in."""
 
     kind: Literal["media"] = "media"
     label: Label
-    """Short name used in cabling plans: DAC, ACC, AOC, MMF, SMF, Cat6a."""
+    """Media class used in cabling plans: DAC, ACC, AOC, MMF, SMF, Cat6a."""
     preference: int = Field(ge=0, le=100)
-    """Lower is preferred (cheaper, lower power) when several media reach."""
-    cages: list[Cage]
-    """Port cages the media plugs into."""
-    reach_m: dict[Annotated[int, PydanticStrict(False)], PositiveFloat]
-    """Longest supported run in metres, by link speed in Gb/s."""
-    length_classes_m: list[PositiveFloat]
-    """Lengths the cable is ordered in, ascending; fibre runs use patch cords of these lengths."""
+    """Lower is preferred (cheaper, lower power) when several products reach."""
+    lane_gbps: list[Annotated[int, Field(ge=1, le=400)]] = Field(min_length=1)
+    """Electrical lane rates the product carries (100 = 100G-PAM4)."""
+    a: CableEnd
+    b: CableEnd
+    legs: Annotated[int, Field(ge=1, le=8)] = 1
+    """Plugs at the b end: 1 for a straight cable, 2 or 4 for a splitter (breakout) cable."""
+    reach_m: PositiveFloat
+    """Longest supported run in metres."""
+    length_classes_m: list[PositiveFloat] = Field(min_length=1)
+    """Lengths the product is ordered in, ascending."""
+    part_numbers: dict[Label, Label] = Field(default_factory=dict)
+    """Vendor part number by length in metres, written as text ("0.5": MCP4Y10-N00A)."""
     transceiver: bool = False
-    """True when each end needs a transceiver (optics plus fibre)."""
+    """True for a fibre: each end needs a transceiver (see `optics`)."""
+    fibre: Literal["mmf", "smf"] | None = None
+
+    @model_validator(mode="after")
+    def _check_lengths(self) -> CableMedia:
+        if self.length_classes_m != sorted(self.length_classes_m):
+            raise ValueError("length_classes_m must be ascending")
+        lengths = {f"{length:g}" for length in self.length_classes_m}
+        unknown = sorted(set(self.part_numbers) - lengths)
+        if unknown:
+            raise ValueError(f"part_numbers lists lengths {unknown} that are not in length_classes_m")
+        return self
+
+    def part_number(self, length_m: float) -> str:
+        return self.part_numbers.get(f"{length_m:g}", "")
+
+
+class Transceiver(Sourced):
+    """A pluggable optical module: its cage, top, lanes and lane rate, and the fibre it takes."""
+
+    kind: Literal["optic"] = "optic"
+    part_number: Label
+    cage: Cage
+    top: Top = "any"
+    lanes: LaneCount
+    """Electrical (= optical) lanes of the module."""
+    lane_gbps: Annotated[int, Field(ge=1, le=400)]
+    optical_ports: Annotated[int, Field(ge=1, le=2)] = 1
+    """Fibre connectors on the module: 2 for a twin-port OSFP (two MPO-12)."""
+    connector: FibreConnector
+    fibre: Literal["mmf", "smf"]
+    reach_m: PositiveFloat
+    max_power_w: PositiveFloat | None = None
+
+    @property
+    def lanes_per_port(self) -> int:
+        return self.lanes // self.optical_ports
 
 
 class ModelShapeEntry(Sourced, ModelShapeFields):
@@ -362,5 +433,6 @@ ENTRY_TYPES: dict[str, type[Sourced]] = {
     "equipment": Equipment,
     "racks": RackType,
     "cables": CableMedia,
+    "optics": Transceiver,
     "models": ModelShapeEntry,
 }

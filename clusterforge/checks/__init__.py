@@ -9,6 +9,7 @@ from .. import codes
 from ..errors import Finding, Severity, sorted_findings
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
+from .airflow import check_airflow
 from .context import CheckContext
 from .cooling import check_rack_cooling, check_row_and_hall_cooling
 from .fabric_use import check_idle_switches, check_leaf_up_over_down, check_planes
@@ -32,6 +33,7 @@ CHECKS: tuple[Check, ...] = (
     check_power_shelves,
     check_rack_cooling,
     check_row_and_hall_cooling,
+    check_airflow,
     check_switch_radix,
     check_oversubscription,
     check_idle_switches,

@@ -12,6 +12,7 @@ from .context import ExpandContext
 from .fabric import build_fabrics
 from .nvlink import build_domains
 from .oob import build_oob
+from .outlets import assign_outlets
 from .placement import place_nodes, place_racks
 from .topology import Topology
 
@@ -26,6 +27,7 @@ EXPANDERS: tuple[Expander, ...] = (
     build_fabrics,
     build_oob,  # after every switch is placed: their management ports are wired too
     cable_links,  # after all links exist and every device has its rack and U
+    assign_outlets,
     assign_addresses,
 )
 

@@ -84,6 +84,47 @@ class Link:
     """Cable media class, e.g. 'DAC', 'AOC', 'MMF', 'SMF', 'Cat6a'."""
     length_class_m: float = 0.0
     """Length the cable is ordered in (the next length class up)."""
+    cable: int = -1
+    """Index in `Topology.cables` of the physical cable that carries the link (-1: not cabled)."""
+    a_module: str = ""
+    """Catalog key of the transceiver in the A end's cage, for a link over fibre ('' otherwise)."""
+    b_module: str = ""
+
+
+@dataclass(slots=True)
+class Cable:
+    """One physical cable: a straight cable carries one link, a twin-port cable or a splitter several
+    (each link its own leg or sub-port), a fibre between two transceivers one link or, split, two."""
+
+    links: list[int]
+    """Indexes in `Topology.links`, in leg order."""
+    product: str
+    """Catalog key of the cable product (cables section)."""
+    media: str
+    """The product's media class: DAC, ACC, AOC, MMF, SMF, Cat6a."""
+    length_class_m: float
+    run_m: float
+    """The longest run of its links (legs of a splitter are ordered as long as the longest)."""
+    part_number: str = ""
+    pieces: int = 1
+    """Fibres of this kind one link needs (an 800G link over a twin-port module's two MPOs takes 2)."""
+    hub_is_b: bool = False
+    """A splitter whose single plug is at its links' B end (a switch cage split to several nodes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outlet:
+    """One PSU's place on a rack PDU."""
+
+    rack: str
+    device: str
+    psu: int
+    """PSU number in the device, from 1."""
+    feed: str
+    """Feed letter: A, B, ..."""
+    pdu: str
+    outlet: int
+    """Outlet number on the PDU, from 1, bottom-up by U."""
 
 
 @dataclass(slots=True)
@@ -136,6 +177,12 @@ class Topology:
         self.racks: dict[str, Rack] = {}
         self.devices: dict[str, Device] = {}
         self.links: list[Link] = []
+        self.cables: list[Cable] = []
+        """Physical cables, made by the cabling expander; each link names its cable."""
+        self.outlets: list[Outlet] = []
+        """Every racked PSU on its PDU outlet."""
+        self.modules: dict[tuple[str, str], str] = {}
+        """(device, cage) -> catalog key of the transceiver in that cage, for links over fibre."""
         self.domains: list[NvlinkDomain] = []
         self.fabrics: dict[str, FabricSummary] = {}
         self.addresses: dict[str, dict[str, IPv4Address]] = defaultdict(dict)

@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 from .base import CatalogKey, Fraction, Identifier, Label, Strict, Text
 from .fabric import Fabric
 from .nodes import NodeGroup, renamed_role
+from .procurement import Procurement
 from .site import Floor, Site
 from .slurm import Slurm
 from .workload import Prices, Workload
@@ -80,6 +81,8 @@ class Blueprint(Strict):
     """GPU-hour or capex and electricity prices, for cost per million tokens and per training run."""
     power: PowerPlanning = PowerPlanning()
     """Power planning factors."""
+    procurement: Procurement = Procurement()
+    """Spares policy, the site's price list and PDU outlets, for the bill of materials."""
     suppress: list[Suppression] = Field(default_factory=list)
     """Findings accepted with a written reason."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -62,5 +62,12 @@ class Floor(Strict):
     """Centre-to-centre distance between rows (rack depth plus aisle)."""
     cable_slack_m: float = Field(default=1.0, ge=0, le=20)
     """Slack added to every cable run for service loops."""
+    cable_tray_m: float = Field(default=0.3, ge=0, le=5)
+    """Height of the overhead cable tray above the rack tops: a run between racks climbs it at each end."""
+    rack_entry_m: float = Field(default=0.5, ge=0, le=5)
+    """Routing inside the rack at each end, from the cable manager to the port."""
+    switch_ports_face: Literal["hot-aisle", "cold-aisle"] = "hot-aisle"
+    """Which aisle the switches' ports face (racks face the cold aisle with their fronts): ports to the hot
+    aisle take power-to-connector (P2C) airflow, ports to the cold aisle connector-to-power (C2P)."""
     rows: list[Row] = Field(min_length=1, max_length=200)
     """Rows of racks, in floor order."""

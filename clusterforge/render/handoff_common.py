@@ -14,14 +14,14 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain, repeat
+from itertools import repeat
 from operator import add, attrgetter, mul
 from typing import Any, TypeVar
 
 from ..expand.topology import Link, Topology
 from ..validate import ValidBlueprint
 from .context import RenderContext
-from .link_parts import LinkKinds, LinkParts
+from .link_parts import LinkKinds, LinkParts, link_products
 
 TIER_ORDER = {"node-leaf": 0, "leaf-spine": 1, "spine-core": 2, "oob-uplink": 3, "oob": 4, "mgmt": 5}
 OTHER_TIER = 9
@@ -177,9 +177,11 @@ class CableTable:
     """The topology's links, in the topology's order."""
     order: list[int]
     """Plan order: the index in `links` of each cable."""
-    numbers: list[str]
-    """Each cable's number in its fabric, from 1, zero-padded to the widest count (five digits at least):
-    its label is `<fabric>-<number>`."""
+    link_labels: list[str]
+    """Each link's label, in plan order: its cable's `<fabric>-<number>` (numbered from 1 per fabric in plan
+    order, zero-padded to five digits at least), with `/<leg>` when the cable carries several links."""
+    cable_labels: dict[int, str]
+    """Each cable's label, by its index in `Topology.cables`, in plan order."""
     a: list[Place]
     b: list[Place]
     parts: list[LinkParts]
@@ -187,6 +189,9 @@ class CableTable:
     """Cables per fabric, in plan order: a fabric's cables are consecutive."""
     devices: int
     """Devices in the topology: every Place's number is below it."""
+    places: dict[str, Place]
+    """Every device's Place, by name."""
+    kinds: LinkKinds
     _columns: dict[str, list[Any]] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
@@ -210,9 +215,7 @@ class CableTable:
             start += count
 
     def labels(self) -> list[str]:
-        return [
-            label for fabric, cables in self.segments() for label in map(f"{fabric}-".__add__, self.numbers[cables])
-        ]
+        return self.link_labels
 
     def rows(self) -> Iterator[CableRow]:
         links: list[Link] = in_order(self.links.source, self.order)
@@ -223,11 +226,25 @@ def in_order(values: list[K], order: list[int]) -> list[K]:
     return list(map(values.__getitem__, order))
 
 
-def _numbers(fabrics: dict[str, int]) -> list[str]:
-    """Cable numbers, counting from 1 within each fabric, zero-padded to the widest count (five digits at least)."""
+def _labels(topo: Topology, order: list[int], fabrics: dict[str, int]) -> tuple[list[str], dict[int, str]]:
+    """Link labels in plan order and cable labels: a cable is numbered in its fabric when its first link
+    comes; a link with no cable (CF-CABLE-002) takes a number of its own."""
     width = max([5, *(len(str(n)) for n in fabrics.values())])
-    numbers = list(map(str.zfill, map(str, range(1, max(fabrics.values(), default=0) + 1)), repeat(width)))
-    return list(chain.from_iterable(numbers[:count] for count in fabrics.values()))
+    leg_of = {i: leg for cable in topo.cables if len(cable.links) > 1 for leg, i in enumerate(cable.links, 1)}
+    numbers: dict[str, int] = {}
+    cable_labels: dict[int, str] = {}
+    link_labels: list[str] = []
+    for index in order:
+        link = topo.links[index]
+        label = cable_labels.get(link.cable, "") if link.cable >= 0 else ""
+        if not label:
+            numbers[link.fabric] = numbers.get(link.fabric, 0) + 1
+            label = f"{link.fabric}-{numbers[link.fabric]:0{width}d}"
+            if link.cable >= 0:
+                cable_labels[link.cable] = label
+        leg = leg_of.get(index)
+        link_labels.append(label if leg is None else f"{label}/{leg}")
+    return link_labels, cable_labels
 
 
 def cable_table(valid: ValidBlueprint, topo: Topology) -> CableTable:
@@ -239,25 +256,24 @@ def cable_table(valid: ValidBlueprint, topo: Topology) -> CableTable:
     a = list(map(places.__getitem__, links["a"]))
     b = list(map(places.__getitem__, links["b"]))
     kinds = zip(
-        column(a, "model"),
-        links["a_port"],
-        column(b, "model"),
-        links["b_port"],
-        links["speed_gbps"],
-        links["media"],
-        strict=True,
+        links["speed_gbps"], links["media"], link_products(topo), links["a_module"], links["b_module"], strict=True
     )
-    parts = list(map(LinkKinds(valid).__getitem__, kinds))
+    link_kinds = LinkKinds(valid)
+    parts = list(map(link_kinds.__getitem__, kinds))
     fabrics = Counter(in_order(links["fabric"], order))
+    link_labels, cable_labels = _labels(topo, order, fabrics)
     return CableTable(
         links=links,
         order=order,
-        numbers=_numbers(fabrics),
+        link_labels=link_labels,
+        cable_labels=cable_labels,
         a=in_order(a, order),
         b=in_order(b, order),
         parts=in_order(parts, order),
         fabrics=dict(fabrics),
         devices=len(places),
+        places=places,
+        kinds=link_kinds,
     )
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..catalog import CableMedia, Server, Sourced
+from ..catalog import Server, Sourced
 from ..catalog.models import Device as CatalogDevice
 from ..errors import Finding
 from ..expand.topology import Topology
@@ -219,7 +219,8 @@ def _findings(ctx: RenderContext, findings: list[Finding]) -> list[dict[str, Any
 
 
 def used_catalog_keys(valid: ValidBlueprint, topo: Topology) -> list[str]:
-    """Catalog entries the expanded cluster uses: devices, their GPUs and NICs, rack types, cable media."""
+    """Catalog entries the expanded cluster uses: devices, their GPUs and NICs, rack types, the cable products
+    and transceivers of its cables."""
     catalog = valid.catalog
     keys = {d.model for d in topo.devices.values()} | {r.type_key for r in topo.racks.values()}
     for key in list(keys):
@@ -228,8 +229,7 @@ def used_catalog_keys(valid: ValidBlueprint, topo: Topology) -> list[str]:
             keys.add(entry.gpus.model)
         if isinstance(entry, CatalogDevice):
             keys |= {g.nic for g in entry.ports if g.nic}
-    media = {link.media for link in topo.links if link.media}
-    keys |= {k for k, e in catalog.entries.items() if isinstance(e, CableMedia) and e.label in media}
+    keys |= {cable.product for cable in topo.cables} | set(topo.modules.values())
     return sorted(k for k in keys if k in catalog.entries)
 
 

@@ -1,0 +1,25 @@
+"""What purchasing needs beyond the topology: spares, the site's price list, PDU outlets."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from .base import Label, Strict
+
+PartClass = Literal["server", "switch", "transceiver", "cable", "psu", "pdu", "rack"]
+Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class Procurement(Strict):
+    spares: dict[PartClass, Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=dict)
+    """Spares to order per part class, as a share of the installed quantity of each part, rounded up
+    (`{cable: 0.05, transceiver: 0.05, psu: 0.02}`); a class left out gets none."""
+    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
+    """ISO 4217 code of the price list."""
+    price_list: dict[Label, Price] = Field(default_factory=dict, max_length=10_000)
+    """Unit price by vendor part number or catalog key; the BOM prices what it lists and totals it. Keep the
+    site's list in a file of its own and `include` it."""
+    pdu_outlets: Annotated[int, Field(ge=1, le=96)] = 48
+    """Outlets of one rack PDU; a feed whose PSUs need more is a CF-POWER-007 warning."""

@@ -1,0 +1,232 @@
+"""Physical cables and their parts: hand-checked counts for every example, a twin-port cable, a splitter,
+a breakout over splitter fibres, ends that cannot meet and a run no part reaches.
+
+The parts and their limits are NVIDIA LinkX figures from the catalog (clusterforge/catalog/data/cables.yaml
+and optics.yaml, each with its source): passive twin-port DAC to 2 m, splitter DAC to 3 m, active copper
+at 4 and 5 m, NDR multimode optics to 50 m, single-mode DR to 100 m.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from factories import valid_from
+
+from clusterforge import codes
+from clusterforge.catalog import load_catalog
+from clusterforge.errors import BlueprintError, Finding
+from clusterforge.expand import expand
+from clusterforge.expand.cable_parts import PartFinder
+from clusterforge.expand.cages import EndSpec, cage_and_slot
+from clusterforge.expand.topology import Topology
+from clusterforge.pipeline import load_valid
+
+
+@cache
+def example(name: str) -> tuple[Topology, list[Finding]]:
+    return expand(load_valid(Path("blueprints") / f"{name}.yaml"))
+
+
+def cables_by(topo: Topology) -> Counter[tuple[str, str, str, int]]:
+    """Cables by fabric, tier, product and links carried."""
+    out: Counter[tuple[str, str, str, int]] = Counter()
+    for cable in topo.cables:
+        link = topo.links[cable.links[0]]
+        out[(link.fabric, link.tier, cable.product, len(cable.links))] += cable.pieces
+    return out
+
+
+def test_h200_pod_cables_by_hand() -> None:
+    """31 HGX H200 nodes and 2 UFM hosts on 8 rail leaves and 4 spines (QM9700), storage on one SN5600,
+    in-band on one SN4600C, a 1G OOB switch per rack (14)."""
+    topo, _ = example("h200-training-pod")
+    assert cables_by(topo) == {
+        # 256 leaf-spine links: each leaf cage's two ports go to one spine cage (2 x 400G), so 128
+        # twin-port cables; the leaf (N01) and spine racks are 2.5 m apart, over the 2 m passive DAC: ACC.
+        ("compute", "leaf-spine", "nvidia/mca4j80", 2): 128,
+        # 31 x 8 + 2 = 250 node ports, 7-15 m to the leaves: one MPO fibre each.
+        ("compute", "node-leaf", "nvidia/mfp7e10", 1): 250,
+        # storage: 31 x 2 400G QSFP112 ports, one fibre each; 4 storage + 2 login hosts x 2 100G QSFP56
+        # ports = 12, at 2 x 50G on a 4-way split SN5600 cage: 6 1:2 splitter fibres.
+        ("storage", "node-leaf", "nvidia/mfp7e10", 1): 62,
+        ("storage", "node-leaf", "generic/om4-mpo12-upc-splitter", 2): 6,
+        # in-band: 84 25G SFP28 ports, two per QSFP28 cage of the SN4600C: 42 4-way AOC splitters (2 legs used).
+        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 42,
+        # 14 OOB switch uplinks (100G QSFP28): 3 within DAC reach, 11 AOC.
+        ("oob", "oob-uplink", "nvidia/mcp1600", 1): 3,
+        ("oob", "oob-uplink", "nvidia/mfa1a00", 1): 11,
+        ("oob", "oob", "generic/cat6a", 1): 56,
+    }
+    assert sum(c.pieces for c in topo.cables) == 558
+    modules = Counter(topo.modules.values())
+    # switch cages: 8 leaves x 16 cages of node ports (6 leaves have 31 ports, 2 have 32) + 31 SN5600 cages
+    assert modules["nvidia/mma4z00-ns"] == 8 * 16 + 31
+    assert modules["nvidia/mma4z00-ns400"] == 250  # one flat-top module per node port
+    assert modules["nvidia/mma1z00-ns400"] == 62
+    assert (modules["nvidia/mma1t00-vs"], modules["generic/osfp-400g-2xsr4"]) == (12, 3)
+
+
+def test_gb200_cables_by_hand() -> None:
+    """72 GB200 trays x 4 compute ports + 1 UFM on 20 QM9700; SN5600 storage and in-band leaf/spine."""
+    topo, findings = example("gb200-nvl72")
+    got = cables_by(topo)
+    assert got[("compute", "leaf-spine", "nvidia/mca4j80", 2)] == 384 // 2
+    assert got[("compute", "node-leaf", "nvidia/mfp7e10", 1)] == 72 * 4 + 1
+    assert got[("storage", "node-leaf", "nvidia/mfp7e10", 1)] == 72 * 2
+    assert got[("inband", "node-leaf", "nvidia/mfp7e10", 1)] == 72 * 2
+    assert got[("storage", "leaf-spine", "nvidia/mca4j80", 1)] == 42  # 800G, one link per cable
+    assert got[("inband", "leaf-spine", "nvidia/mca4j80", 1)] == 26
+    assert got[("oob", "oob", "generic/cat6a", 1)] == 111
+    # 25G SFP28 hosts and the 100G QSFP28 uplinks of the OOB switches on 4-way split SN5600 cages: no part
+    uncabled = [link for link in topo.links if link.cable < 0]
+    assert len(uncabled) == 17
+    assert {(link.fabric, link.speed_gbps) for link in uncabled} == {("inband", 25), ("oob", 100)}
+    assert sum(1 for f in findings if f.code == codes.ENDS_CANNOT_MEET) == 3
+
+
+def test_l40s_cables_by_hand() -> None:
+    """8 L40S servers x 4 200G ports on one SN5600 split 4 x 200G: 32 links, 16 splitter fibres."""
+    topo, _ = example("l40s-inference")
+    assert cables_by(topo) == {
+        ("compute", "node-leaf", "nvidia/mfp7e20", 2): 16,
+        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 10,
+        ("oob", "oob", "generic/cat6a", 1): 12,
+    }
+    assert Counter(topo.modules.values()) == {"nvidia/mma1z00-ns400": 32, "nvidia/mma4z00-ns": 8}
+
+
+# --- shapes -----------------------------------------------------------------------------------------
+
+
+def one_rack(nodes: int, model: str = "generic/cpu-1u-ndr", **floor: Any) -> dict[str, Any]:
+    """`nodes` hosts with one NDR port and one QM9700 leaf in the same rack."""
+    return {
+        "version": 1,
+        "name": "shapes",
+        "site": {"name": "lab"},
+        "floor": {"rows": [{"name": "A", "racks": 1, "rack_type": "generic/air-42u-40kw"}], **floor},
+        "node_groups": [{"name": "n", "model": model, "count": nodes, "role": "compute"}],
+        "fabrics": {
+            "compute": {
+                "kind": "compute",
+                "technology": "infiniband",
+                "topology": "fat-tree",
+                "leaf": "nvidia/qm9700",
+                "node_groups": ["n"],
+                "ipv4_pool": "10.0.0.0/24",
+                "switch_racks": ["A01"],
+            }
+        },
+    }
+
+
+def test_splitter_dac_in_one_rack() -> None:
+    """Two 400G hosts on the two ports of one twin-port leaf cage, within 3 m: one MCP7Y00 splitter DAC
+    (finned twin-port plug in the switch, two flat-top 400G plugs in the hosts), no transceivers.
+    U1 and U2 to the leaf at U41: 40 U (1.78 m) + 2 x 0.5 m in the rack, no slack: 2.78 m, ordered at 3 m."""
+    topo, _ = expand(valid_from(one_rack(2, cable_slack_m=0)))
+    cables = [c for c in topo.cables if c.media != "Cat6a"]
+    assert len(cables) == 1
+    (cable,) = cables
+    assert (cable.product, len(cable.links), cable.hub_is_b) == ("nvidia/mcp7y00", 2, True)
+    assert (cable.run_m, cable.length_class_m, cable.part_number) == (2.78, 3, "MCP7Y00-N003")
+    assert not topo.modules
+
+
+def test_twin_port_host_cage_takes_a_flat_twin_module() -> None:
+    """A DGX H100's OSFP cage holds two ConnectX-7 ports going to two rail leaves: no cable can carry
+    both, so the cage takes a flat-top twin-port module, one MPO fibre per port."""
+    from factories import dgx_blueprint
+
+    topo, _ = expand(dgx_blueprint(8))
+    node = next(d for d in topo.devices.values() if d.kind == "node")
+    modules = {cage: key for (device, cage), key in topo.modules.items() if device == node.name}
+    assert set(modules.values()) == {"nvidia/mma4z00-ns-flt"} and len(modules) == 4  # 8 ports, 4 cages
+
+
+def test_cage_and_slot_from_port_names() -> None:
+    assert cage_and_slot("ib3/2", "ib", 2, 1) == (3, 1)  # twin-port switch port
+    assert cage_and_slot("swp2s3", "swp", 1, 4) == (2, 3)  # 4-way split
+    assert cage_and_slot("ib5s1", "ib", 2, 2) == (3, 1)  # twin-port cage split again: native 5 is cage 3
+    assert cage_and_slot("ib4", "ib", 2, 1) == (2, 1)  # DGX: 8 ports in 4 cages
+    assert cage_and_slot("bmc", "bmc", 1, 1) == (1, 0)
+
+
+# --- ends that cannot meet, runs no part reaches -----------------------------------------------------
+
+QSFP28_100G = EndSpec("qsfp28", "flat", 4, 25, 1, True)
+"""An SN2201 uplink: 4 x 25G NRZ."""
+OSFP_4WAY = EndSpec("osfp", "finned", 2, 100, 4, True)
+"""A port of an 800G OSFP cage split four ways: two lanes of up to 100G."""
+
+
+def test_100g_qsfp28_against_a_4way_osfp_breakout_cannot_meet() -> None:
+    """The issue's pairing: a 100G QSFP28 SR4 (4 x 25G) against a 400G OSFP 4 x 100G breakout port
+    (1 x 100G or 2 x 50G): no lane rate in common, so neither copper nor optics link them."""
+    finder = PartFinder(load_catalog())
+    assert finder.common_lanes(QSFP28_100G, OSFP_4WAY, 100) == []
+    assert finder.optics(QSFP28_100G, OSFP_4WAY, 100) == []
+    assert finder.straight(QSFP28_100G, OSFP_4WAY, 100, 1) == []
+    assert finder.why_not(QSFP28_100G, OSFP_4WAY, 100) == (
+        "no common lane rate: QSFP28 runs 100G as 4 x 25G, OSFP, 4 ports per cage as 1 x 100G or 2 x 50G"
+    )
+    # two QSFP28 ends meet: copper to 5 m, the SR4 optic (MPO-12/UPC, 25G lanes) beyond
+    assert finder.straight(QSFP28_100G, QSFP28_100G, 100, 1)[0].key == "nvidia/mcp1600"
+    optic = finder.optics(QSFP28_100G, QSFP28_100G, 100)[0]
+    assert (optic.hub_module, optic.far_module, optic.fibre_key) == (
+        "nvidia/mma1b00-c100d",
+        "nvidia/mma1b00-c100d",
+        "generic/om4-mpo12-upc",
+    )
+
+
+def test_gb200_reports_the_impossible_pairing() -> None:
+    _, findings = example("gb200-nvl72")
+    finding = next(f for f in findings if f.code == codes.ENDS_CANNOT_MEET and "100G" in f.message)
+    assert finding.message.startswith(
+        "fabric 'oob': 7 100G links between nvidia/sn2201 (QSFP28) and nvidia/sn5600 (OSFP, 4 ports per cage) "
+        "cannot be cabled, no common lane rate: QSFP28 runs 100G as 4 x 25G"
+    )
+
+
+def test_a_run_beyond_every_part_is_an_error() -> None:
+    """A switch row 150 m from the nodes: over the 50 m of multimode NDR optics and the 100 m of the
+    single-mode DR4 (MMS4X00-NS400): CF-CABLE-001."""
+    data = one_rack(2)
+    data["floor"]["rows"].append({"name": "N", "racks": 1, "rack_type": "generic/air-42u-40kw"})
+    data["floor"]["row_pitch_mm"] = 150_000
+    data["fabrics"]["compute"]["switch_racks"] = ["N01"]
+    with pytest.raises(BlueprintError) as raised:
+        expand(valid_from(data))
+    assert {f.code for f in raised.value.findings} == {codes.NO_CABLE_REACHES}
+
+
+def test_a_long_run_takes_single_mode_optics() -> None:
+    """80 m: past multimode's 50 m, within the DR4's 100 m: MMS4X00-NS400 in the host, the twin-port
+    MMS4X00-NS in the switch, a single-mode MFP7E30 fibre."""
+    data = one_rack(2)
+    data["floor"]["rows"].append({"name": "N", "racks": 1, "rack_type": "generic/air-42u-40kw"})
+    data["floor"]["row_pitch_mm"] = 70_000
+    data["fabrics"]["compute"]["switch_racks"] = ["N01"]
+    topo, _ = expand(valid_from(data))
+    fibres = [c for c in topo.cables if c.media == "SMF"]
+    assert len(fibres) == 2 and {c.product for c in fibres} == {"nvidia/mfp7e30"}
+    assert 50 < fibres[0].run_m <= 100
+    assert set(topo.modules.values()) == {"nvidia/mms4x00-ns400", "nvidia/mms4x00-ns"}
+
+
+def test_path_parameters_set_the_length() -> None:
+    """The tray height and in-rack allowance come from the floor: a higher tray lengthens every run
+    between racks by twice the difference."""
+    base = one_rack(2)
+    base["floor"]["rows"].append({"name": "N", "racks": 1, "rack_type": "generic/air-42u-40kw"})
+    base["fabrics"]["compute"]["switch_racks"] = ["N01"]
+    low, _ = expand(valid_from(base))
+    base["floor"]["cable_tray_m"] = 1.3
+    high, _ = expand(valid_from(base))
+    pairs = zip(low.links, high.links, strict=True)
+    assert all(h.length_m == pytest.approx(lo.length_m + 2.0) for lo, h in pairs if lo.tier == "node-leaf")
