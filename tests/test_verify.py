@@ -78,8 +78,8 @@ def test_every_planted_miscabling_is_found(h200_folder: Path, tmp_path: Path) ->
         "A04 U17 gpu012 ib1 to N01 U40 compute-leaf002 ib6/2 (IB port 12)",
     ]
     assert "506 planned cables, 506 links discovered, 500 as planned, 5 problems" in result.stdout
-    # the cabling plan agrees with the labels and places verify names
-    csv = (REPO / "inventories" / "h200-training-pod" / "handoff" / "cabling.csv").read_text()
+    # the cabling plan (its per-link view) agrees with the labels and places verify names
+    csv = (REPO / "inventories" / "h200-training-pod" / "handoff" / "links.csv").read_text()
     assert '"compute-00035","compute","node-leaf",3,"A","A02",9,"gpu005","ib3"' in csv
     assert '"compute-00003","compute","node-leaf",3,"A","A01",1,"gpu001","ib3"' in csv
     assert '"compute-00011","compute","node-leaf",3,"A","A01",9,"gpu002","ib3"' in csv
@@ -149,7 +149,8 @@ def test_lldp_clean_and_miscabled(tmp_path: Path) -> None:
     clean = run_cli("verify", str(L40S), *[arg for f in files for arg in ("--lldp", f)])
     assert clean.returncode == 0, clean.stdout
     assert "LLDP of 3 hosts: 18 planned cables, 18 links discovered, 18 as planned, 0 problems" in clean.stdout
-    # planted: inf002's ens1 and ens2 exchanged at the host (one leaf serves all four ports: swapped, not a wrong
+    # labels: each 1:2 splitter fibre from an SN5600 cage's MPO carries two hosts' ports (inf001 ens3 and
+    # ens4 are legs 1 and 2 of compute-00002); planted: inf002's ens1 and ens2 exchanged at the host (one leaf serves all four ports: swapped, not a wrong
     # rail); inf003's ens4 unplugged; inf001's ens4 moved to a free leaf port (so its planned cable is missing
     # too); one merged file holds all three hosts
     bad = {host: dict(neighbours[host]) for host in hosts}
@@ -162,19 +163,20 @@ def test_lldp_clean_and_miscabled(tmp_path: Path) -> None:
     assert result.returncode == 1
     kinds = [line.split(":")[0] for line in result.stdout.splitlines() if line.startswith("error ")]
     assert kinds == ["error CF-VERIFY-001", "error CF-VERIFY-001", "error CF-VERIFY-003", "error CF-VERIFY-002"]
-    assert "missing cable compute-00004 (node-leaf, rail 4): R01 U1 inf001 ens4 to R03 U40 compute-leaf001" in (
-        result.stdout
-    )
-    assert "missing cable compute-00012 (node-leaf, rail 4): R01 U9 inf003 ens4 to R03 U40 compute-leaf001 swp3s3" in (
+    assert "missing cable compute-00002/2 (node-leaf, rail 4): R01 U1 inf001 ens4 to R03 U40 compute-leaf001" in (
         result.stdout
     )
     assert (
-        "swapped: cables compute-00005 and compute-00006 are exchanged at R03 U40 compute-leaf001 swp2s0 and swp2s1"
+        "missing cable compute-00006/2 (node-leaf, rail 4): R01 U9 inf003 ens4 to R03 U40 compute-leaf001 swp3s3"
+        in (result.stdout)
+    )
+    assert (
+        "swapped: cables compute-00003/1 and compute-00003/2 are exchanged at R03 U40 compute-leaf001 swp2s0 and swp2s1"
         in (result.stdout)
     )
     assert (
         "unexpected cable: R03 U40 compute-leaf001 swp60s0 to R01 U1 inf001 ens4 (inf001 ens4 should hold "
-        "compute-00004)" in result.stdout
+        "compute-00002/2)" in result.stdout
     )
 
 

@@ -53,13 +53,17 @@ def _fits(plug: CableEnd, end: EndSpec) -> bool:
 
 
 def _module_fits(module: Transceiver, end: EndSpec, rate: int, lanes: int) -> bool:
-    """A module for the cage: right cage and top, the lane rate, and lanes for every port the cage runs."""
+    """A module for the cage: right cage and top, the lane rate, and lanes for every port the cage runs; a
+    twin-port module only in a cage of two or more ports (a switch cage, a DGX's twin cage) or for a link
+    that needs all its lanes (800G)."""
     needed = min(end.ports_per_cage * lanes, CAGE_LANES.get(end.cage, lanes))
+    twin_ok = module.optical_ports == 1 or end.ports_per_cage > 1 or lanes == module.lanes
     return (
         module.cage == end.cage
         and module.top in ("any", end.top)
         and module.lane_gbps == rate
         and module.lanes >= needed
+        and twin_ok
     )
 
 
@@ -77,6 +81,7 @@ class PartFinder:
             ((k, m) for k in catalog.keys_of(Transceiver) if isinstance(m := catalog.entries[k], Transceiver)),
             key=lambda item: (item[1].lanes, item[0]),  # the smallest module that serves the cage first
         )
+        self.size = {key: (module.reach_m, module.lanes) for key, module in self.modules}
 
     @cache  # noqa: B019 - one finder per expansion
     def common_lanes(self, a: EndSpec, b: EndSpec, speed: float) -> list[Lane]:
@@ -129,10 +134,10 @@ class PartFinder:
                     part = self._fibre(hub_is_a, hub_key, hub_module, far_key, far_module, rate, lanes)
                     if part is not None:
                         out.append(part)
-        first: dict[tuple[str, str], OpticPart] = {}
-        for part in out:  # one pair of modules per fibre kind: the smallest modules
-            first.setdefault((part.fibre_key, str(part.legs)), part)
-        return sorted(first.values(), key=lambda p: (p.fibre.preference, -p.reach_m, p.fibre_key))
+        # multimode first, then the shortest reach that will do (the cheaper module), then the smallest modules
+        return sorted(
+            out, key=lambda p: (p.fibre.preference, p.reach_m, *self.size[p.hub_module], *self.size[p.far_module])
+        )
 
     def _fibre(
         self,
