@@ -149,10 +149,10 @@ def test_lldp_clean_and_miscabled(tmp_path: Path) -> None:
     clean = run_cli("verify", str(L40S), *[arg for f in files for arg in ("--lldp", f)])
     assert clean.returncode == 0, clean.stdout
     assert "LLDP of 3 hosts: 18 planned cables, 18 links discovered, 18 as planned, 0 problems" in clean.stdout
-    # labels: each 1:2 splitter fibre from an SN5600 cage's MPO carries two hosts' ports (inf001 ens3 and
-    # ens4 are legs 1 and 2 of compute-00002); planted: inf002's ens1 and ens2 exchanged at the host (one leaf serves all four ports: swapped, not a wrong
-    # rail); inf003's ens4 unplugged; inf001's ens4 moved to a free leaf port (so its planned cable is missing
-    # too); one merged file holds all three hosts
+    # labels: each 1:2 splitter fibre from an MPO of an SN5600 cage carries two ports (inf001 ens3 and ens4
+    # are legs 1 and 2 of compute-00002); planted: inf002's ens1 and ens2 exchanged at the host (one leaf
+    # serves all four ports: swapped, not a wrong rail); inf003's ens4 unplugged; inf001's ens4 moved to a
+    # free leaf port (so its planned cable is missing too); one merged file holds all three hosts
     bad = {host: dict(neighbours[host]) for host in hosts}
     bad["inf002"]["ens1"], bad["inf002"]["ens2"] = neighbours["inf002"]["ens2"], neighbours["inf002"]["ens1"]
     del bad["inf003"]["ens4"]
