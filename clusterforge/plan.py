@@ -47,6 +47,10 @@ class FabricPlan:
     bisection_tbps: float
     ports_used: dict[Tier, list[float]]
     """Per tier: [native data ports booked, native data ports], by the booking rule the port check uses."""
+    dual_homing: str = "none"
+    """'mlag' or 'evpn-mh' when nodes are dual-homed to leaf pairs, else 'none'."""
+    leaf_pairs: int = 0
+    """Leaf pairs of a dual-homed fabric."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,8 @@ def fabric_plan(topo: Topology, name: str, booked: dict[str, dict[str, tuple[flo
     tier_capacity: dict[str, float] = defaultdict(float)
     for link in topo.fabric_links(name):
         links[link.tier] += 1
+        if link.tier == "leaf-peer":  # MLAG peer links join a pair; they carry no node traffic up or down
+            continue
         tier_capacity[link.tier] += link.speed_gbps
         down[link.b] += link.speed_gbps
         up[link.a] += link.speed_gbps
@@ -174,11 +180,17 @@ def fabric_plan(topo: Topology, name: str, booked: dict[str, dict[str, tuple[flo
         uplinks_for=summary.uplinks_for,
         subnets=topo.switch_islands(name) if switches else 0,
         switches=switches,
-        links={tier: links[tier] for tier in (*LINK_TIERS, "oob", "oob-uplink") if links[tier]},
+        links={
+            tier: links[tier]
+            for tier in ("node-leaf", "leaf-peer", *LINK_TIERS[1:], "oob", "oob-uplink")
+            if links[tier]
+        },
         oversubscription=oversubscription,
         oversubscription_target=summary.oversubscription_target,
         bisection_tbps=round(min(crossing) / 2 / 1000, 3) if crossing else 0.0,
         ports_used=ports_used(topo, name, booked),
+        dual_homing=summary.dual_homing,
+        leaf_pairs=len({s.pair for s in topo.switches(name, "leaf") if s.pair is not None}),
     )
 
 
@@ -302,6 +314,9 @@ def _fabric_text(name: str, fabric: FabricPlan | OobPlan) -> list[str]:
     su = f"scalable unit {fabric.scalable_unit} nodes; " if fabric.scalable_unit else ""
     sized = "the planned downlinks" if fabric.uplinks_for == "planned" else "the ports in use"
     subnets = "" if fabric.subnets <= 1 else f"; {fabric.subnets} separate planes"
+    if fabric.leaf_pairs:
+        mode = "MLAG" if fabric.dual_homing == "mlag" else "EVPN multihoming"
+        subnets += f"; {fabric.leaf_pairs} leaf pair{'s' if fabric.leaf_pairs != 1 else ''} ({mode}), nodes dual-homed"
     return [
         f"  {name} ({fabric.kind}, {fabric.technology}, {fabric.topology}, "
         f"{fabric.tiers} tier{'s' if fabric.tiers != 1 else ''}{rails}): {fabric.nodes} nodes, "

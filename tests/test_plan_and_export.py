@@ -27,7 +27,7 @@ def test_plan_json_has_the_documented_keys(name: str) -> None:
     assert {"nodes", "gpus", "racks", "fabrics", "cables"} <= set(plan)
     for fabric in plan["fabrics"].values():
         assert set(fabric["switches"]) <= {"leaf", "spine", "core", "oob"}
-        assert set(fabric["links"]) <= {"node-leaf", "leaf-spine", "spine-core", "oob", "oob-uplink"}
+        assert set(fabric["links"]) <= {"node-leaf", "leaf-peer", "leaf-spine", "spine-core", "oob", "oob-uplink"}
     cabled = sum(n for by_length in plan["cables"].values() for n in by_length.values())
     links = sum(n for fabric in plan["fabrics"].values() for n in fabric["links"].values())
     # physical cables: a twin-port cable or a splitter carries several links
@@ -51,7 +51,12 @@ def test_plan_of_the_nvl72_system() -> None:
     plan = plan_of("gb200-nvl72.yaml")
     assert (plan["nodes"], plan["gpus"]) == (77, 288)
     assert plan["nvlink_domains"] == {"72": 4}
-    assert plan["fabrics"]["storage"]["oversubscription"]["leaf"] == 2.0
+    # storage: an EVPN-MH leaf pair, each leaf one port of each of 72 trays (400G) and 2 login nodes (100G);
+    # at 2:1 an SN5600 leaf is planned for 84 downlinks of 400G (42 cages + 21 uplinks of 800G <= 64), so
+    # 21 uplinks: 29,000 / 16,800 Gb/s = 1.726
+    storage = plan["fabrics"]["storage"]
+    assert (storage["leaf_pairs"], storage["dual_homing"], storage["links"]["leaf-spine"]) == (1, "evpn-mh", 42)
+    assert storage["oversubscription"]["leaf"] == 1.726
 
 
 def test_plan_text_reads_well() -> None:

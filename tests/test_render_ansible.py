@@ -187,7 +187,12 @@ def expected_installs(case: Case, host: str) -> dict[str, str]:
             wanted[paths.NCCL_TOPOLOGY_INSTALLED] = paths.nccl_topology(device.model)
     if case.topo.devices[host].kind == "node" and paths.netplan_rails(host) in case.files:
         wanted[paths.NETPLAN_RAILS_INSTALLED] = paths.netplan_rails(host)
-        wanted[paths.SYSCTL_RAILS_INSTALLED] = paths.SYSCTL_RAILS
+        network = yaml.safe_load(case.files[paths.netplan_rails(host)])["network"]
+        addressed = [
+            spec for kind in ("ethernets", "bonds") for spec in network.get(kind, {}).values() if "addresses" in spec
+        ]
+        if len(addressed) > 1:  # ARP sysctls where several interfaces share a host
+            wanted[paths.SYSCTL_RAILS_INSTALLED] = paths.SYSCTL_RAILS
     domain = case.topo.devices[host].nvlink_domain
     if domain is not None and paths.imex_nodes(domain) in case.files:
         wanted[paths.IMEX_NODES_INSTALLED] = paths.imex_nodes(domain)

@@ -16,8 +16,10 @@ import yaml
 from factories import dgx_blueprint
 from helpers import BLUEPRINTS
 
+from clusterforge import codes
+from clusterforge.checks import run_checks
 from clusterforge.expand import expand
-from clusterforge.expand.topology import Topology
+from clusterforge.expand.topology import LanSegment, Topology
 from clusterforge.pipeline import load_valid
 from clusterforge.render import RenderContext, paths
 from clusterforge.render.network import render_network
@@ -30,9 +32,15 @@ def _topo(path: Path) -> Topology:
 
 
 def _rails_of(files: dict[str, str], node: str) -> dict[str, dict[str, object]]:
+    """The node's addressed Ethernet interfaces (rail ports; bond members carry no address)."""
     doc = yaml.safe_load(files[paths.netplan_rails(node)])
-    ethernets: dict[str, dict[str, object]] = doc["network"]["ethernets"]
-    return ethernets
+    ethernets: dict[str, dict[str, object]] = doc["network"].get("ethernets", {})
+    return {port: spec for port, spec in ethernets.items() if "addresses" in spec}
+
+
+def _bonds_of(files: dict[str, str], node: str) -> dict[str, dict[str, object]]:
+    bonds: dict[str, dict[str, object]] = yaml.safe_load(files[paths.netplan_rails(node)])["network"].get("bonds", {})
+    return bonds
 
 
 @dataclass
@@ -62,7 +70,8 @@ def test_no_two_rails_of_a_host_share_a_subnet(example: Example) -> None:
     }
     assert compute_nodes and all(paths.netplan_rails(n) in files for n in compute_nodes)
     for node in sorted(compute_nodes):
-        interfaces = [ip_interface(str(a)) for port in _rails_of(files, node).values() for a in port["addresses"]]  # type: ignore[attr-defined]
+        specs = [*_rails_of(files, node).values(), *_bonds_of(files, node).values()]
+        interfaces = [ip_interface(str(a)) for spec in specs for a in spec["addresses"]]  # type: ignore[attr-defined]
         assert len(interfaces) >= 1
         for one, other in combinations(interfaces, 2):
             assert not one.network.overlaps(other.network), (node, one, other)
@@ -130,30 +139,47 @@ def _port(topo: Topology, node: str, rail: int) -> str:
     return next(link.a_port for link in topo.links_of(node) if link.tier == "node-leaf" and link.rail == rail)
 
 
+def _generate(root: Path, text: str) -> dict[str, configparser.ConfigParser]:
+    """netplan generate over one file; the systemd-networkd units it wrote, by file name."""
+    target = root / paths.NETPLAN_RAILS_INSTALLED.lstrip("/")
+    target.parent.mkdir(parents=True)
+    target.write_text(text, encoding="utf-8")
+    target.chmod(0o600)
+    run = subprocess.run([NETPLAN, "generate", "--root-dir", str(root)], capture_output=True, text=True, check=False)
+    assert run.returncode == 0 and "Error" not in run.stderr, run.stderr
+    units = {}
+    for path in (root / "run/systemd/network").glob("*"):
+        unit = configparser.ConfigParser(strict=False, interpolation=None)
+        unit.optionxform = str  # type: ignore[assignment,method-assign]
+        unit.read_string(path.read_text(encoding="utf-8"))
+        units[path.name] = unit
+    return units
+
+
 def test_netplan_generate_accepts_every_example(example: Example, tmp_path: Path) -> None:
     """The real netplan (Debian netplan.io) turns each sampled node's file into systemd-networkd units
-    with one Address= per rail port."""
+    with one Address= per rail port, and its storage and in-band ports into LACP bonds (802.3ad) with the
+    bond's address and the in-band default route."""
     topo, files = example.topo, example.files
     nodes = sorted(
         {path.rsplit("/", 1)[1].removesuffix(".yaml") for path in files if path.startswith("network/netplan/")}
     )
     sample = sorted({nodes[0], nodes[-1], *(n for n in nodes if topo.devices[n].role != "compute")})
+    bonds_seen = 0
     for node in sample:
-        root = tmp_path / node
-        target = root / paths.NETPLAN_RAILS_INSTALLED.lstrip("/")
-        target.parent.mkdir(parents=True)
-        target.write_text(files[paths.netplan_rails(node)], encoding="utf-8")
-        target.chmod(0o600)
-        run = subprocess.run(
-            [NETPLAN, "generate", "--root-dir", str(root)], capture_output=True, text=True, check=False
-        )
-        assert run.returncode == 0 and "Error" not in run.stderr, run.stderr
-        units = {p.name: p.read_text(encoding="utf-8") for p in (root / "run/systemd/network").glob("*.network")}
+        units = _generate(tmp_path / node, files[paths.netplan_rails(node)])
         for port, spec in _rails_of(files, node).items():
-            unit = configparser.ConfigParser(strict=False)
-            unit.read_string(units[f"10-netplan-{port}.network"])
+            unit = units[f"10-netplan-{port}.network"]
             assert unit["Match"]["Name"] == port
             assert unit["Network"]["Address"] == spec["addresses"][0]  # type: ignore[index]
+        for name, spec in _bonds_of(files, node).items():
+            bonds_seen += 1
+            assert units[f"10-netplan-{name}.netdev"]["Bond"]["Mode"] == "802.3ad"
+            assert units[f"10-netplan-{name}.network"]["Network"]["Address"] == spec["addresses"][0]  # type: ignore[index]
+            for member in spec["interfaces"]:  # type: ignore[attr-defined]
+                assert units[f"10-netplan-{member}.network"]["Network"]["Bond"] == name
+            assert ("Route" in units[f"10-netplan-{name}.network"]) == (name == "bond0")
+    assert bonds_seen >= len(sample)
 
 
 def test_bad_rail_file_is_refused_by_netplan(tmp_path: Path) -> None:
@@ -166,3 +192,73 @@ def test_bad_rail_file_is_refused_by_netplan(tmp_path: Path) -> None:
         [NETPLAN, "generate", "--root-dir", str(tmp_path)], capture_output=True, text=True, check=False
     )
     assert run.returncode != 0
+
+
+def test_per_port_rails_by_hand(tmp_path: Path) -> None:
+    """rail_addressing: per-port on 64 DGX over RoCE: 10.0.0.0/8 in 8 rail blocks of /11; rail 3 is
+    10.64.0.0/11, its k-th port the /31 10.64.0.(2k), the leaf the even address, the host the odd one.
+    netplan writes the /31, the route to the rail block via the leaf, and a policy table per port."""
+    valid = dgx_blueprint(
+        64,
+        technology="ethernet",
+        leaf="nvidia/sn5600",
+        spine="nvidia/sn5600",
+        core=None,
+        tiers=2,
+        scalable_unit=32,
+        rail_addressing="per-port",
+    )
+    topo, findings = expand(valid)
+    port = _port(topo, "gpu002", 3)
+    segment = topo.segments["compute"][f"gpu002:{port}"]
+    assert (str(segment.subnet), str(segment.gateway), str(segment.rail_block)) == (
+        "10.64.0.2/31",
+        "10.64.0.2",
+        "10.64.0.0/11",
+    )
+    assert str(topo.addresses["compute"][f"gpu002:{port}"]) == "10.64.0.3"
+    files = render_network(RenderContext(valid, topo, findings))
+    units = _generate(tmp_path, files[paths.netplan_rails("gpu002")])
+    unit = units[f"10-netplan-{port}.network"]
+    assert unit["Network"]["Address"] == "10.64.0.3/31"
+    assert unit["RoutingPolicyRule"]["From"] == "10.64.0.3/32" and unit["RoutingPolicyRule"]["Table"] == "103"
+    text = files[paths.netplan_rails("gpu002")]
+    assert '{to: default, via: "10.64.0.2", table: 103}' in text and '{to: "10.64.0.0/11", via: "10.64.0.2"}' in text
+
+
+def test_bond_members_go_to_both_leaves_of_a_pair() -> None:
+    """Read back from the rendered netplan: each bond's members are the node's ports cabled to the two
+    different leaves of one pair."""
+    valid = load_valid(Path("blueprints/h200-training-pod.yaml"))
+    topo, findings = expand(valid)
+    files = render_network(RenderContext(valid, topo, findings))
+    leaf_of = {(link.a, link.a_port): link.b for link in topo.links if link.tier == "node-leaf"}
+    for node in ("gpu001", "stor004", "login002"):
+        bonds = _bonds_of(files, node)
+        assert len(bonds) == 2  # in-band and storage
+        for spec in bonds.values():
+            leaves = [leaf_of[(node, member)] for member in spec["interfaces"]]  # type: ignore[attr-defined]
+            assert len(set(leaves)) == 2 and {topo.devices[leaf].pair for leaf in leaves} == {1}
+
+
+def test_netplan_takes_a_gateway_outside_the_subnet_and_our_check_does_not(tmp_path: Path) -> None:
+    """netplan generate accepts a gateway outside the subnet and one address on two interfaces; the
+    address check (CF-ADDR-003, -004) does not."""
+    _generate(
+        tmp_path,
+        "network:\n  version: 2\n  ethernets:\n"
+        '    eno1: {addresses: ["10.0.1.2/24"], routes: [{to: default, via: "10.0.0.1"}]}\n'
+        '    eno2: {addresses: ["10.0.1.2/24"]}\n',
+    )
+    valid = load_valid(Path("blueprints/l40s-inference.yaml"))
+    topo, findings = expand(valid)
+    lan = topo.lans["inband"]["inf001"]
+    topo.lans["inband"]["inf001"] = LanSegment(lan.subnet, IPv4Address("10.99.0.1"), lan.pair)
+    topo.addresses["inband"]["inf002"] = topo.addresses["inband"]["inf003"]
+    found = {f.code: f.message for f in run_checks(valid, topo, findings)}
+    assert found[codes.ADDRESS_SUBNET_DISAGREE] == (
+        "network 'inband': inf001 address 10.41.0.2 has its gateway 10.99.0.1 outside its subnet 10.41.0.0/24"
+    )
+    assert found[codes.ADDRESS_ON_TWO_INTERFACES] == (
+        "address 10.41.0.4 is on 2 interfaces: inf002 on 'inband', inf003 on 'inband'"
+    )

@@ -9,7 +9,9 @@ from .. import codes
 from ..errors import Finding, Severity, sorted_findings
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
+from .addresses import check_address_agreement
 from .airflow import check_airflow
+from .bonds import check_bond_homing, check_leaf_pairs
 from .context import CheckContext
 from .cooling import check_rack_cooling, check_row_and_hall_cooling
 from .fabric_use import check_idle_switches, check_leaf_up_over_down, check_planes
@@ -40,6 +42,9 @@ CHECKS: tuple[Check, ...] = (
     check_leaf_up_over_down,
     check_planes,
     check_fat_trees,
+    check_bond_homing,
+    check_leaf_pairs,
+    check_address_agreement,
     check_unconnected_ports,
     check_workloads,
     check_slurm_imex,

@@ -2,13 +2,16 @@
 
 Storage and in-band networks get one address per node (the ports are bonded), the out-of-band network
 one per BMC and per switch management port; the first usable address of their pool is kept for the
-gateway.
+gateway. A dual-homed network with several leaf pairs gives each pair its own block of the pool (the
+pair routes it and holds its first address as the gateway), so a bond's subnet ends at its pair.
 
 Compute fabrics get one address per node port in a subnet of its own rail, so no two ports of a host
 share a subnet (a shared subnet means ARP flux: replies leave by any NIC, RDMA-CM binds the wrong one).
 The pool is split into equal rail blocks (rail k takes block k); on Ethernet each rail block is split
 again into one routed segment per leaf of the rail (the leaf holds the segment's first address as
 gateway; hosts reach the rest of the rail through it), on InfiniBand the rail block is one IPoIB subnet.
+With `rail_addressing: per-port` each Ethernet port gets a /31 of its rail block with its leaf port
+(the leaf the even address, the host the odd one, RFC 3021).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from ipaddress import IPv4Address, IPv4Network
 from .. import codes
 from ..model.fabric import FabricBase, OobFabric
 from .context import ExpandContext
-from .topology import Device, RailSegment
+from .topology import Device, LanSegment, RailSegment
 
 RESERVED_PER_SUBNET = 3
 """Network address, gateway and broadcast address."""
@@ -50,6 +53,9 @@ def assign_addresses(ctx: ExpandContext) -> None:
         if getattr(fabric, "kind", "") == "compute":
             _assign_rails(ctx, name, fabric)
             continue
+        if getattr(fabric, "kind", "") in ("storage", "inband"):
+            _assign_lans(ctx, name, fabric)
+            continue
         keys = interfaces(ctx, name, fabric)
         pool = fabric.ipv4_pool
         first = int(pool.network_address) + 2  # network address, then the gateway
@@ -66,6 +72,38 @@ def assign_addresses(ctx: ExpandContext) -> None:
             continue
         for offset, key in enumerate(keys):
             ctx.topo.assign_address(name, key, IPv4Address(first + offset))
+
+
+def _assign_lans(ctx: ExpandContext, name: str, fabric: FabricBase) -> None:
+    """One address per node; per leaf pair a block of the pool when the fabric has several pairs."""
+    topo = ctx.topo
+    pair_of = {leaf.name: leaf.pair for leaf in topo.switches(name, "leaf")}
+    by_pair: dict[int | None, list[str]] = defaultdict(list)
+    for node in interfaces(ctx, name, fabric):
+        first = next(link.b for link in topo.links_of(node) if link.fabric == name and link.tier == "node-leaf")
+        by_pair[pair_of.get(first)].append(node)
+    pool = fabric.ipv4_pool
+    pairs = sorted(p for p in by_pair if p is not None)
+    bits = _bits(max(pairs)) if len(pairs) > 1 else 0
+    biggest = max((len(nodes) for nodes in by_pair.values()), default=0)
+    if pool.prefixlen + bits > min(_prefix_for(biggest + RESERVED_PER_SUBNET), 30):
+        per = f" per leaf pair ({2**bits} pair blocks)" if bits else ""
+        _too_small(
+            ctx,
+            name,
+            pool,
+            f"{max(0, 2 ** (32 - pool.prefixlen - bits) - RESERVED_PER_SUBNET)} host addresses{per}, "
+            f"{biggest} are needed",
+            max(_prefix_for(biggest + RESERVED_PER_SUBNET) - bits, 0),
+        )
+        return
+    blocks = list(pool.subnets(prefixlen_diff=bits))
+    for pair, nodes in by_pair.items():
+        subnet = blocks[pair - 1] if bits and pair is not None else pool
+        lan = LanSegment(subnet, subnet.network_address + 1, pair)
+        for offset, node in enumerate(nodes, 2):
+            topo.assign_address(name, node, subnet.network_address + offset)
+            topo.lans[name][node] = lan
 
 
 def _rail_ports(ctx: ExpandContext, name: str) -> dict[int, dict[str, list[str]]]:
@@ -88,6 +126,9 @@ def _assign_rails(ctx: ExpandContext, name: str, fabric: FabricBase) -> None:
     if not rails:
         return
     pool = fabric.ipv4_pool
+    if getattr(fabric, "rail_addressing", "per-rail") == "per-port":
+        _assign_port_pairs(ctx, name, pool, rails)
+        return
     routed = getattr(fabric, "technology", "") == "ethernet"
     # rail -> its segments' ports: one per leaf (routed Ethernet) or the whole rail (InfiniBand)
     segments = {
@@ -123,6 +164,34 @@ def _assign_rails(ctx: ExpandContext, name: str, fabric: FabricBase) -> None:
             for offset, key in enumerate(ports, 2):
                 ctx.topo.assign_address(name, key, subnet.network_address + offset)
                 ctx.topo.segments[name][key] = segment
+
+
+def _assign_port_pairs(
+    ctx: ExpandContext, name: str, pool: IPv4Network, rails: dict[int, dict[str, list[str]]]
+) -> None:
+    """A /31 per rail port, taken in order from its rail's block: the leaf port the even address, the host
+    the odd one."""
+    rail_bits = _bits(max(rails))
+    biggest = max(sum(len(ports) for ports in leaves.values()) for leaves in rails.values())
+    needed_prefix = 32 - _bits(2 * biggest) - rail_bits
+    if pool.prefixlen > needed_prefix:
+        _too_small(
+            ctx,
+            name,
+            pool,
+            f"{2 ** (32 - pool.prefixlen - rail_bits) // 2} /31 links per rail ({2**rail_bits} rail blocks), "
+            f"{biggest} are needed",
+            needed_prefix,
+        )
+        return
+    blocks = list(pool.subnets(prefixlen_diff=rail_bits))
+    for rail, leaves in sorted(rails.items()):
+        block = blocks[rail - 1]
+        ports = [key for leaf in sorted(leaves) for key in leaves[leaf]]
+        for index, key in enumerate(ports):
+            link = IPv4Network((int(block.network_address) + 2 * index, 31))
+            ctx.topo.assign_address(name, key, link.network_address + 1)
+            ctx.topo.segments[name][key] = RailSegment(rail, link, block, link.network_address)
 
 
 def _too_small(ctx: ExpandContext, name: str, pool: IPv4Network, what: str, prefix: int) -> None:

@@ -18,7 +18,7 @@ from ..catalog import RackType
 
 DeviceKind = Literal["node", "switch", "equipment"]
 Tier = Literal["leaf", "spine", "core", "oob"]
-LinkTier = Literal["node-leaf", "leaf-spine", "spine-core", "oob", "oob-uplink", "mgmt"]
+LinkTier = Literal["node-leaf", "leaf-peer", "leaf-spine", "spine-core", "oob", "oob-uplink", "mgmt"]
 TIERS: tuple[Tier, ...] = ("leaf", "spine", "core")
 LINK_TIERS: tuple[LinkTier, ...] = ("node-leaf", "leaf-spine", "spine-core")
 
@@ -62,6 +62,8 @@ class Device:
     plane: int | None = None
     """Spine/core plane: the rail (1-based) in rail-grouped tiers, else 1."""
     nvlink_domain: int | None = None
+    pair: int | None = None
+    """Leaf pair (1-based) of a dual-homed fabric (MLAG or EVPN multihoming)."""
 
     @property
     def device_class(self) -> str:
@@ -148,6 +150,16 @@ class RailSegment:
     gateway: IPv4Address | None
 
 
+@dataclass(frozen=True, slots=True)
+class LanSegment:
+    """The subnet of a node's bond on a storage or in-band network: the whole pool, or on a dual-homed
+    fabric with several leaf pairs the pool's block of the node's pair; `gateway` is its first address."""
+
+    subnet: IPv4Network
+    gateway: IPv4Address
+    pair: int | None
+
+
 @dataclass
 class FabricSummary:
     """What the expander decided for a network: tiers, models and the resulting ratios."""
@@ -167,6 +179,10 @@ class FabricSummary:
     """Leaf uplinks sized for the planned downlinks (full scalable unit or leaf) or the ports present."""
     planes: int = 1
     """Disjoint upper-tier planes: 1, or the rail count when the blueprint asks for per-rail planes."""
+    dual_homing: str = "none"
+    """'mlag' or 'evpn-mh' when leaves come in pairs and nodes are dual-homed to one."""
+    rail_addressing: str = "per-rail"
+    """Ethernet rails: a subnet per rail (and leaf), or a /31 per port ('per-port')."""
 
 
 class Topology:
@@ -194,6 +210,8 @@ class Topology:
         adjacency map: networkx's add_edge costs more than the rest of add_link at 100,000 GPUs)."""
         self._islands: dict[str, tuple[int, int, int]] = {}
         """fabric -> (device count, link count, switch islands) last worked out."""
+        self.lans: dict[str, dict[str, LanSegment]] = defaultdict(dict)
+        """storage or in-band network -> node -> the subnet of its bond."""
         self._ports_used: Counter[str] = Counter()
 
     # --- building -------------------------------------------------------------------------------
@@ -297,7 +315,7 @@ class Topology:
         sub = nx.Graph()
         sub.add_nodes_from(d.name for d in self.switches(fabric) if d.role != "oob")
         for link in self.fabric_links(fabric):
-            if link.tier in ("leaf-spine", "spine-core"):
+            if link.tier in ("leaf-peer", "leaf-spine", "spine-core"):
                 sub.add_edge(link.a, link.b)
         islands: int = nx.number_connected_components(sub)
         self._islands[fabric] = (len(self.devices), len(self.links), islands)

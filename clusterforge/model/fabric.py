@@ -141,6 +141,10 @@ class FabricBase(Strict):
     """Racks that hold this network's switches, filled in order; default: the racks of the nodes."""
 
 
+DualHoming = Literal["none", "mlag", "evpn-mh"]
+RailAddressing = Literal["per-rail", "per-port"]
+
+
 class LeafSpineFabric(FabricBase):
     kind: Literal["compute", "storage", "inband"]
     """What the network carries."""
@@ -166,6 +170,14 @@ class LeafSpineFabric(FabricBase):
     two tiers cannot hold every leaf under one spine group."""
     partitions: list[IbPartition] = Field(default_factory=list)
     """InfiniBand partitions (P_Keys) beyond the default one (0x7fff, every port); InfiniBand only."""
+    mtu: Annotated[int, Field(ge=1280, le=9216)] | None = None
+    """Host MTU on Ethernet: default 9000 on compute (RoCE) and storage networks, 1500 on in-band; the
+    switch ports run at 9216, so they carry any host MTU."""
+    dual_homing: DualHoming = "none"
+    """Ethernet storage and in-band networks: 'mlag' or 'evpn-mh' puts leaves in pairs and each node's bond
+    members on both leaves of a pair (LACP bond; MLAG joins the pair with a peer link, EVPN multihoming
+    with an Ethernet segment over the BGP EVPN underlay, so it needs a spine tier); 'none': a node's ports
+    fill one leaf."""
 
     @model_validator(mode="after")
     def _tier_models(self) -> LeafSpineFabric:
@@ -179,7 +191,29 @@ class LeafSpineFabric(FabricBase):
         keys = [p.pkey for p in self.partitions]
         if len(set(names)) < len(names) or len(set(keys)) < len(keys):
             raise ValueError("partition names and P_Keys must each be unique in a fabric")
+        if self.dual_homing != "none":
+            if self.kind == "compute" or self.technology != "ethernet":
+                raise ValueError(
+                    "dual_homing applies to Ethernet storage and in-band networks (compute rails are single-homed)"
+                )
+            if self.dual_homing == "evpn-mh" and (self.tiers == 1 or self.spine is None):
+                raise ValueError(
+                    "dual_homing: evpn-mh needs a spine model and two or more tiers (the leaves' EVPN "
+                    "sessions run over the spines); use mlag for a single leaf pair"
+                )
         return self
+
+    @property
+    def host_mtu(self) -> int | None:
+        """The host MTU of an Ethernet network (None on InfiniBand: IPoIB keeps its own)."""
+        if self.technology != "ethernet":
+            return None
+        return self.mtu if self.mtu is not None else (1500 if self.kind == "inband" else 9000)
+
+    @property
+    def paired(self) -> bool:
+        """Leaves come in pairs and every node is dual-homed to one."""
+        return self.dual_homing != "none"
 
 
 class ComputeFabric(LeafSpineFabric):
@@ -191,11 +225,18 @@ class ComputeFabric(LeafSpineFabric):
     """Nodes per scalable unit; default: as many as one leaf's downlinks allow."""
     roce: RoCE | None = None
     """RoCE settings for Ethernet fabrics."""
+    rail_addressing: RailAddressing = "per-rail"
+    """Ethernet rails: 'per-rail' gives each rail a block of the pool, split into one routed segment per
+    leaf (the leaf holds the first address as gateway); 'per-port' gives each host port a /31 with its leaf
+    port (the leaf the even address, the host the odd) and a routing-policy table per port, so traffic
+    from a port's address leaves by that port. InfiniBand rails are one IPoIB subnet each."""
 
     @model_validator(mode="after")
     def _roce_only_on_ethernet(self) -> ComputeFabric:
         if self.roce is not None and self.technology != "ethernet":
             raise ValueError("roce settings apply only to Ethernet fabrics")
+        if self.rail_addressing == "per-port" and self.technology != "ethernet":
+            raise ValueError("rail_addressing: per-port needs an Ethernet fabric (IPoIB rails are one subnet each)")
         return self
 
 

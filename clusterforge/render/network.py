@@ -1,26 +1,61 @@
-"""network output family: per node, a netplan file for its compute-fabric (rail) interfaces, and the ARP
-sysctls every node with rails gets.
+"""network output family: per node, a netplan file for its compute-fabric (rail) interfaces and its
+storage and in-band bonds, and the ARP sysctls every node with several addressed interfaces gets.
 
 Each rail port is addressed in its rail's own subnet (expand/addressing.py). On a routed Ethernet rail
 that spans several leaves, the port's segment is one leaf's, and a route sends the rest of the rail block
-through that leaf, so traffic to rail k always leaves by the rail-k NIC. `arp_ignore=1` (answer ARP only
-on the interface that owns the address) and `arp_announce=2` (announce with the outgoing interface's own
-address) keep a host's NICs from answering for each other.
+through that leaf, so traffic to rail k always leaves by the rail-k NIC; with a /31 per port, a policy
+table per port also sends whatever leaves from the port's address out of that port. A node's ports of a
+storage or in-band network form one LACP bond (802.3ad): on a dual-homed network its members go to the
+two leaves of a pair, which run MLAG or EVPN multihoming. `arp_ignore=1` (answer ARP only on the
+interface that owns the address) and `arp_announce=2` (announce with the outgoing interface's own
+address) keep a host's interfaces from answering for each other.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from dataclasses import dataclass, field
 
-from ..expand.topology import RailSegment, Topology
+from ..expand.topology import LanSegment, RailSegment, Topology
+from ..model.fabric import LeafSpineFabric
+from ..validate import ValidBlueprint
 from . import paths
 from .context import RenderContext, per_topology
 
-ETHERNET_MTU = 9000
-"""Host MTU of RoCE rail interfaces (switch ports at 9216 carry it); RDMA then uses a 4096-byte path MTU."""
-
 ARP_SYSCTLS = {"net.ipv4.conf.all.arp_ignore": 1, "net.ipv4.conf.all.arp_announce": 2}
+BOND_PARAMETERS = {
+    "mode": "802.3ad",
+    "lacp-rate": "fast",
+    "mii-monitor-interval": 100,
+    "transmit-hash-policy": "layer3+4",
+}
+"""LACP with fast LACPDUs, link monitoring every 100 ms and flows hashed on addresses and ports, as the
+MLAG and EVPN multihoming bonds of NVIDIA Cumulus Linux expect from hosts."""
+POLICY_TABLE_BASE = 100
+"""Routing tables of /31 rail ports: 101 for a host's first rail port, 102 for the second, ..."""
+
+
+@dataclass(frozen=True)
+class Bond:
+    name: str
+    network: str
+    kind: str
+    members: list[str]
+    address: str
+    lan: LanSegment
+    mtu: int | None
+
+
+@dataclass
+class NodeNetwork:
+    rails: dict[str, tuple[str, str, RailSegment]] = field(default_factory=dict)
+    """port -> (network, address, segment)"""
+    bonds: list[Bond] = field(default_factory=list)
+
+    @property
+    def interfaces(self) -> int:
+        return len(self.rails) + len(self.bonds)
 
 
 @per_topology
@@ -34,61 +69,133 @@ def rail_ports(topo: Topology) -> dict[str, dict[str, tuple[str, str, RailSegmen
     return out
 
 
-def _netplan(topo: Topology, node: str, ports: dict[str, tuple[str, str, RailSegment]]) -> str:
-    lines = [
-        f"# clusterforge: rail interfaces of {node}, one subnet per rail; installed as {paths.NETPLAN_RAILS_INSTALLED}",
-        "# in-band and storage interfaces are not in this file",
-        "network:",
-        "  version: 2",
-        "  renderer: networkd",
-        "  ethernets:",
+def _bond_networks(valid: ValidBlueprint) -> list[tuple[str, LeafSpineFabric]]:
+    """Storage and in-band networks in bond order: in-band first (bond0 carries ansible_host), then storage."""
+    fabrics = [
+        (name, f)
+        for name, f in valid.blueprint.fabrics.items()
+        if isinstance(f, LeafSpineFabric) and f.kind in ("inband", "storage")
     ]
-    for port in sorted(ports, key=lambda p: (ports[p][2].rail, p)):
+    return sorted(fabrics, key=lambda item: item[1].kind != "inband")
+
+
+def node_networks(valid: ValidBlueprint, topo: Topology) -> dict[str, NodeNetwork]:
+    out: dict[str, NodeNetwork] = defaultdict(NodeNetwork)
+    for node, rails in rail_ports(topo).items():
+        out[node].rails = rails
+    members: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for link in topo.links:
+        if link.tier == "node-leaf" and link.fabric in topo.lans:
+            members[(link.fabric, link.a)].append(link.a_port)
+    for index, (name, fabric) in enumerate(_bond_networks(valid)):
+        for node, lan in topo.lans[name].items():
+            ports = members[(name, node)]
+            address = str(topo.addresses[name][node])
+            out[node].bonds.append(Bond(f"bond{index}", name, fabric.kind, ports, address, lan, fabric.host_mtu))
+    return {node: out[node] for node in topo.devices if node in out}
+
+
+def _rail_lines(ctx: RenderContext, ports: dict[str, tuple[str, str, RailSegment]]) -> list[str]:
+    lines: list[str] = []
+    for table, port in enumerate(sorted(ports, key=lambda p: (ports[p][2].rail, p)), POLICY_TABLE_BASE + 1):
         network, address, segment = ports[port]
-        ethernet = topo.fabrics[network].technology == "ethernet"
+        fabric = ctx.valid.blueprint.fabrics[network]
+        mtu = fabric.host_mtu if isinstance(fabric, LeafSpineFabric) else None
         lines += [
             f"    {json.dumps(port)}:",
             f"      # rail {segment.rail} of fabric {network}",
             f"      addresses: [{json.dumps(f'{address}/{segment.subnet.prefixlen}')}]",
         ]
-        if ethernet:
-            lines.append(f"      mtu: {ETHERNET_MTU}")
+        if mtu is not None:
+            lines.append(f"      mtu: {mtu}")
+        gateway = json.dumps(str(segment.gateway))
         if segment.gateway is not None and segment.rail_block != segment.subnet:
-            lines.append(
-                f"      routes: [{{to: {json.dumps(str(segment.rail_block))}, "
-                f"via: {json.dumps(str(segment.gateway))}}}]"
-            )
+            routes = [f"{{to: {json.dumps(str(segment.rail_block))}, via: {gateway}}}"]
+            if segment.subnet.prefixlen == 31:
+                routes.append(f"{{to: default, via: {gateway}, table: {table}}}")
+                lines.append(f"      routing-policy: [{{from: {json.dumps(f'{address}/32')}, table: {table}}}]")
+            lines.append(f"      routes: [{', '.join(routes)}]")
         lines.append("      optional: true")
+    return lines
+
+
+def _bond_lines(bonds: list[Bond]) -> list[str]:
+    lines = ["  bonds:"]
+    for bond in bonds:
+        lines += [
+            f"    {bond.name}:",
+            f"      # {bond.kind} network {bond.network}"
+            + (f", leaf pair {bond.lan.pair}" if bond.lan.pair is not None else ""),
+            f"      interfaces: [{', '.join(json.dumps(m) for m in bond.members)}]",
+            f"      addresses: [{json.dumps(f'{bond.address}/{bond.lan.subnet.prefixlen}')}]",
+        ]
+        if bond.mtu is not None:
+            lines.append(f"      mtu: {bond.mtu}")
+        if bond.name == "bond0" and bond.kind == "inband":
+            lines.append(f"      routes: [{{to: default, via: {json.dumps(str(bond.lan.gateway))}}}]")
+        parameters = ", ".join(f"{key}: {json.dumps(value)}" for key, value in BOND_PARAMETERS.items())
+        lines.append(f"      parameters: {{{parameters}}}")
+    return lines
+
+
+def _netplan(ctx: RenderContext, node: str, network: NodeNetwork) -> str:
+    lines = [
+        f"# clusterforge: network of {node}: rail interfaces (one subnet per rail) and storage and in-band "
+        f"bonds; installed as {paths.NETPLAN_RAILS_INSTALLED}",
+        "network:",
+        "  version: 2",
+        "  renderer: networkd",
+    ]
+    members = [m for bond in network.bonds if len(bond.members) > 1 for m in bond.members]
+    single = [bond for bond in network.bonds if len(bond.members) == 1]
+    if network.rails or members or single:
+        lines += ["  ethernets:", *_rail_lines(ctx, network.rails)]
+    for member in members:
+        lines.append(f"    {json.dumps(member)}: {{}}")
+    for bond in single:  # one port: no bond, the address on the port itself
+        lines += [
+            f"    {json.dumps(bond.members[0])}:",
+            f"      addresses: [{json.dumps(f'{bond.address}/{bond.lan.subnet.prefixlen}')}]",
+        ]
+    bonded = [bond for bond in network.bonds if len(bond.members) > 1]
+    if bonded:
+        lines += _bond_lines(bonded)
     return "\n".join(lines) + "\n"
 
 
 def _sysctl() -> str:
     lines = [
-        "# clusterforge: ARP on hosts with several rail NICs: answer and announce only on the interface",
-        f"# that owns the address; installed as {paths.SYSCTL_RAILS_INSTALLED}",
+        "# clusterforge: ARP on hosts with several addressed interfaces: answer and announce only on the",
+        f"# interface that owns the address; installed as {paths.SYSCTL_RAILS_INSTALLED}",
     ]
     return "\n".join([*lines, *(f"{k} = {v}" for k, v in ARP_SYSCTLS.items())]) + "\n"
 
 
 def network_paths(topo: Topology) -> dict[str, list[tuple[str, str]]]:
     """node -> [(rendered path, installed path)] of its network files."""
-    return {
-        node: [
-            (paths.netplan_rails(node), paths.NETPLAN_RAILS_INSTALLED),
-            (paths.SYSCTL_RAILS, paths.SYSCTL_RAILS_INSTALLED),
-        ]
-        for node in _rail_nodes(topo)
-    }
+    out: dict[str, list[tuple[str, str]]] = {}
+    for node, count in _interface_counts(topo).items():
+        out[node] = [(paths.netplan_rails(node), paths.NETPLAN_RAILS_INSTALLED)]
+        if count > 1:
+            out[node].append((paths.SYSCTL_RAILS, paths.SYSCTL_RAILS_INSTALLED))
+    return out
 
 
-def _rail_nodes(topo: Topology) -> dict[str, None]:
-    """The nodes with an addressed compute port, in rail_ports' order, without formatting any address."""
-    return dict.fromkeys(key.partition(":")[0] for network in sorted(topo.segments) for key in topo.segments[network])
+def _interface_counts(topo: Topology) -> dict[str, int]:
+    """node -> its addressed interfaces (rail ports and bonds), without formatting any address."""
+    counts: dict[str, int] = defaultdict(int)
+    for network in sorted(topo.segments):
+        for key in topo.segments[network]:
+            counts[key.partition(":")[0]] += 1
+    for network in sorted(topo.lans):
+        for node in topo.lans[network]:
+            counts[node] += 1
+    return counts
 
 
 def render_network(ctx: RenderContext) -> dict[str, str]:
-    ports = rail_ports(ctx.topo)
-    files = {paths.netplan_rails(node): _netplan(ctx.topo, node, own) for node, own in ports.items()}
-    if files:
+    networks = node_networks(ctx.valid, ctx.topo)
+    files = {paths.netplan_rails(node): _netplan(ctx, node, network) for node, network in networks.items()}
+    if any(network.interfaces > 1 for network in networks.values()):
         files[paths.SYSCTL_RAILS] = _sysctl()
     return dict(sorted(files.items()))

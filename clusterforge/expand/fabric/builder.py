@@ -9,11 +9,11 @@ from ...catalog import PortGroup, Switch
 from ...errors import DataPath
 from ...model.fabric import LeafSpineFabric
 from ..context import ExpandContext
-from ..ports import NO_DATA_PORTS_HINT, downlink_group, per_native
+from ..ports import NO_DATA_PORTS_HINT, downlink_group, per_native, uplink_group
 from ..topology import TIERS, Device, FabricSummary
 from .endpoints import Endpoint, endpoints_for, split_managers
-from .leaves import LeafTier, place_managers, rail_leaves, tree_leaves
-from .sizing import Sizing, decide_tiers, leaf_budget, planes_needed, tier_ports
+from .leaves import LeafTier, paired_leaves, place_managers, rail_leaves, tree_leaves
+from .sizing import Sizing, decide_tiers, leaf_budget, peer_ports, planes_needed, tier_ports
 from .spread import uplinks_for
 from .upper import rail_planes, three_tier, two_tier
 from .wiring import FabricWiring
@@ -40,6 +40,8 @@ class LeafSpineBuilder:
             0,
             oversubscription_target=fabric.oversubscription,
             uplinks_for=fabric.uplinks_for,
+            dual_homing=fabric.dual_homing,
+            rail_addressing=getattr(fabric, "rail_addressing", "per-rail"),
         )
         ctx.topo.fabrics[self.name] = summary
         if not nodes:
@@ -61,14 +63,15 @@ class LeafSpineBuilder:
         summary.endpoints = sum(len(e.ports) for e in nodes + managers)
         summary.rails = sizing.rails if summary.topology == "rail-optimized" else 0
         summary.models = {"leaf": fabric.leaf}
-        single = (group.count - fabric.reserved_ports.leaf) * per_native(group, sizing.down_speed)
+        peer = peer_ports(fabric) if uplink_group(leaf) == group else 0
+        single = (group.count - fabric.reserved_ports.leaf - peer) * per_native(group, sizing.down_speed)
         tiers = decide_tiers(ctx, self.name, fabric, sizing, nodes, single)
         if tiers is None:
             return
         summary.tiers = tiers
         wiring = FabricWiring(ctx, self.name, fabric, sizing.down_speed, sizing.up_speed)
         if tiers == 1:
-            leaves = tree_leaves(wiring, nodes, single, numbered=True)
+            leaves = self._leaves(wiring, nodes, single, numbered=True)
             place_managers(wiring, leaves, managers)
             self._reserved_managers(wiring, leaves)
             return
@@ -100,7 +103,7 @@ class LeafSpineBuilder:
             leaves = rail_leaves(wiring, nodes, sizing.su_size, sizing.per_leaf, sizing.rails)
             summary.scalable_unit = sizing.su_size
         else:
-            leaves = tree_leaves(wiring, nodes, sizing.per_leaf)
+            leaves = self._leaves(wiring, nodes, sizing.per_leaf)
         place_managers(wiring, leaves, managers)
         if ctx.failed:
             return
@@ -135,6 +138,12 @@ class LeafSpineBuilder:
             three_tier(wiring, planes, uplinks, spine_ports, core_ports)
         summary.planes = len(planes)
         self._reserved_managers(wiring, leaves)
+
+    def _leaves(self, wiring: FabricWiring, nodes: list[Endpoint], per_leaf: int, numbered: bool = False) -> LeafTier:
+        """Fat-tree leaves: one after another, or in pairs with every node dual-homed to one pair."""
+        if self.fabric.paired:
+            return paired_leaves(wiring, nodes, per_leaf, numbered, peer_ports(self.fabric))
+        return tree_leaves(wiring, nodes, per_leaf, numbered)
 
     def _sized_for(self, leaf: Device, leaves: LeafTier) -> int:
         """Downlinks a leaf's uplinks are sized for: as planned, or the ports in use."""

@@ -77,6 +77,39 @@ def tree_leaves(wiring: FabricWiring, endpoints: list[Endpoint], per_leaf: int, 
     return tier
 
 
+def paired_leaves(
+    wiring: FabricWiring, endpoints: list[Endpoint], per_leaf: int, numbered: bool, peer_links: int
+) -> LeafTier:
+    """Leaves in pairs (MLAG or EVPN multihoming): a node's ports alternate between the pair's two leaves
+    (its first port to the first leaf), so each bond has a member on each; a pair takes nodes until one of
+    its leaves is full. An MLAG pair is joined by `peer_links` links from the top of its uplink ports."""
+    tier = LeafTier()
+    pair: tuple[Device, Device] | None = None
+    used = [0, 0]
+    for endpoint in endpoints:
+        sides = [list(enumerate(endpoint.ports, 1))[side::2] for side in (0, 1)]
+        if pair is None or any(used[side] + len(sides[side]) > per_leaf for side in (0, 1)):
+            number = len(tier.leaves) // 2 + 1
+            pair = (
+                wiring.switch("leaf", wiring.fabric.leaf, pair=number),
+                wiring.switch("leaf", wiring.fabric.leaf, pair=number),
+            )
+            tier.leaves += pair
+            tier.planned.update({leaf.name: per_leaf for leaf in pair})
+            used = [0, 0]
+            if not wiring.peer_links(*pair, peer_links):
+                return tier
+        for side in (0, 1):
+            for position, (port, speed) in sides[side]:
+                if not wiring.node_link(endpoint.device, port, speed, pair[side], position if numbered else None):
+                    return tier
+            used[side] += len(sides[side])
+    if pair is not None:
+        free: list[tuple[Device, int | None]] = [(pair[0], None)] * (per_leaf - used[0])
+        tier.free = free + [(pair[1], None)] * (per_leaf - used[1])
+    return tier
+
+
 def place_managers(wiring: FabricWiring, tier: LeafTier, managers: list[Endpoint]) -> None:
     """Subnet manager ports into the free leaf positions; the rest are left in `tier.unplaced`."""
     ports = [(m, port, speed) for m in managers for port, speed in m.ports]

@@ -20,6 +20,23 @@ from ..topology import Tier
 from .endpoints import Endpoint
 from .spread import uplinks_for
 
+PEER_LINKS = 2
+"""Links of an MLAG pair's peer link bond: NVIDIA Cumulus Linux's MLAG guide bonds at least two ports
+into the peerlink, so one failed link or optic does not split the pair."""
+
+
+def peer_ports(fabric: LeafSpineFabric) -> int:
+    """Uplink-group ports each leaf gives to its MLAG peer link."""
+    return PEER_LINKS if fabric.dual_homing == "mlag" else 0
+
+
+def leaf_sides(endpoints: list[Endpoint], paired: bool) -> int:
+    """Ports the busiest leaf needs when every endpoint fits one leaf (or one pair: members alternate
+    between the two leaves, the first leaf takes the odd ones)."""
+    if not paired:
+        return sum(len(e.ports) for e in endpoints)
+    return sum((len(e.ports) + 1) // 2 for e in endpoints)
+
 
 @dataclass
 class Sizing:
@@ -49,14 +66,15 @@ def leaf_budget(
     up_speed = min(up_group.speed_gbps, spine_group.speed_gbps if spine_group else up_group.speed_gbps)
     ratio = fabric.oversubscription
     if up_group.name == group.name:
-        usable = group.count - reserved_per_switch(fabric, "leaf")
+        usable = group.count - reserved_per_switch(fabric, "leaf") - peer_ports(fabric)
         split = per_native(group, down_speed)
         d_max = math.floor(usable / (1 / split + down_speed / (ratio * up_speed)) + 1e-9)
         while d_max > 1 and math.ceil(d_max / split) + uplinks_for(d_max, down_speed, up_speed, ratio) > usable:
             d_max -= 1  # whole native ports: a half-used breakout port still takes a cage
     else:
         d_max = min(
-            group.ports_at(down_speed) or group.count, math.floor(up_group.count * up_speed * ratio / down_speed)
+            group.ports_at(down_speed) or group.count,
+            math.floor((up_group.count - peer_ports(fabric)) * up_speed * ratio / down_speed),
         )
     return max(d_max, 1), up_speed
 
@@ -75,11 +93,13 @@ def tier_ports(ctx: ExpandContext, fabric: LeafSpineFabric, tier: Tier, model: s
     return (group.count - reserved_per_switch(fabric, tier)) * per_native(group, up_speed)
 
 
-def leaf_count(sizing: Sizing, endpoints: list[Endpoint]) -> int:
+def leaf_count(sizing: Sizing, fabric: LeafSpineFabric, endpoints: list[Endpoint]) -> int:
     if sizing.rail_optimized:
         full, rest = divmod(len(endpoints), sizing.su_size)
         per_su = math.ceil(sizing.su_size / sizing.d_max) * sizing.rails
         return full * per_su + (math.ceil(rest / sizing.d_max) * sizing.rails if rest else 0)
+    if fabric.paired:
+        return 2 * math.ceil(leaf_sides(endpoints, True) / sizing.d_max)
     return math.ceil(sum(len(e.ports) for e in endpoints) / sizing.d_max)
 
 
@@ -99,8 +119,9 @@ def decide_tiers(
     """1, 2 or 3 tiers; `auto` takes the fewest that keep the fabric one connected plane (or per-rail
     planes, when asked for). None after reporting an error."""
     path: DataPath = ("fabrics", name)
-    total = sum(len(e.ports) for e in endpoints)
-    if fabric.tiers == 1 or (fabric.tiers == "auto" and total <= single):
+    total = leaf_sides(endpoints, fabric.paired)
+    one_tier_allowed = fabric.dual_homing != "evpn-mh"  # EVPN-MH runs its EVPN sessions over a spine tier
+    if fabric.tiers == 1 or (fabric.tiers == "auto" and total <= single and one_tier_allowed):
         if total > single:
             ctx.error(
                 codes.TOO_FEW_TIERS,
@@ -119,7 +140,7 @@ def decide_tiers(
         return None
     if fabric.tiers in (2, 3):
         return int(fabric.tiers)
-    leaves = leaf_count(sizing, endpoints)
+    leaves = leaf_count(sizing, fabric, endpoints)
     spine_ports = tier_ports(ctx, fabric, "spine", fabric.spine, sizing.up_speed)
     if planes_needed(sizing, fabric, leaves, spine_ports) is not None:
         return 2

@@ -88,6 +88,16 @@ class FabricWiring:
         self.topo.add_link(Link(self.name, tier, low.name, a_port, high.name, b_port, self.up_speed, low.rail))
         return True
 
+    def peer_links(self, a: Device, b: Device, count: int) -> bool:
+        """`count` MLAG peer links between the two leaves of a pair, from the top of their uplink ports."""
+        for _ in range(count):
+            a_port, b_port = self._up[a.name].take_high(), self._up[b.name].take_high()
+            if a_port is None or b_port is None:
+                self.out_of_ports(f"joining the leaf pair {a.name} and {b.name}")
+                return False
+            self.topo.add_link(Link(self.name, "leaf-peer", a.name, a_port, b.name, b_port, self.up_speed))
+        return True
+
     def reserved_link(self, device: Device, port: str, speed: float, switch: Device) -> bool:
         """A subnet manager port on one of `switch`'s reserved ports."""
         switch_port = self._down[switch.name].take_reserved()
