@@ -153,14 +153,19 @@ def _fabrics(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
 
 
 def _pools(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
-    named = list(bp.fabrics.items())
-    for i, (name, fabric) in enumerate(named):
-        for other, other_fabric in named[:i]:
-            if fabric.ipv4_pool.overlaps(other_fabric.ipv4_pool):
+    """Every pool (host pools and switch loopback pools) apart from every other."""
+    named = [(name, "ipv4_pool", fabric.ipv4_pool) for name, fabric in bp.fabrics.items()]
+    for name, fabric in bp.fabrics.items():
+        if isinstance(fabric, LeafSpineFabric) and fabric.loopback_pool is not None:
+            named.append((name, "loopback_pool", fabric.loopback_pool))
+    for i, (name, field, pool) in enumerate(named):
+        for other, other_field, other_pool in named[:i]:
+            if pool.overlaps(other_pool):
                 yield _error(
                     codes.POOLS_OVERLAP,
-                    f"ipv4_pool {fabric.ipv4_pool} of '{name}' overlaps {other_fabric.ipv4_pool} of '{other}'",
-                    ("fabrics", name, "ipv4_pool"),
+                    f"{field} {pool} of '{name}' overlaps {other_pool} of '{other}'"
+                    + ("" if other_field == "ipv4_pool" else f" ({other_field})"),
+                    ("fabrics", name, field),
                 )
 
 

@@ -26,6 +26,8 @@ from .topology import Device, LanSegment, RailSegment
 
 RESERVED_PER_SUBNET = 3
 """Network address, gateway and broadcast address."""
+PAIR_SVIS = 2
+"""A leaf pair's own addresses in its subnet (the top two below broadcast), beside the shared gateway."""
 
 
 def interfaces(ctx: ExpandContext, name: str, fabric: FabricBase) -> list[str]:
@@ -50,6 +52,7 @@ def interfaces(ctx: ExpandContext, name: str, fabric: FabricBase) -> list[str]:
 
 def assign_addresses(ctx: ExpandContext) -> None:
     for name, fabric in ctx.bp.fabrics.items():
+        _assign_loopbacks(ctx, name, fabric)
         if getattr(fabric, "kind", "") == "compute":
             _assign_rails(ctx, name, fabric)
             continue
@@ -74,6 +77,25 @@ def assign_addresses(ctx: ExpandContext) -> None:
             ctx.topo.assign_address(name, key, IPv4Address(first + offset))
 
 
+def _assign_loopbacks(ctx: ExpandContext, name: str, fabric: FabricBase) -> None:
+    """One /32 per switch of the fabric from its loopback pool, leaves first, from the pool's first address."""
+    pool: IPv4Network | None = getattr(fabric, "loopback_pool", None)
+    if pool is None:
+        return
+    switches = [s for tier in ("leaf", "spine", "core") for s in ctx.topo.switches(name, tier)]
+    if len(switches) > pool.num_addresses - 2:
+        ctx.error(
+            codes.POOL_TOO_SMALL,
+            f"network '{name}': loopback pool {pool} has {max(pool.num_addresses - 2, 0)} addresses, "
+            f"{len(switches)} switches need one",
+            ("fabrics", name, "loopback_pool"),
+            f"use a pool of at least /{_prefix_for(len(switches) + 2)}",
+        )
+        return
+    for offset, switch in enumerate(switches, 1):
+        ctx.topo.loopbacks[switch.name] = pool.network_address + offset
+
+
 def _assign_lans(ctx: ExpandContext, name: str, fabric: FabricBase) -> None:
     """One address per node; per leaf pair a block of the pool when the fabric has several pairs."""
     topo = ctx.topo
@@ -86,15 +108,15 @@ def _assign_lans(ctx: ExpandContext, name: str, fabric: FabricBase) -> None:
     pairs = sorted(p for p in by_pair if p is not None)
     bits = _bits(max(pairs)) if len(pairs) > 1 else 0
     biggest = max((len(nodes) for nodes in by_pair.values()), default=0)
-    if pool.prefixlen + bits > min(_prefix_for(biggest + RESERVED_PER_SUBNET), 30):
+    reserved = RESERVED_PER_SUBNET + (PAIR_SVIS if pairs else 0)
+    if pool.prefixlen + bits > min(_prefix_for(biggest + reserved), 30):
         per = f" per leaf pair ({2**bits} pair blocks)" if bits else ""
         _too_small(
             ctx,
             name,
             pool,
-            f"{max(0, 2 ** (32 - pool.prefixlen - bits) - RESERVED_PER_SUBNET)} host addresses{per}, "
-            f"{biggest} are needed",
-            max(_prefix_for(biggest + RESERVED_PER_SUBNET) - bits, 0),
+            f"{max(0, 2 ** (32 - pool.prefixlen - bits) - reserved)} host addresses{per}, {biggest} are needed",
+            max(_prefix_for(biggest + reserved) - bits, 0),
         )
         return
     blocks = list(pool.subnets(prefixlen_diff=bits))

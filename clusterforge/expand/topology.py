@@ -210,6 +210,8 @@ class Topology:
         adjacency map: networkx's add_edge costs more than the rest of add_link at 100,000 GPUs)."""
         self._islands: dict[str, tuple[int, int, int]] = {}
         """fabric -> (device count, link count, switch islands) last worked out."""
+        self.loopbacks: dict[str, IPv4Address] = {}
+        """switch -> its loopback address, on Ethernet fabrics with a loopback pool."""
         self.lans: dict[str, dict[str, LanSegment]] = defaultdict(dict)
         """storage or in-band network -> node -> the subnet of its bond."""
         self._ports_used: Counter[str] = Counter()

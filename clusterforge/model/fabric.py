@@ -170,6 +170,10 @@ class LeafSpineFabric(FabricBase):
     two tiers cannot hold every leaf under one spine group."""
     partitions: list[IbPartition] = Field(default_factory=list)
     """InfiniBand partitions (P_Keys) beyond the default one (0x7fff, every port); InfiniBand only."""
+    loopback_pool: Annotated[IPv4Network, BeforeValidator(_network_text), Field(strict=False)] | None = None
+    """Ethernet: loopback addresses of the network's switches (BGP router ID, VXLAN tunnel source), one per
+    switch in order; without it the switch configuration takes each switch's out-of-band address as its
+    router ID. EVPN multihoming needs it."""
     mtu: Annotated[int, Field(ge=1280, le=9216)] | None = None
     """Host MTU on Ethernet: default 9000 on compute (RoCE) and storage networks, 1500 on in-band; the
     switch ports run at 9216, so they carry any host MTU."""
@@ -200,6 +204,11 @@ class LeafSpineFabric(FabricBase):
                 raise ValueError(
                     "dual_homing: evpn-mh needs a spine model and two or more tiers (the leaves' EVPN "
                     "sessions run over the spines); use mlag for a single leaf pair"
+                )
+            if self.dual_homing == "evpn-mh" and self.loopback_pool is None:
+                raise ValueError(
+                    "dual_homing: evpn-mh needs a loopback_pool (the leaves' VXLAN tunnel addresses), "
+                    "e.g. 10.255.0.0/24"
                 )
         return self
 

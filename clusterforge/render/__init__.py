@@ -21,6 +21,7 @@ from .infiniband import render_infiniband
 from .jinja import raised_in_site_template
 from .nccl import render_nccl
 from .network import render_network
+from .nvue import render_switches
 from .report import render_report
 from .slurm import render_slurm
 
@@ -35,6 +36,7 @@ RENDERERS: dict[str, Renderer] = {
     "network": render_network,
     "imex": render_imex,
     "infiniband": render_infiniband,
+    "switches": render_switches,
     # the handoff pack for the people who rack, cable and install
     "elevation": render_elevation,
     "cabling": render_cabling,

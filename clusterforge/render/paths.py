@@ -47,3 +47,8 @@ IMEX_NODES_INSTALLED = "/etc/nvidia-imex/nodes_config.cfg"
 def imex_nodes(domain: int) -> str:
     """Rendered IMEX node list of one multi-node NVLink domain."""
     return f"imex/domain{domain:03d}.cfg"
+
+
+def nvue_config(switch: str) -> str:
+    """Rendered NVUE configuration (`nv config apply` input) of one Ethernet fabric switch."""
+    return f"switches/nvue/{switch}.yaml"
