@@ -189,3 +189,35 @@ def test_discovered_names_are_escaped_on_the_page(tmp_path: Path) -> None:
     assert result.returncode == 1
     text = page.read_text(encoding="utf-8")
     assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+
+
+def test_lldp_port_from_the_description_when_the_id_is_a_mac() -> None:
+    """A Linux neighbour's lldpd sends its MAC as port id and the interface name as port description (lldpd's
+    default); a name-keyed chassis or one with a `name` field gives the system name."""
+    from clusterforge.verify.discovered import End, parse_lldp
+
+    data = {
+        "lldp": {
+            "interface": [
+                {
+                    "swp1": {
+                        "chassis": {"inf001": {"id": {"type": "mac", "value": "aa:bb:cc:00:00:01"}}},
+                        "port": {"id": {"type": "mac", "value": "aa:bb:cc:00:00:02"}, "descr": "ens1"},
+                    }
+                },
+                {
+                    "swp2": {
+                        "chassis": {"name": [{"value": "inf002"}], "id": [{"type": "mac", "value": "x"}]},
+                        "port": {"id": [{"type": "ifname", "value": "ens2"}]},
+                    }
+                },
+                {"swp3": {"port": {"id": {"type": "ifname", "value": "ens3"}}}},
+                {"swp4": {"chassis": {"id": {"type": "mac", "value": "y"}}, "port": {"descr": "ens4"}}},
+            ]
+        }
+    }
+    seen = parse_lldp(data, "compute-leaf001", "leaf.json")
+    assert [(s.a, s.b) for s in seen] == [
+        (End("compute-leaf001", "swp1"), End("inf001", "ens1")),
+        (End("compute-leaf001", "swp2"), End("inf002", "ens2")),
+    ]

@@ -22,6 +22,10 @@ _PORTS_FORMAT = re.compile(
 )
 
 
+_CHASSIS_FIELDS = frozenset({"id", "name", "descr", "mgmt-ip", "mgmt-iface", "capability", "ttl"})
+"""Fields of an lldpd chassis object; any other key of it is the system name the chassis is keyed by."""
+
+
 class DiscoveryError(ValueError):
     """A discovered file that cannot be read: the message names the file and what is wrong."""
 
@@ -142,7 +146,7 @@ def _lldp_remote(entry: Any) -> End | None:
     chassis = entry.get("chassis")
     system = ""
     if isinstance(chassis, dict):
-        named = [(k, v) for k, v in chassis.items() if isinstance(v, dict)]
+        named = [(k, v) for k, v in chassis.items() if isinstance(v, dict) and k not in _CHASSIS_FIELDS]
         system = _value(chassis.get("name")) or (named[0][0] if named else "")
     port = entry.get("port")
     if not system or not isinstance(port, dict):
