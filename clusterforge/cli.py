@@ -54,7 +54,22 @@ def _print_findings(findings: Sequence[Finding], fmt: str) -> None:
         click.echo(finding.as_github() if fmt == "github" else finding.as_text())
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """A group whose `--help` gives each command's first sentence whole, wrapped, instead of cutting it at
+    the terminal's width."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="clusterforge")
 def cli() -> None:
     """Plan, check and render GPU clusters from blueprint YAML."""

@@ -60,6 +60,9 @@ class Finding:
     """The rack, device or fabric the finding is about (what a suppression's `target` names)."""
     suppressed_by: str | None = field(default=None, compare=False)
     """The written reason of the suppression that silenced this finding."""
+    subjects: tuple[str, ...] = ()
+    """When this finding stands for the same finding about several subjects (racks, nodes), all of them, in
+    order; `subject` is then their compact list (`A1-[002-033]`)."""
 
     @property
     def path_text(self) -> str:
@@ -99,6 +102,7 @@ class Finding:
             "column": loc.column if loc else None,
             "hint": self.hint,
             "subject": self.subject,
+            "subjects": list(self.subjects) if self.subjects else ([self.subject] if self.subject else []),
             "suppressed": self.suppressed_by,
         }
 

@@ -16,6 +16,7 @@ from .context import CheckContext
 from .cooling import check_rack_cooling, check_row_and_hall_cooling
 from .fabric_use import check_idle_switches, check_leaf_up_over_down, check_planes
 from .fat_tree import check_fat_trees
+from .grouping import group_repeats
 from .ports import check_oversubscription, check_switch_radix, check_unconnected_ports
 from .power import check_power_shelves, check_psu_redundancy, check_rack_power
 from .slurm import check_slurm_imex
@@ -52,12 +53,13 @@ CHECKS: tuple[Check, ...] = (
 
 
 def run_checks(valid: ValidBlueprint, topo: Topology, earlier: Iterable[Finding] = ()) -> list[Finding]:
-    """Every check's findings plus `earlier` ones (from expansion), with suppressions applied."""
+    """Every check's findings plus `earlier` ones (from expansion), with suppressions applied, then those that
+    repeat per rack or node grouped into one (checks/grouping.py)."""
     ctx = CheckContext(valid, topo)
     findings = list(earlier)
     for check in CHECKS:
         findings.extend(check(ctx))
-    return apply_suppressions(valid, findings)
+    return group_repeats(apply_suppressions(valid, findings))
 
 
 def apply_suppressions(valid: ValidBlueprint, findings: list[Finding]) -> list[Finding]:

@@ -235,10 +235,14 @@ def _node_groups(
 def _fabric_groups(switches: list[Device], names: GroupNames, host_vars: _HostVars) -> dict[str, Group]:
     """fabric_<network> with children switch_<network>_<tier>, whose hosts carry the switches' vars."""
     fabrics: dict[str, Group] = {}
-    for fabric in sorted({s.group for s in switches if s.group}):
+    by_tier: dict[str, dict[str, list[Device]]] = defaultdict(lambda: defaultdict(list))
+    for switch in switches:
+        if switch.group:
+            by_tier[switch.group][switch.role].append(switch)
+    for fabric in sorted(by_tier):
         tiers: dict[str, Group] = {}
-        for tier in sorted({s.role for s in switches if s.group == fabric}):
-            members = [s for s in switches if s.group == fabric and s.role == tier]
+        for tier in sorted(by_tier[fabric]):
+            members = by_tier[fabric][tier]
             tiers[names.name("switch", fabric, tier)] = {"hosts": {s.name: host_vars(s) for s in members}}
         fabrics[names.name("fabric", fabric)] = _children(tiers)
     return fabrics
@@ -262,8 +266,12 @@ def _placement_groups(
         top[names.name("row", row)] = _children(
             {names.name("rack", rack): _members(members) for rack, members in racks[row].items()}
         )
-    for su in sorted({n.su for n in nodes if n.su is not None}):
-        top[names.name("su", su)] = _members([n.name for n in nodes if n.su == su])
+    by_su: dict[int, list[str]] = defaultdict(list)
+    for node in nodes:
+        if node.su is not None:
+            by_su[node.su].append(node.name)
+    for su in sorted(by_su):
+        top[names.name("su", su)] = _members(by_su[su])
     compute = {name for name, fabric in topo.fabrics.items() if fabric.kind == "compute"}
     rail_leaves = [s for s in switches if s.group in compute and s.role == "leaf" and s.rail is not None]
     for rail in sorted({s.rail for s in rail_leaves if s.rail is not None}):

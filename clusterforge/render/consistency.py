@@ -119,11 +119,16 @@ def _unwrap(value: dict[str, Any]) -> Any:
     return value[UNSAFE_KEY] if set(value) == {UNSAFE_KEY} else value
 
 
+def _loads(text: str) -> Any:
+    """JSON with Ansible's unsafe values read as their text (looked for only where the text has one)."""
+    return json.loads(text, object_hook=_unwrap) if UNSAFE_KEY in text else json.loads(text)
+
+
 def _inventory(files: dict[str, str]) -> dict[str, Any] | None:
     text = files.get(INVENTORY)
     if text is None:
         return None
-    children: dict[str, Any] = json.loads(text, object_hook=_unwrap)["all"]["children"]
+    children: dict[str, Any] = _loads(text)["all"]["children"]
     return children
 
 
@@ -177,7 +182,7 @@ def _host_data(files: dict[str, str]) -> dict[str, tuple[str, dict[str, Any]]]:
     for path, text in files.items():
         if path.startswith(prefix) and path.endswith(".json"):
             rack = path[len(prefix) : -len(".json")]
-            for host, entry in json.loads(text, object_hook=_unwrap).items():
+            for host, entry in _loads(text).items():
                 found[host] = (rack, entry)
     return found
 

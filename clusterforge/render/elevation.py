@@ -122,12 +122,15 @@ def rack_findings(ctx: RenderContext) -> tuple[dict[str, list[Finding]], list[Fi
     by_rack: dict[str, list[Finding]] = {name: [] for name in ctx.topo.racks}
     other = []
     for finding in ctx.findings:
-        subject = finding.subject
-        device = ctx.topo.devices.get(subject) if subject else None
-        rack = subject if subject in by_rack else (device.rack if device is not None else None)
-        if rack is not None and rack in by_rack:
+        racks = []
+        for subject in finding.subjects or (finding.subject,):
+            device = ctx.topo.devices.get(subject) if subject else None
+            rack = subject if subject in by_rack else (device.rack if device is not None else None)
+            if rack is not None and rack in by_rack and rack not in racks:
+                racks.append(rack)
+        for rack in racks:
             by_rack[rack].append(finding)
-        else:
+        if not racks:
             other.append(finding)
     return by_rack, other
 

@@ -17,6 +17,7 @@ from functools import lru_cache
 from itertools import repeat
 from operator import add, attrgetter, mul
 from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
 
 from ..expand.topology import Link, Topology
 from ..validate import ValidBlueprint
@@ -247,9 +248,24 @@ def _labels(topo: Topology, order: list[int], fabrics: dict[str, int]) -> tuple[
     return link_labels, cable_labels
 
 
+_TABLES: WeakKeyDictionary[Topology, tuple[ValidBlueprint, int, CableTable]] = WeakKeyDictionary()
+"""The last cable table per topology (with its blueprint and link count): the cabling plan, the BOM and the
+InfiniBand files all list the same cables."""
+
+
 def cable_table(valid: ValidBlueprint, topo: Topology) -> CableTable:
     """Every link once, in plan order (see `plan_order`), labelled, with its ends' places and its parts.
-    The work per link is done in the topology's order; the results are then put in plan order."""
+    The work per link is done in the topology's order; the results are then put in plan order. Worked out
+    once per topology: do not change the result."""
+    known = _TABLES.get(topo)
+    if known is not None and known[0] is valid and known[1] == len(topo.links):
+        return known[2]
+    table = _cable_table(valid, topo)
+    _TABLES[topo] = (valid, len(topo.links), table)
+    return table
+
+
+def _cable_table(valid: ValidBlueprint, topo: Topology) -> CableTable:
     places, floor = _places(topo)
     links = Columns(topo.links)
     order = plan_order(valid, links, floor)

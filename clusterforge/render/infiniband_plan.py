@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import NamedTuple
 
 from ..catalog import Server, Switch
@@ -107,6 +108,7 @@ def infiniband_fabrics(valid: ValidBlueprint) -> list[tuple[str, LeafSpineFabric
     ]
 
 
+@lru_cache(maxsize=65536)  # the same few hundred port names on every switch of a model
 def port_number(port: str, per_cage: int, split: int) -> int:
     """`ib5/2` with 2 ports per cage -> 10; `ib7` -> 7; sub-port 1 of native port 3 split 2 ways (`ib3s1`) -> 6."""
     match = _PORT.match(port)
