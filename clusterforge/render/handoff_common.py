@@ -248,9 +248,14 @@ def _labels(topo: Topology, order: list[int], fabrics: dict[str, int]) -> tuple[
     return link_labels, cable_labels
 
 
-_TABLES: WeakKeyDictionary[Topology, tuple[ValidBlueprint, int, CableTable]] = WeakKeyDictionary()
-"""The last cable table per topology (with its blueprint and link count): the cabling plan, the BOM and the
-InfiniBand files all list the same cables."""
+_TABLES: WeakKeyDictionary[Topology, tuple[ValidBlueprint, tuple[int, ...], CableTable]] = WeakKeyDictionary()
+"""The last cable table per topology (with its blueprint and links, by count and ends): the cabling plan, the
+BOM and the InfiniBand files all list the same cables."""
+
+
+def _links_key(topo: Topology) -> tuple[int, ...]:
+    links = topo.links
+    return (len(links), id(links[0]), id(links[-1])) if links else (0,)
 
 
 def cable_table(valid: ValidBlueprint, topo: Topology) -> CableTable:
@@ -258,10 +263,10 @@ def cable_table(valid: ValidBlueprint, topo: Topology) -> CableTable:
     The work per link is done in the topology's order; the results are then put in plan order. Worked out
     once per topology: do not change the result."""
     known = _TABLES.get(topo)
-    if known is not None and known[0] is valid and known[1] == len(topo.links):
+    if known is not None and known[0] is valid and known[1] == _links_key(topo):
         return known[2]
     table = _cable_table(valid, topo)
-    _TABLES[topo] = (valid, len(topo.links), table)
+    _TABLES[topo] = (valid, _links_key(topo), table)
     return table
 
 
