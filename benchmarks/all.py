@@ -1,0 +1,215 @@
+"""Every speed target of issue 17 measured in one run, printed as one table with whether each is met.
+
+    python benchmarks/all.py [--quick] [--skip-million] [--skip-netlab] [--skip-ansible] [--skip-slurm]
+
+CPU seconds (user + system of the child process, from os.wait4) and peak memory (its max RSS) are the
+figures: the machine is shared, and others' work stretches wall time, not CPU time. Each measurement runs
+`clusterforge` as a user would, in a fresh process:
+
+- render: `clusterforge render` of the render benchmark's DGX H100 blueprint (render_scale.py) at 100,000 and
+  1,000,000 GPUs, from the blueprint to the written files; growth is the CPU time per GPU at 1,000,000 over
+  that at 100,000 (linear: 1);
+- netlab: `netlab create` (provider clab, FRR switches, Linux hosts) on the compute fabric of a 256-GPU
+  DGX blueprint (its nodes, leaves, spines and cables), against `clusterforge render` of that blueprint,
+  CPU seconds per device, paired in one run (`pip install networklab`);
+- Ansible: `ansible-inventory --list` of the 100,000-GPU render against a lean inventory of the same hosts
+  (ansible_load.py), and the seconds until the first task of site.yml with `-c local` over 1,000 GPU nodes
+  (8,000-GPU render);
+- slurmctld: seconds until Debian's slurmctld, started on loopback with the 100,000-GPU Slurm files,
+  answers `scontrol ping` (tests/slurm_harness.py).
+
+`--quick` measures at 10,000 GPUs instead of 100,000 and skips the million.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(HERE))
+
+GIB = 1024
+
+
+@dataclass
+class Row:
+    target: str
+    measured: str
+    met: bool | None
+    """None: not measured (a tool is missing, or skipped)."""
+
+
+def child_cost(command: list[str], cwd: Path = REPO) -> tuple[float, float, float]:
+    """CPU seconds, peak MiB and wall seconds of one child process (its own, not its children's)."""
+    start = time.perf_counter()
+    with subprocess.Popen(
+        command,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    ) as child:
+        assert child.stderr is not None
+        errors = child.stderr.read()
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed (exit {child.returncode}): {errors.decode()[-2000:]}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, time.perf_counter() - start
+
+
+def blueprint_file(gpus: int, work: Path) -> Path:
+    from render_scale import blueprint_data
+
+    data = blueprint_data(gpus)
+    data["name"] = f"bench{gpus}"
+    path = work / f"bench{gpus}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def render(gpus: int, work: Path) -> tuple[float, float, Path]:
+    out = work / f"out{gpus}"
+    cpu, mib, _ = child_cost(
+        [sys.executable, "-m", "clusterforge", "render", str(blueprint_file(gpus, work)), "-o", str(out)]
+    )
+    return cpu, mib, out
+
+
+def render_rows(gpus: int, cpu_limit: float, mib_limit: float, cpu: float, mib: float) -> list[Row]:
+    return [
+        Row(f"render {gpus:,} GPUs <= {cpu_limit:g} CPU s", f"{cpu:.1f} s", cpu <= cpu_limit),
+        Row(f"render {gpus:,} GPUs <= {mib_limit / GIB:g} GiB", f"{mib / GIB:.2f} GiB", mib <= mib_limit),
+    ]
+
+
+def netlab_rows(work: Path) -> list[Row]:
+    """netlab create and clusterforge render on the same leaf/spine fabric, CPU seconds per device."""
+    if shutil.which("netlab") is None:
+        return [Row("per device >= 100x faster than netlab create", "netlab not installed", None)]
+    from factories import dgx_data, valid_from
+
+    from clusterforge.expand import expand
+
+    data = dgx_data(32)
+    data["name"] = "netlab32"
+    blueprint = work / "netlab32.yaml"
+    blueprint.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    topo, _ = expand(valid_from(data))
+    links = [link for link in topo.links if link.fabric == "compute"]
+    names = sorted({name for link in links for name in (link.a, link.b)})
+    short = {name: f"n{i}" for i, name in enumerate(names, 1)}  # netlab node names: no dashes
+    nodes = {short[n]: {"device": "frr" if topo.devices[n].kind == "switch" else "linux"} for n in names}
+    lab = work / "netlab"
+    lab.mkdir()
+    topology = {"provider": "clab", "nodes": nodes, "links": [f"{short[k.a]}-{short[k.b]}" for k in links]}
+    (lab / "topology.yml").write_text(yaml.safe_dump(topology), encoding="utf-8")
+    netlab_cpu, _, _ = child_cost(["netlab", "create", "topology.yml"], cwd=lab)
+    ours_cpu, _, _ = child_cost(
+        [sys.executable, "-m", "clusterforge", "render", str(blueprint), "-o", str(work / "netlab-out")]
+    )
+    devices = len(names)
+    ratio = (netlab_cpu / devices) / (ours_cpu / len(topo.devices))
+    return [
+        Row(
+            f"per device >= 100x faster than netlab create ({devices} devices, {len(links)} links)",
+            f"{ratio:.0f}x (netlab {netlab_cpu:.1f} s, clusterforge {ours_cpu:.1f} s for {len(topo.devices)} devices)",
+            ratio >= 100,
+        )
+    ]
+
+
+def ansible_rows(rendered: Path, gpus: int, work: Path) -> list[Row]:
+    if shutil.which("ansible-inventory") is None:
+        return [Row("Ansible inventory <= 3x a lean one", "ansible-core not installed", None)]
+    from ansible_load import first_task_seconds, lean_inventories, list_cost
+
+    inventory = rendered / "ansible" / "inventory.json"
+    lean = lean_inventories(inventory, work)["lean JSON"]
+    ours, bare = list_cost(inventory), list_cost(lean)
+    ratio = ours[1] / bare[1]
+    small = render(8000, work)[2]
+    first = first_task_seconds(small / "ansible" / "inventory.json", 1000, work)
+    return [
+        Row(
+            f"ansible-inventory --list at {gpus:,} GPUs <= 3x a lean inventory (CPU)",
+            f"{ratio:.2f}x ({ours[1]:.1f} s against {bare[1]:.1f} s)",
+            ratio <= 3,
+        ),
+        Row("site.yml -c local over 1,000 GPU nodes: first task <= 30 s (wall)", f"{first:.1f} s", first <= 30),
+    ]
+
+
+def slurm_rows(rendered: Path, gpus: int, work: Path) -> list[Row]:
+    if shutil.which("slurmctld") is None:
+        return [Row("slurmctld loads the Slurm files", "slurmctld not installed", None)]
+    from slurm_harness import Slurmctld
+
+    start = time.perf_counter()
+    with Slurmctld(rendered, work / "slurmctld") as ctld:
+        seconds = time.perf_counter() - start
+        nodes = ctld.run("sinfo", "-h", "-o", "%D").split()
+    return [
+        Row(
+            f"slurmctld up with the {gpus:,}-GPU files <= 30 s (wall, to scontrol ping)",
+            f"{seconds:.1f} s ({sum(int(n) for n in nodes if n.isdigit()):,} nodes)",
+            seconds <= 30,
+        )
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    for part in ("million", "netlab", "ansible", "slurm"):
+        parser.add_argument(f"--skip-{part}", action="store_true")
+    args = parser.parse_args()
+    size = 10_000 if args.quick else 100_000
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        cpu, mib, rendered = render(size, work)
+        rows += render_rows(size, 10.0 * size / 100_000, 1.5 * GIB, cpu, mib)
+        if not (args.quick or args.skip_million):
+            big_cpu, big_mib, big_out = render(1_000_000, work)
+            shutil.rmtree(big_out)
+            rows += render_rows(1_000_000, 100.0, 8 * GIB, big_cpu, big_mib)
+            growth = (big_cpu / 1_000_000) / (cpu / size)
+            rows.append(
+                Row("growth no worse than linear (CPU per GPU, 1M over 100k) <= 1.2", f"{growth:.2f}", growth <= 1.2)
+            )
+        steps: list[tuple[bool, Callable[[], list[Row]]]] = [
+            (args.skip_netlab, lambda: netlab_rows(work)),
+            (args.skip_ansible, lambda: ansible_rows(rendered, size, work)),
+            (args.skip_slurm, lambda: slurm_rows(rendered, size, work)),
+        ]
+        for skipped, step in steps:
+            if not skipped:
+                rows += step()
+    show(rows)
+
+
+def show(rows: list[Row]) -> None:
+    width = max(len(r.target) for r in rows)
+    measured = max(len(r.measured) for r in rows)
+    print(f"{'target':<{width}}  {'measured':<{measured}}  met")
+    for r in rows:
+        met = "n/a" if r.met is None else ("yes" if r.met else "NO")
+        print(f"{r.target:<{width}}  {r.measured:<{measured}}  {met}")
+
+
+if __name__ == "__main__":
+    main()
