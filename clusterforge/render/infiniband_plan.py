@@ -4,8 +4,8 @@ and the node GUIDs the simulation gives them.
 
 Names follow what the tools show on a real fabric: a switch's node description is its host name, a host
 port's is `<host> <RDMA device>` (rdma-ndd's default `%h %d`) where the catalog documents the device names,
-else `<host> <port>`. Switch port numbers follow the cages: `ib5/2` (second port of cage 5, two ports per
-cage) is port 10, as the switch numbers them; a port without a cage part (`ib7`) is port 7.
+else `<host> <port>`. Switch port numbers are taken to run cage by cage: `ib5/2` (second port of cage 5, two
+ports per cage) is port 10; a port without a cage part (`ib7`) is port 7 (docs/infiniband.md).
 """
 
 from __future__ import annotations
