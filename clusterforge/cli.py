@@ -20,6 +20,8 @@ from .errors import ClusterforgeError, Finding, Severity, display_name, sorted_f
 from .export import dot_to_svg, fabric_dot, node_link_json
 from .pipeline import analyse, load_valid, render_analysis, render_files
 from .plan import plan_text
+from .render.bom import bom_text
+from .render.context import RenderContext
 from .render.report import REPORT_HTML, REPORT_MD
 from .schema_doc import blueprint_schema, reference_markdown
 from .verify import DiscoveryError, verify
@@ -138,6 +140,19 @@ def plan_cmd(blueprint: Path, fmt: str, allow: tuple[Path, ...]) -> None:
     else:
         click.echo(plan_text(analysis.plan))
         _print_findings(analysis.findings, "text")
+
+
+@cli.command("bom")
+@click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
+@ALLOW_DIR
+def bom_cmd(blueprint: Path, allow: tuple[Path, ...]) -> None:
+    """The bill of materials: every part with its part number, installed quantity, spares, what to order."""
+    try:
+        analysis = analyse(load_valid(blueprint, allow))
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text")
+        sys.exit(EXIT_FINDINGS)
+    click.echo(bom_text(RenderContext(analysis.valid, analysis.topo, analysis.findings)))
 
 
 @cli.command("check")

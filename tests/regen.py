@@ -48,6 +48,7 @@ def readme_blocks() -> dict[str, str]:
     """Commands whose output the README shows, with that output (the README test compares them)."""
     commands = {
         "clusterforge plan blueprints/h200-training-pod.yaml": ("plan", "blueprints/h200-training-pod.yaml"),
+        "clusterforge bom blueprints/h200-training-pod.yaml": ("bom", "blueprints/h200-training-pod.yaml"),
         "clusterforge check blueprints/*.yaml": (
             "check",
             *sorted(str(p.relative_to(REPO)) for p in (REPO / "blueprints").glob("*.yaml")),

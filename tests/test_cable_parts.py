@@ -41,8 +41,8 @@ def cables_by(topo: Topology) -> Counter[tuple[str, str, str, int]]:
 
 
 def test_h200_pod_cables_by_hand() -> None:
-    """31 HGX H200 nodes and 2 UFM hosts on 8 rail leaves and 4 spines (QM9700), storage on one SN5600,
-    in-band on one SN4600C, a 1G OOB switch per rack (14)."""
+    """31 HGX H200 nodes and 2 UFM hosts on 8 rail leaves and 4 spines (QM9700), storage on an MLAG pair of
+    SN5600, in-band on an MLAG pair of SN4600C, a 1G OOB switch per rack (14)."""
     topo, _ = example("h200-training-pod")
     assert cables_by(topo) == {
         # 256 leaf-spine links: each leaf cage's two ports go to one spine cage (2 x 400G), so 128
@@ -54,20 +54,27 @@ def test_h200_pod_cables_by_hand() -> None:
         # ports = 12, at 2 x 50G on a 4-way split SN5600 cage: 6 1:2 splitter fibres.
         ("storage", "node-leaf", "nvidia/mfp7e10", 1): 62,
         ("storage", "node-leaf", "generic/om4-mpo12-upc-splitter", 2): 6,
+        # the pairs' two peer links each, 2.09 m between neighbouring U: 800G past the 2 m DAC (ACC),
+        # 100G QSFP28 within the 5 m of passive copper
+        ("storage", "leaf-peer", "nvidia/mca4j80", 1): 2,
+        ("inband", "leaf-peer", "nvidia/mcp1600", 1): 2,
         # in-band: 84 25G SFP28 ports, two per QSFP28 cage of the SN4600C: 42 4-way AOC splitters (2 legs used).
         ("inband", "node-leaf", "nvidia/mfa7a50", 2): 42,
         # 14 OOB switch uplinks (100G QSFP28): 3 within DAC reach, 11 AOC.
         ("oob", "oob-uplink", "nvidia/mcp1600", 1): 3,
         ("oob", "oob-uplink", "nvidia/mfa1a00", 1): 11,
-        ("oob", "oob", "generic/cat6a", 1): 56,
+        # 42 nodes' BMCs and 16 managed switches' management ports (8 + 4 QM9700, 2 SN5600, 2 SN4600C)
+        ("oob", "oob", "generic/cat6a", 1): 42 + 16,
     }
-    assert sum(c.pieces for c in topo.cables) == 558
+    assert sum(c.pieces for c in topo.cables) == 128 + 250 + 62 + 6 + 2 + 2 + 42 + 3 + 11 + 58
     modules = Counter(topo.modules.values())
-    # switch cages: 8 leaves x 16 cages of node ports (6 leaves have 31 ports, 2 have 32) + 31 SN5600 cages
-    assert modules["nvidia/mma4z00-ns"] == 8 * 16 + 31
+    # switch cages: 8 leaves x 16 cages of node ports (6 leaves have 31 ports, 2 have 32) + 2 x 16 SN5600
+    # cages (31 400G storage ports per leaf of the pair)
+    assert modules["nvidia/mma4z00-ns"] == 8 * 16 + 2 * 16
     assert modules["nvidia/mma4z00-ns400"] == 250  # one flat-top module per node port
     assert modules["nvidia/mma1z00-ns400"] == 62
-    assert (modules["nvidia/mma1t00-vs"], modules["generic/osfp-400g-2xsr4"]) == (12, 3)
+    # 12 100G QSFP56 ports, 6 per leaf of the pair at four per SN5600 cage: 2 cages per leaf
+    assert (modules["nvidia/mma1t00-vs"], modules["generic/osfp-400g-2xsr4"]) == (12, 2 * 2)
 
 
 def test_gb200_cables_by_hand() -> None:
@@ -79,8 +86,10 @@ def test_gb200_cables_by_hand() -> None:
     assert got[("storage", "node-leaf", "nvidia/mfp7e10", 1)] == 72 * 2
     assert got[("inband", "node-leaf", "nvidia/mfp7e10", 1)] == 72 * 2
     assert got[("storage", "leaf-spine", "nvidia/mca4j80", 1)] == 42  # 800G, one link per cable
-    assert got[("inband", "leaf-spine", "nvidia/mca4j80", 1)] == 26
-    assert got[("oob", "oob", "generic/cat6a", 1)] == 111
+    assert got[("inband", "leaf-peer", "nvidia/mca4j80", 1)] == 2  # the in-band MLAG pair's 800G peer links
+    # 72 trays' and 5 hosts' BMCs; management ports of 20 QM9700, 5 SN5600 and the 8 SN2201 built into the
+    # four NVL72 racks
+    assert got[("oob", "oob", "generic/cat6a", 1)] == 72 + 5 + 20 + 5 + 8
     # 25G SFP28 hosts and the 100G QSFP28 uplinks of the OOB switches on 4-way split SN5600 cages: no part
     uncabled = [link for link in topo.links if link.cable < 0]
     assert len(uncabled) == 17
@@ -93,8 +102,9 @@ def test_l40s_cables_by_hand() -> None:
     topo, _ = example("l40s-inference")
     assert cables_by(topo) == {
         ("compute", "node-leaf", "nvidia/mfp7e20", 2): 16,
-        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 10,
-        ("oob", "oob", "generic/cat6a", 1): 12,
+        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 10,  # 20 25G ports on an MLAG pair of SN4600C
+        ("inband", "leaf-peer", "nvidia/mcp1600", 1): 2,
+        ("oob", "oob", "generic/cat6a", 1): 13,  # 10 servers' BMCs, 3 switches' management ports
     }
     assert Counter(topo.modules.values()) == {"nvidia/mma1z00-ns400": 32, "nvidia/mma4z00-ns": 8}
 

@@ -50,7 +50,8 @@ def assign_outlets(ctx: ExpandContext) -> None:
         shown = ", ".join(f"{r} ({over[r]})" for r in racks[:6]) + (", ..." if len(racks) > 6 else "")
         ctx.warning(
             codes.PDU_OUTLETS_SHORT,
-            f"{len(racks)} racks need more outlets on one PDU than its {capacity}: {shown}",
+            f"{len(racks)} {'rack needs' if len(racks) == 1 else 'racks need'} more outlets on one PDU than its "
+            f"{capacity}: {shown}",
             ("procurement", "pdu_outlets"),
             "use PDUs with more outlets (procurement.pdu_outlets), or more feeds per rack",
         )

@@ -226,3 +226,25 @@ def render_bom(ctx: RenderContext) -> dict[str, str]:
         BOM_RACKS_CSV: csv_text(RACK_HEADER, rack_rows(bom, list(ctx.topo.racks))),
         POWER_CSV: csv_text(POWER_HEADER, power_rows(ctx)),
     }
+
+
+def bom_text(ctx: RenderContext) -> str:
+    """The BOM as `clusterforge bom` prints it: one line per part, what to order first, then the total."""
+    rows = bom_rows(ctx)
+    procurement = ctx.valid.blueprint.procurement
+    lines = [
+        f"{ctx.valid.blueprint.name}: bill of materials (order = installed + spares; installed PSUs ship with "
+        "their devices, so only spare PSUs are ordered)",
+        f"  {'order':>6} {'installed':>9} {'spares':>6}  {'category':<18} {'part':<34} description",
+    ]
+    for r in rows:
+        if r[0] == "total":
+            lines.append(
+                f"  total of the priced lines: {r[9]} {procurement.currency}"
+                + (f" ({r[10]})" if r[10] != procurement.currency else "")
+            )
+            continue
+        part = str(r[2] or r[1]) + (f" ({r[4]})" if r[4] else "")
+        price = f"; {r[9]} {procurement.currency}" if r[9] != "" else ""
+        lines.append(f"  {r[7]:>6} {r[5]:>9} {r[6]:>6}  {r[0]:<18} {part:<34} {r[3]}{price}")
+    return "\n".join(lines)

@@ -181,8 +181,9 @@ def rack_rows(cables: CableList, rack_order: list[str]) -> list[tuple[str, list[
     return out
 
 
-def _md_row(r: CableRow, here: CableEnd, there: CableEnd) -> list[str]:
-    values: list[object] = [
+def rack_row(r: CableRow, here: CableEnd, there: CableEnd) -> list[str]:
+    """One cable in a rack's table (the columns of MD_HEADER), as plain text."""
+    return [
         r.label,
         here.column("u"),
         here.column("device"),
@@ -192,7 +193,14 @@ def _md_row(r: CableRow, here: CableEnd, there: CableEnd) -> list[str]:
         r.cable.part_number or r.cable.product,
         f"{r.cable.length_class_m:g} m",
     ]
-    return [md_cell(v) for v in values]
+
+
+def rack_mix(items: list[tuple[CableRow, CableEnd, CableEnd]]) -> str:
+    """A rack's cables by media and ordered length: '12 x MMF 10 m, 2 x ACC 4 m'."""
+    counts: Counter[str] = Counter()
+    for r, _, _ in items:
+        counts[f"{r.cable.media} {r.cable.length_class_m:g} m"] += r.cable.pieces
+    return ", ".join(f"{n} x {what}" for what, n in sorted(counts.items()))
 
 
 def markdown_model(ctx: RenderContext, cables: CableList, limit: int = MD_CABLE_LIMIT) -> dict[str, Any]:
@@ -204,15 +212,12 @@ def markdown_model(ctx: RenderContext, cables: CableList, limit: int = MD_CABLE_
         fabrics[r.fabric].append(r)
     racks = []
     for rack, items in rack_rows(cables, list(ctx.topo.racks)) if detailed else []:
-        counts: Counter[str] = Counter()
-        for r, _, _ in items:
-            counts[f"{r.cable.media} {r.cable.length_class_m:g} m"] += r.cable.pieces
         racks.append(
             {
                 "name": md_cell(rack or "(unplaced)"),
                 "count": len(items),
-                "mix": md_cell(", ".join(f"{n} x {what}" for what, n in sorted(counts.items()))),
-                "rows": [_md_row(*item) for item in items],
+                "mix": md_cell(rack_mix(items)),
+                "rows": [[md_cell(v) for v in rack_row(*item)] for item in items],
             }
         )
     uncabled = [link for link in ctx.topo.links if link.cable < 0 and link.media == ""]

@@ -8,7 +8,7 @@ templates print them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from ..catalog import Server, Sourced
@@ -21,6 +21,8 @@ from .context import RenderContext, shared_plan
 from .elevation import escaped, finding_where, legend_model, page_drawings, rows_model, xml_text
 from .escape import Escaped, md_cell
 from .rack_drawing import num, xml_escape
+from .report_bom import bom_sections, rack_cable_sections
+from .report_table import table
 from .report_workloads import workloads_section
 
 REPORT_MD = "handoff/report.md"
@@ -34,28 +36,6 @@ def md_text(text: str) -> str:
     (HTML characters as entities, pipes, backslashes and backticks escaped, one line), plus backslashes
     before what would start emphasis, a link, strikethrough or math."""
     return _MD_INLINE.sub(r"\\\1", md_cell(text))
-
-
-def table(
-    title: str,
-    columns: list[str],
-    rows: Iterable[list[str]],
-    numeric: Iterable[int] = (),
-    intro: str = "",
-    classes: list[str] | None = None,
-) -> dict[str, Any]:
-    """A titled table of strings; `numeric` are the indexes of right-aligned columns."""
-    body = [list(r) for r in rows]
-    right = set(numeric)
-    return {
-        "title": title,
-        "intro": intro,
-        "columns": columns,
-        "rows": body,
-        "cell_class": ["num" if i in right else "" for i in range(len(columns))],
-        "md_align": ["---:" if i in right else "---" for i in range(len(columns))],
-        "classes": classes or ["" for _ in body],
-    }
 
 
 def _summary(plan: Plan) -> dict[str, Any]:
@@ -287,6 +267,7 @@ def report_model(ctx: RenderContext) -> dict[str, Any]:
             ),
             *_fabrics(plan, topo),
             *_racks(plan, valid, topo),
+            *bom_sections(ctx),
             *_workloads(plan),
             *_findings(ctx, ctx.findings),
             _estimates(valid, topo),
@@ -340,5 +321,6 @@ def render_report(ctx: RenderContext) -> dict[str, str]:
         **escaped({**header, "legend": legend_model()}, xml_text),
         "sections": html_sections(model["sections"]),
         "rows": rows_model(ctx, page_drawings(ctx, "elevations/")),
+        "rack_cables": html_sections(rack_cable_sections(ctx)),
     }
     return {REPORT_MD: markdown, REPORT_HTML: ctx.render("handoff/report.html.j2", page)}

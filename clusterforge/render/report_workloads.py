@@ -7,6 +7,7 @@ from typing import Any
 
 from ..plan import Plan
 from .rack_drawing import xml_escape
+from .report_table import table
 
 BAR_W, ROW_H, LABEL_W = 360, 26, 200
 
@@ -47,7 +48,6 @@ def _row(name: str, w: dict[str, Any]) -> list[str]:
 
 
 def workloads_section(plan: Plan) -> dict[str, Any] | None:
-    from .report import table  # the shared table shape of the report's sections
 
     if not plan.workloads:
         return None
