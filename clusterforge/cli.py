@@ -405,6 +405,15 @@ def export_cmd(
     _write_or_echo(text, output)
 
 
+def _made_parent(path: Path) -> Path:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        click.echo(f"{display_name(path.parent)}: cannot create: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    return path
+
+
 def _write_or_echo(text: str, output: Path | None) -> None:
     """`text` to stdout, or into `output` (exit 1 when it cannot be written)."""
     if output is None:
@@ -435,6 +444,12 @@ def _write_or_echo(text: str, output: Path | None) -> None:
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="file to write (default: stdout)")
+@click.option(
+    "--opensm-out",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="folder for root-guids.conf and partitions.conf with the built fabric's GUIDs, written for each "
+    "InfiniBand subnet that matches the plan (infiniband/<fabric>/...)",
+)
 @ALLOW_DIR
 def verify_cmd(
     blueprint: Path,
@@ -442,6 +457,7 @@ def verify_cmd(
     lldp_files: tuple[Path, ...],
     fmt: str,
     output: Path | None,
+    opensm_out: Path | None,
     allow: tuple[Path, ...],
 ) -> None:
     """Compare the cabled fabric, as discovered, with the plan: missing, unexpected and swapped cables, wrong
@@ -461,6 +477,12 @@ def verify_cmd(
     _write_or_echo(text, output)
     if output is not None:
         click.echo(verify_text(result).splitlines()[-1])
+    if opensm_out is not None:
+        for rel, content in sorted(result.opensm_files.items()):
+            _write_or_echo(content, _made_parent(opensm_out / rel))
+            click.echo(f"wrote {display_name(opensm_out / rel)} (the built fabric's GUIDs)", err=fmt != "text")
+        if not result.opensm_files:
+            click.echo("no OpenSM GUID files written: no InfiniBand subnet matches the plan", err=True)
     sys.exit(EXIT_FINDINGS if result.problems else EXIT_OK)
 
 

@@ -109,15 +109,21 @@ def test_opensm_ranks_the_spines_as_roots_and_the_master_has_the_higher_priority
     assert re.search(r'^Hca 1 "ufm001 ib1"$', (folder / "topology.net").read_text(), re.M)
 
 
-def test_partitions_reach_opensm(tmp_path: Path) -> None:
-    """A P_Key of the blueprint lands in partitions.conf with the GPU nodes' port GUIDs; OpenSM parses it."""
+def h200_with_partition(folder: Path) -> Path:
+    """The h200 example with a P_Key for its GPU nodes, written into `folder`."""
     text = (REPO / "blueprints" / "h200-training-pod.yaml").read_text(encoding="utf-8")
     text = text.replace(
         "    scalable_unit: 32\n",
         "    scalable_unit: 32\n    partitions:\n      - {name: training, pkey: 0x0a01, node_groups: [gpu]}\n",
     )
-    blueprint = tmp_path / "h200.yaml"
+    blueprint = folder / "h200.yaml"
     blueprint.write_text(text, encoding="utf-8")
+    return blueprint
+
+
+def test_partitions_reach_opensm(tmp_path: Path) -> None:
+    """A P_Key of the blueprint lands in partitions.conf with the GPU nodes' port GUIDs; OpenSM parses it."""
+    blueprint = h200_with_partition(tmp_path)
     analysis = analyse(load_valid(blueprint))
     folder = rendered(analysis.valid, analysis.topo, tmp_path)
     partitions = (folder / "partitions.conf").read_text(encoding="utf-8")

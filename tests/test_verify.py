@@ -16,7 +16,7 @@ import pytest
 from helpers import REPO, run_cli
 from ib_harness import bring_up, require_tools
 from ib_topology_edit import NetFile
-from test_infiniband import rendered
+from test_infiniband import h200_with_partition, rendered
 
 from clusterforge.pipeline import analyse, load_valid
 from clusterforge.render.handoff_common import cable_table
@@ -221,3 +221,32 @@ def test_lldp_port_from_the_description_when_the_id_is_a_mac() -> None:
         (End("compute-leaf001", "swp1"), End("inf001", "ens1")),
         (End("compute-leaf001", "swp2"), End("inf002", "ens2")),
     ]
+
+
+def test_opensm_files_take_the_built_fabrics_guids(h200_folder: Path, tmp_path: Path) -> None:
+    """The built fabric has GUIDs of its own: on a fabric that matches the plan, --opensm-out writes
+    root-guids.conf and partitions.conf with them, and OpenSM ranks the spines from that root file."""
+    blueprint = h200_with_partition(tmp_path)
+    # the same cables, other GUIDs (a vendor's OUI instead of the plan's)
+    built = (h200_folder / "topology.net").read_text().replace("guid=0x0002c", "guid=0x0008f")
+    found = discover(h200_folder, NetFile(built), tmp_path / "built")
+    out = tmp_path / "opensm"
+    result = run_cli("verify", str(blueprint), "--ibnetdiscover", str(found), "--opensm-out", str(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    roots = (out / "infiniband" / "compute" / "root-guids.conf").read_text(encoding="utf-8").split()
+    assert roots == [f"0x0008f9000010000{i}" for i in range(1, 5)]  # compute-spine001..004
+    partitions = (out / "infiniband" / "compute" / "partitions.conf").read_text(encoding="utf-8")
+    training = next(line for line in partitions.splitlines() if line.startswith("training="))
+    assert training.count("0x0008fa") == 31 * 8 and "0x0002c" not in training
+    # OpenSM on the built fabric, its root file enabled and pointing at the written one
+    conf = (h200_folder / "opensm-ufm001.conf").read_text(encoding="utf-8")
+    conf = conf.replace(
+        "# root_guid_file /etc/opensm/root-guids.conf", f"root_guid_file {out}/infiniband/compute/root-guids.conf"
+    )
+    conf = conf.replace("/etc/opensm/partitions.conf", f"{out}/infiniband/compute/partitions.conf")
+    (tmp_path / "opensm.conf").write_text(conf, encoding="utf-8")
+    run = bring_up(
+        h200_folder, tmp_path / "run", net_file=tmp_path / "built" / "topology.net", conf_file=tmp_path / "opensm.conf"
+    )
+    assert run.errors() == [] and "SUBNET UP" in run.opensm_log
+    assert "Fabric has 4 switches at rank 0 (roots)" in run.opensm_log

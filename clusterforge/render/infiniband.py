@@ -8,12 +8,13 @@
 - `root-guids.conf`: the top tier's switches (the spines, or the cores of three tiers);
 - `partitions.conf`: the default partition and the blueprint's P_Keys.
 
-GUIDs are the plan's (the simulation's); on the built fabric the root and partition files take the GUIDs
-`ibswitches` and `ibhosts` show for the same names.
+GUIDs are the plan's (the simulation's); `verify --opensm-out` writes the root and partition files again with
+the built fabric's GUIDs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..checks.fat_tree import fat_tree_faults
@@ -117,10 +118,23 @@ def render_infiniband(ctx: RenderContext) -> dict[str, str]:
             files[f"{folder}/{name}"] = ctx.render(
                 "infiniband/opensm.conf.j2", opensm_model(subnet, blueprint, host, faults)
             )
-        roots = [{"guid": f"0x{n.guid:016x}", "name": n.name} for n in subnet.switches(top_tier(subnet))]
-        files[f"{folder}/root-guids.conf"] = ctx.render("infiniband/root-guids.conf.j2", {"roots": roots})
-        files[f"{folder}/partitions.conf"] = ctx.render(
-            "infiniband/partitions.conf.j2",
-            {"blueprint": blueprint, "partitions": partitions_model(subnet, fabrics[subnet.fabric], groups)},
-        )
+        for name, text in guid_files(subnet, fabrics[subnet.fabric], groups, blueprint, ctx.render).items():
+            files[f"{folder}/{name}"] = text
     return files
+
+
+def guid_files(
+    subnet: IbSubnet,
+    fabric: LeafSpineFabric,
+    groups: dict[str, str],
+    blueprint: str,
+    render: Callable[[str, dict[str, Any]], str],
+) -> dict[str, str]:
+    """root-guids.conf and partitions.conf of `subnet` with its nodes' GUIDs (the plan's, or the built
+    fabric's, which `verify --opensm-out` puts in). `groups`: host -> node group."""
+    roots = [{"guid": f"0x{n.guid:016x}", "name": n.name} for n in subnet.switches(top_tier(subnet))]
+    partitions = partitions_model(subnet, fabric, groups)
+    return {
+        "root-guids.conf": render("infiniband/root-guids.conf.j2", {"roots": roots}),
+        "partitions.conf": render("infiniband/partitions.conf.j2", {"blueprint": blueprint, "partitions": partitions}),
+    }

@@ -11,16 +11,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .. import codes
 from ..checks.fat_tree import fat_tree_faults
 from ..expand.topology import Link, Topology
 from ..model.fabric import LeafSpineFabric
 from ..render.handoff_common import cable_table
+from ..render.infiniband import guid_files
 from ..render.infiniband_plan import IbEnd, IbSubnet, numbering_of, plan_subnets, port_name
+from ..render.jinja import render_template
 from ..validate import ValidBlueprint
 from .compare import Cable, Comparison, Key, Place, Planned, Problem, compare
-from .discovered import DiscoveryError, Seen, parse_ibnetdiscover, read_lldp_file, read_text
+from .discovered import DiscoveryError, Seen, discovered_guids, parse_ibnetdiscover, read_lldp_file, read_text
 
 SWITCH_TIERS = ("node-leaf", "leaf-spine", "spine-core")
 
@@ -29,6 +32,9 @@ SWITCH_TIERS = ("node-leaf", "leaf-spine", "spine-core")
 class Verification:
     blueprint: str
     comparisons: list[Comparison] = field(default_factory=list)
+    opensm_files: dict[str, str] = field(default_factory=dict)
+    """root-guids.conf and partitions.conf with the built fabric's GUIDs, by path under an output folder, for
+    each InfiniBand subnet that matches the plan."""
 
     @property
     def problems(self) -> list[Problem]:
@@ -98,8 +104,13 @@ def _where(topo: Topology, device: str) -> tuple[str, int | None]:
     return (found.rack or "", found.u) if found else ("", None)
 
 
-def verify_ibnetdiscover(valid: ValidBlueprint, topo: Topology, path: Path) -> list[Comparison]:
-    seen = parse_ibnetdiscover(read_text(path), str(path))
+def verify_ibnetdiscover(
+    valid: ValidBlueprint, topo: Topology, path: Path, opensm_files: dict[str, str] | None = None
+) -> list[Comparison]:
+    """The subnets `path` reaches, compared; for each that matches, its OpenSM GUID files with the built
+    fabric's GUIDs go into `opensm_files`."""
+    text = read_text(path)
+    seen = parse_ibnetdiscover(text, str(path))
     switches = {switch_name(s) for one in seen for s in one.switches}
     found = []
     for subnet in plan_subnets(valid, topo):
@@ -111,9 +122,31 @@ def verify_ibnetdiscover(valid: ValidBlueprint, topo: Topology, path: Path) -> l
         result = compare(planned, pairs, f"{path} (InfiniBand subnet '{subnet.folder.removeprefix('infiniband/')}')")
         result.problems.extend(_tree_problems(subnet, pairs))
         found.append(result)
+        if opensm_files is not None and not result.problems:
+            opensm_files.update(_built_guid_files(valid, topo, subnet, discovered_guids(text)))
     if not found:
         raise DiscoveryError(f"{path}: none of its switches is a switch of the blueprint's InfiniBand fabrics")
     return found
+
+
+def _built_guid_files(valid: ValidBlueprint, topo: Topology, subnet: IbSubnet, guids: dict[str, int]) -> dict[str, str]:
+    """The subnet's root-guids.conf and partitions.conf with the discovered GUIDs (a switch's node GUID; an
+    adapter's port GUID, which partitions.conf lists, is the model's node GUID + 1)."""
+    by_device = {switch_name(desc): guid for desc, guid in guids.items()}
+    for name, node in list(subnet.nodes.items()):
+        if node.kind == "Switch" and name in by_device:
+            subnet.nodes[name] = node._replace(guid=by_device[name])
+        elif node.kind == "Hca" and name in guids:
+            subnet.nodes[name] = node._replace(guid=guids[name] - 1)
+    fabric = valid.blueprint.fabrics[subnet.fabric]
+    assert isinstance(fabric, LeafSpineFabric)
+    groups = {d.name: d.group or "" for d in topo.nodes()}
+    files = guid_files(subnet, fabric, groups, valid.blueprint.name, _shipped_template)
+    return {f"{subnet.folder}/{name}": text for name, text in files.items()}
+
+
+def _shipped_template(name: str, model: dict[str, Any]) -> str:
+    return render_template(name, model, None)
 
 
 def _tree_problems(subnet: IbSubnet, pairs: list[tuple[Key, Key]]) -> list[Problem]:
@@ -182,7 +215,7 @@ def verify(
 ) -> Verification:
     result = Verification(valid.blueprint.name)
     for path in ibnetdiscover:
-        result.comparisons.extend(verify_ibnetdiscover(valid, topo, path))
+        result.comparisons.extend(verify_ibnetdiscover(valid, topo, path, result.opensm_files))
     lldp = list(lldp)
     if lldp:
         result.comparisons.append(verify_lldp(valid, topo, lldp))

@@ -15,7 +15,9 @@ from typing import Any
 
 _HEADER = re.compile(r'^(?P<kind>Switch|Ca|Hca|Rt)\s+\d+\s+"(?P<id>[^"]*)"(?:\s*#\s*"(?P<desc>[^"]*)")?')
 _GUID = re.compile(r"^(?:switchguid|caguid|rtguid)=0x(?P<guid>[0-9a-fA-F]+)")
-_PORT_LINE = re.compile(r'^\[(?P<port>\d+)\](?:\([0-9a-fA-F]+\))?\s+"(?P<remote>[^"]*)"\[(?P<rport>\d+)\]')
+_PORT_LINE = re.compile(
+    r'^\[(?P<port>\d+)\](?:\((?P<portguid>[0-9a-fA-F]+)\))?\s+"(?P<remote>[^"]*)"\[(?P<rport>\d+)\]'
+)
 _PORTS_FORMAT = re.compile(
     r"^(?P<k1>CA|SW|RT)\s+\d+\s+(?P<p1>\d+)\s+0x(?P<g1>[0-9a-fA-F]+)\s.*?\s-\s+"
     r"(?P<k2>CA|SW|RT)\s+\d+\s+(?P<p2>\d+)\s+0x(?P<g2>[0-9a-fA-F]+)\s+\(\s*'(?P<d1>.*)'\s+-\s+'(?P<d2>.*)'\s*\)\s*$"
@@ -107,6 +109,32 @@ def _topology_format(text: str, source: str) -> list[Seen]:
         for node, port, remote, rport in ports
     }
     return sorted(found, key=lambda s: (s.a, s.b))
+
+
+def discovered_guids(text: str) -> dict[str, int]:
+    """Node description -> GUID as the built fabric has it: a switch's node GUID, an adapter's port GUID (what
+    root-guids.conf and partitions.conf take). From `ibnetdiscover -p`, or the topology format (a node's
+    `switchguid=`/`caguid=` line; an adapter's port GUID in parentheses on its port line, else node GUID + 1)."""
+    found: dict[str, int] = {}
+    lines = text.splitlines()
+    if any(_PORTS_FORMAT.match(line) for line in lines[:50]):
+        for line in lines:
+            match = _PORTS_FORMAT.match(line.strip())
+            if match:
+                found[match["d1"]] = int(match["g1"], 16)
+                found[match["d2"]] = int(match["g2"], 16)
+        return found
+    guid, desc, kind = 0, "", ""
+    for raw in lines:
+        line = raw.strip()
+        if (value := _GUID.match(line)) is not None:
+            guid = int(value["guid"], 16)
+        elif (header := _HEADER.match(line)) is not None:
+            desc, kind = header["desc"] if header["desc"] is not None else header["id"], header["kind"]
+            found[desc] = guid if kind == "Switch" else guid + 1
+        elif (port := _PORT_LINE.match(line)) is not None and kind != "Switch" and port["portguid"]:
+            found[desc] = int(port["portguid"], 16)
+    return found
 
 
 def parse_lldp(data: Any, host: str, source: str) -> list[Seen]:
