@@ -67,16 +67,20 @@ class Case:
         slurm = self.role_vars("cf_slurm") if host in controllers | partition_nodes | slurm_logins(self) else {}
         nccl = self.role_vars("cf_nccl").get("cf_nccl_by_group", {}).get(host_vars.get("cf_node_group"), {})
         nccl = nccl if host in gpu_nodes(self) else {}
+        software = self.role_vars("cf_software").get("cf_software_by_group", {}).get(host_vars.get("cf_node_group"))
+        software = software or {}
         network = self.host_data(host)
         files = [
             *slurm.get("cf_slurm_files", []),
             *nccl.get("files", []),
+            *software.get("files", []),
             *network.get("cf_network_files", []),
             *host_vars.get("cf_imex_files", []),
         ]
         dirs = [
             *slurm.get("cf_slurm_dirs", []),
             *nccl.get("dirs", []),
+            *software.get("dirs", []),
             *network.get("cf_network_dirs", []),
             *host_vars.get("cf_imex_dirs", []),
         ]
@@ -87,6 +91,15 @@ class Case:
 
     def switches(self) -> list[Device]:
         return [d for d in self.topo.devices.values() if d.kind == "switch"]
+
+    def managed(self) -> list[Device]:
+        """Every device with a management address: nodes, switches and built-in rack equipment (NVL72
+        NVLink switch trays, power shelves, the second in-rack management switch)."""
+        addressed = {key.partition(":")[0] for by_key in self.topo.addresses.values() for key in by_key}
+        return [d for d in self.topo.devices.values() if d.kind in ("node", "switch") or d.name in addressed]
+
+    def equipment(self) -> list[Device]:
+        return [d for d in self.managed() if d.kind == "equipment"]
 
 
 @pytest.fixture(scope="module", params=BLUEPRINTS, ids=[p.stem for p in BLUEPRINTS])
@@ -119,7 +132,7 @@ def slurm_logins(case: Case) -> set[str]:
 
 def expected_groups(case: Case) -> dict[str, set[str]]:
     nodes, switches = case.nodes(), case.switches()
-    hosts = [*nodes, *switches]
+    hosts = case.managed()
     groups: dict[str, set[str]] = {
         "nodes": {n.name for n in nodes},
         "switches": {s.name for s in switches},
@@ -135,6 +148,9 @@ def expected_groups(case: Case) -> dict[str, set[str]]:
         groups.setdefault(ansible_name(f"rack_{d.rack}"), set()).add(d.name)
         groups.setdefault(ansible_name(f"row_{case.topo.racks[d.rack].row}"), set()).add(d.name)
     compute = {name for name, f in case.valid.blueprint.fabrics.items() if f.kind == "compute"}
+    for e in case.equipment():
+        groups.setdefault("equipment", set()).add(e.name)
+        groups.setdefault(ansible_name(f"equipment_{e.role}"), set()).add(e.name)
     for s in switches:
         groups.setdefault(ansible_name(f"fabric_{s.group}"), set()).add(s.name)
         groups.setdefault(ansible_name(f"switch_{s.group}_{s.role}"), set()).add(s.name)
@@ -196,21 +212,35 @@ def expected_installs(case: Case, host: str) -> dict[str, str]:
     domain = case.topo.devices[host].nvlink_domain
     if domain is not None and paths.imex_nodes(domain) in case.files:
         wanted[paths.IMEX_NODES_INSTALLED] = paths.imex_nodes(domain)
+    device = case.topo.devices[host]
+    if device.kind == "node":
+        assert device.group is not None
+        wanted[paths.APT_PINS_INSTALLED] = paths.apt_pins(device.group)
+        wanted[paths.HOSTS_INSTALLED] = paths.HOSTS
     return {dest: src for dest, src in wanted.items() if src in case.files}
+
+
+def installed_text(case: Case, dest: str, src: str) -> str:
+    """What the playbook leaves at `dest`: the rendered file, or for /etc/hosts a marked block of it."""
+    if dest != paths.HOSTS_INSTALLED:
+        return case.files[src]
+    marker = f"clusterforge {case.valid.blueprint.name}"
+    return f"# BEGIN {marker}\n{case.files[src].rstrip()}\n# END {marker}\n"
 
 
 # --- tests ----------------------------------------------------------------------------------------
 def test_inventory_list_matches_topology(case: Case) -> None:
     listing = case.listing
     hostvars = listing["_meta"]["hostvars"]
-    assert set(hostvars) == {d.name for d in (*case.nodes(), *case.switches())}
+    assert set(hostvars) == {d.name for d in case.managed()}
     assert members(listing, "all") == set(hostvars)
     expected = expected_groups(case)
     actual = {g: members(listing, g) for g in listing if g not in ("_meta", "all", "ungrouped")}
     assert actual == expected
     assert not members(listing, "ungrouped")
-    # per rack, the inventory holds exactly the topology's nodes and switches
-    racks = {r: len([d for d in case.topo.nodes_in_rack(r) if d.kind in ("node", "switch")]) for r in case.topo.racks}
+    # per rack, the inventory holds exactly the topology's nodes, switches and managed equipment
+    managed = {d.name for d in case.managed()}
+    racks = {r: len([d for d in case.topo.nodes_in_rack(r) if d.name in managed]) for r in case.topo.racks}
     assert {r: len(actual.get(ansible_name(f"rack_{r}"), ())) for r in racks} == racks
     assert all(name.isidentifier() for name in actual), sorted(actual)
 
@@ -235,7 +265,16 @@ def test_inventory_host_vars(case: Case) -> None:
             net: {k: str(a) for k, a in by_key.items() if k.partition(":")[0] == name}
             for net, by_key in case.topo.addresses.items()
         }
-        assert host["ansible_host"] == (addresses[inband].get(name) or addresses[oob][name])
+        # an NVLink switch tray has two management ports: NVOS (reached by Ansible) and its BMC
+        managed_at = addresses[inband].get(name) or addresses[oob].get(name) or addresses[oob][f"{name}:nvos"]
+        assert host["ansible_host"] == managed_at
+        if device.kind == "equipment":
+            # the few per-port addresses of rack equipment are in the inventory, and nothing else is
+            for key, address in addresses[oob].items():
+                port = key.partition(":")[2]
+                assert (host["cf_port_addresses"][oob][port] if port else host["cf_addresses"][oob]) == address
+            assert (host["cf_kind"], host["cf_equipment_role"]) == ("equipment", device.role)
+            continue
         data = case.host_data(name)
         assert not {"cf_rails", "cf_port_addresses", "cf_network_files"} & set(host), name
         for net, by_key in addresses.items():
@@ -265,10 +304,34 @@ def test_inventory_host_vars(case: Case) -> None:
             assert case.topo.leaf_of(name, compute, int(rail)) == [entry["leaf"]]
 
 
+def test_every_managed_device_is_in_the_inventory(case: Case) -> None:
+    """Whatever has an address is managed and must be in the inventory; in the NVL72 racks that is, per rack,
+    the 9 NVLink switch trays (BMC and NVOS ports), the 8 power shelves and the second management switch,
+    each cabled to the rack's management switch."""
+    hostvars = case.listing["_meta"]["hostvars"]
+    addressed = {key.partition(":")[0] for by_key in case.topo.addresses.values() for key in by_key}
+    assert addressed <= set(hostvars)
+    if case.valid.blueprint.name != "gb200-nvl72":
+        return
+    cabled = {(link.a, link.a_port): link.b for link in case.topo.fabric_links("oob", "oob")}
+    for rack in ("A01", "A02", "A03", "A04"):
+        hosts = members(case.listing, f"rack_{rack.lower()}")
+        assert {h for h in hosts if "-nvsw" in h} == {f"{rack}-nvsw{i}" for i in range(1, 10)}
+        assert {h for h in hosts if "-ps" in h} == {f"{rack}-ps{i}" for i in range(1, 9)}
+        assert f"{rack}-mgmt2" in hosts
+        for i in range(1, 10):
+            for port in ("bmc", "nvos"):
+                assert cabled[(f"{rack}-nvsw{i}", port)] == f"{rack}-mgmt1"
+        for i in range(1, 9):
+            assert cabled[(f"{rack}-ps{i}", "pmc")] == f"{rack}-mgmt1"
+    cabling = (case.out / "handoff/cabling.csv").read_text()
+    assert '"A04-nvsw9","nvos"' in cabling and '"A04-ps8","pmc"' in cabling
+
+
 def test_inventory_graph(case: Case) -> None:
     graph = ansible(case.work, "ansible-inventory", "-i", str(case.inventory), "--graph")
     lines = [line.strip(" |-") for line in graph.splitlines()]
-    assert {line for line in lines if not line.startswith("@")} == {d.name for d in (*case.nodes(), *case.switches())}
+    assert {line for line in lines if not line.startswith("@")} == {d.name for d in case.managed()}
     assert {line[1:].rstrip(":") for line in lines if line.startswith("@")} >= {"all", *expected_groups(case)}
 
 
@@ -319,6 +382,10 @@ def test_playbook_installs_rendered_files(case: Case) -> None:
     ]
     first = ansible(case.work, *command)
     assert "UNREACHABLE" not in first
+    # under a scratch cf_root the packages are pinned, never installed: no package manager runs
+    for task in ("Install the pinned packages", "Hold the pinned packages", "Enable and start the node software"):
+        ran = re.search(rf"TASK \[cf_software : {task}[^\n]*\n(.*?)(?=\nTASK|\nPLAY)", first, re.S)
+        assert ran is not None and "changed:" not in ran[1] and "ok:" not in ran[1], (task, first)
     listing = case.listing
     slurm_rendered = any(p.startswith("slurm/") for p in case.files)
     controllers, partition_nodes = slurm_members(case)
@@ -329,10 +396,11 @@ def test_playbook_installs_rendered_files(case: Case) -> None:
             for p in sorted((root / host).rglob("*"))
             if p.is_file()
         }
-        assert installed == {dest: case.files[src] for dest, src in expected.items()}, host
+        assert installed == {dest: installed_text(case, dest, src) for dest, src in expected.items()}, host
         listed, dirs = case.install_lists(host, listing["_meta"]["hostvars"][host])
-        assert {f"/{f['dest']}": f["src"] for f in listed} == expected, host
-        assert {str(Path(dest).parent).lstrip("/") for dest in expected} == set(dirs), host
+        copied = {dest: src for dest, src in expected.items() if dest != paths.HOSTS_INSTALLED}
+        assert {f"/{f['dest']}": f["src"] for f in listed} == copied, host
+        assert {str(Path(dest).parent).lstrip("/") for dest in copied} == set(dirs), host
         if slurm_rendered and host in controllers | partition_nodes | slurm_logins(case):
             assert paths.SLURM_CONF_INSTALLED in installed, host
             assert f"{paths.SLURM_INSTALL_DIR}/cgroup.conf" in installed, host

@@ -11,7 +11,7 @@ from pathlib import Path
 import hostlist
 import pytest
 from helpers import BLUEPRINTS
-from slurm_chroot import Slurmctld2411, trixie_root
+from slurm_chroot import Slurmctld2411
 from slurm_harness import Slurmctld
 
 from clusterforge import codes
@@ -29,12 +29,6 @@ def with_tree(valid: ValidBlueprint) -> ValidBlueprint:
     assert bp.slurm is not None
     tree = bp.model_copy(update={"slurm": bp.slurm.model_copy(update={"topology": "tree", "version": "22.05"})})
     return dataclasses.replace(valid, blueprint=tree)
-
-
-@pytest.fixture(scope="session")
-def trixie() -> Path:
-    """The Debian 13 chroot with Slurm 24.11, built at most once (cached across runs, see slurm_chroot)."""
-    return trixie_root()
 
 
 def controller(version: str, out: Path, work: Path, trixie: Path) -> Slurmctld:

@@ -1,9 +1,10 @@
 """IPv4 addresses per network, handed out in a fixed order from each pool.
 
 Storage and in-band networks get one address per node (the ports are bonded), the out-of-band network
-one per BMC and per switch management port; the first usable address of their pool is kept for the
-gateway. A dual-homed network with several leaf pairs gives each pair its own block of the pool (the
-pair routes it and holds its first address as the gateway), so a bond's subnet ends at its pair.
+one per BMC and per switch management port (per port on a device with several); the first usable
+address of their pool is kept for the gateway. A dual-homed network with several leaf pairs gives each pair
+its own block of the pool (the pair routes it and holds its first address as the gateway), so a bond's subnet
+ends at its pair.
 
 Compute fabrics get one address per node port in a subnet of its own rail, so no two ports of a host
 share a subnet (a shared subnet means ARP flux: replies leave by any NIC, RDMA-CM binds the wrong one).
@@ -35,9 +36,13 @@ def interfaces(ctx: ExpandContext, name: str, fabric: FabricBase) -> list[str]:
     topo = ctx.topo
     order = {d.name: i for i, d in enumerate(topo.devices.values())}
     if isinstance(fabric, OobFabric):
-        hosts = sorted({link.a for link in topo.fabric_links(name, "oob")}, key=order.__getitem__)
+        ports: dict[str, list[str]] = defaultdict(list)
+        for link in topo.fabric_links(name, "oob"):
+            ports[link.a].append(link.a_port)
+        hosts = sorted(ports, key=order.__getitem__)
         switches = [d.name for d in topo.devices.values() if d.kind == "switch" and d.group == name]
-        return hosts + switches
+        # one address per device, or per port where a device has several (NVLink switch tray: BMC and NVOS)
+        return [k for h in hosts for k in ([h] if len(ports[h]) == 1 else [f"{h}:{p}" for p in ports[h]])] + switches
     per_port = getattr(fabric, "kind", "") == "compute"
     keys: list[str] = []
     seen: set[str] = set()

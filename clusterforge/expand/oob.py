@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from .. import codes
-from ..catalog import PortGroup, Server, Switch
+from ..catalog import Equipment, PortGroup, Server, Switch
 from ..model import OobFabric
 from .context import ExpandContext
 from .placement import free_slot, occupy
@@ -15,8 +15,10 @@ from .topology import Device, Link
 
 
 def _oob_ports(ctx: ExpandContext, device: Device) -> list[PortGroup]:
+    """Management ports: BMCs of nodes, switch management ports, and those of rack equipment (NVL72 NVLink
+    switch trays: BMC and NVOS; power shelves: their controller)."""
     entry = ctx.catalog.entries.get(device.model)
-    if isinstance(entry, Server | Switch):
+    if isinstance(entry, Server | Switch | Equipment):
         return entry.port_groups("oob")
     return []
 

@@ -12,6 +12,7 @@ from .nodes import NodeGroup, renamed_role
 from .procurement import Procurement
 from .site import Floor, Site
 from .slurm import Slurm
+from .software import Software
 from .workload import Prices, Workload
 
 DeviceClass = Literal["compute", "login", "storage", "management", "subnet-manager", "switch", "equipment"]
@@ -75,6 +76,8 @@ class Blueprint(Strict):
     """Networks by name."""
     slurm: Slurm | None = None
     """Slurm cluster settings; leave out for clusters without Slurm."""
+    software: Software = Software()
+    """Node software versions the playbook installs and pins; a component without a version is left alone."""
     workloads: list[Workload] = Field(default_factory=list)
     """Training jobs and inference services the cluster must fit."""
     prices: Prices | None = None

@@ -24,6 +24,7 @@ from .network import render_network
 from .nvue import render_switches
 from .report import render_report
 from .slurm import render_slurm
+from .software import render_software
 
 Renderer = Callable[[RenderContext], dict[str, str]]
 
@@ -37,6 +38,7 @@ RENDERERS: dict[str, Renderer] = {
     "imex": render_imex,
     "infiniband": render_infiniband,
     "switches": render_switches,
+    "software": render_software,
     # the handoff pack for the people who rack, cable and install
     "elevation": render_elevation,
     "cabling": render_cabling,

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
-from .ansible_model import all_vars, build_inventory, cluster_vars, nccl_role_vars, slurm_role_vars
+from .ansible_model import (
+    all_vars,
+    build_inventory,
+    cluster_vars,
+    nccl_role_vars,
+    slurm_role_vars,
+    software_role_vars,
+)
 from .context import RenderContext
 from .host_data import render_host_data
 from .inventory_json import inventory_json
@@ -25,6 +32,8 @@ STATIC = {
     "ansible/roles/cf_nccl/tasks/main.yml.j2": "ansible/roles/cf_nccl/tasks/main.yml",
     "ansible/roles/cf_network/tasks/main.yml.j2": "ansible/roles/cf_network/tasks/main.yml",
     "ansible/roles/cf_imex/tasks/main.yml.j2": "ansible/roles/cf_imex/tasks/main.yml",
+    "ansible/roles/cf_software/tasks/main.yml.j2": "ansible/roles/cf_software/tasks/main.yml",
+    "ansible/roles/cf_hosts/tasks/main.yml.j2": "ansible/roles/cf_hosts/tasks/main.yml",
 }
 
 
@@ -49,6 +58,7 @@ def render_ansible(ctx: RenderContext) -> dict[str, str]:
         "ansible/cluster.yml": cluster_vars(ctx.valid),
         "ansible/roles/cf_slurm/vars/main.yml": slurm_role_vars(rendered),
         "ansible/roles/cf_nccl/vars/main.yml": nccl_role_vars(ctx.valid, rendered),
+        "ansible/roles/cf_software/vars/main.yml": software_role_vars(ctx.valid),
     }
     files = {INVENTORY: ctx.render("ansible/inventory.json.j2", {**model, "inventory": inventory_json(inventory)})}
     for path, values in data.items():

@@ -4,6 +4,9 @@ Layout of the inventory (every name passes through `ansible_name`):
 
     nodes            children: nodegroup_<group>, whose hosts carry every node's host vars
     switches         children: fabric_<network>, children switch_<network>_<tier> (host vars of switches)
+    equipment        children: equipment_<role> (nvswitch, power_shelf, oob): built-in rack equipment with
+                     an out-of-band address (NVL72 NVLink switch trays, power shelves, the management switch
+                     a rack has beside the one serving as its OOB switch)
     role_<role>      nodes by role (compute, login, management, storage, subnet_manager)
     row_<row>        children: rack_<rack> (nodes and switches in that rack)
     su_<n>           nodes of scalable unit n
@@ -11,14 +14,14 @@ Layout of the inventory (every name passes through `ansible_name`):
     gpu_nodes        children: the node groups whose model has GPUs (the NCCL role's target)
     slurm            children: slurm_controllers, slurm_login, slurm_nodes (children slurm_partition_<name>)
 
-Each host's vars are written once, under its node group or switch tier; the other groups list the host
-with `{}`. What a node has per port (its rails: port, leaf, leaf port, address, subnet, gateway; its port
+Each host's vars are written once, under its node group, switch tier or equipment role; the other groups
+list the host with `{}`. What a node has per port (its rails: port, leaf, leaf port, address, subnet, gateway; its port
 addresses; its network files) is not in the inventory but in the host data of its rack (`host_data`), which
 the cf_network role reads for the hosts a play runs on: `ansible-inventory` and every play's start pay for
 each value of every host, so the inventory holds few (docs/ansible-at-scale.md).
 
-Built-in rack equipment (NVLink switch trays, power shelves, NVL72 management switches that
-are not adopted as the rack's OOB switch) is left out: it is not managed with Ansible.
+Equipment without a management address (none in the built-in catalog) is left out. A switch tray's two
+management ports (BMC and NVOS) are its `cf_port_addresses`, in the inventory: few hosts have them.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from ..validate import ValidBlueprint
 from . import paths
 from .context import ansible_name, per_topology
 from .imex import imex_paths
+from .software import group_software
 
 HostVars = dict[str, Any]
 Group = dict[str, Any]
@@ -123,16 +127,28 @@ def _placement(device: Device) -> HostVars:
     return out
 
 
-def _addresses(device: Device, single: dict[str, dict[str, str]], inband: str | None, oob: str | None) -> HostVars:
+def _addresses(
+    device: Device,
+    single: dict[str, dict[str, str]],
+    ports: dict[str, dict[str, dict[str, str]]],
+    inband: str | None,
+    oob: str | None,
+) -> HostVars:
     """ansible_host (in-band, else out-of-band) and every one-per-device address by network (`cf_addresses`;
-    the BMC's or management port's is `cf_addresses.<oob network>`)."""
+    the BMC's or management port's is `cf_addresses.<oob network>`). Rack equipment with several management
+    ports (NVLink switch tray: bmc, nvos) has them as `cf_port_addresses` and is reached on the one that is not
+    its BMC (NVOS)."""
     own = single.get(device.name, {})
+    oob_ports = ports.get(device.name, {}).get(oob, {}) if oob and device.kind == "equipment" else {}
+    managed = next((a for p, a in sorted(oob_ports.items()) if p != "bmc"), None)
     out: HostVars = {}
-    host = (own.get(inband) if inband else None) or (own.get(oob) if oob else None)
+    host = (own.get(inband) if inband else None) or (own.get(oob) if oob else None) or managed
     if host:
         out["ansible_host"] = host
     if own:
         out["cf_addresses"] = dict(sorted(own.items()))
+    if oob_ports:
+        out["cf_port_addresses"] = {oob: dict(sorted(oob_ports.items()))}
     return out
 
 
@@ -169,6 +185,10 @@ def _switch_vars(switch: Device) -> HostVars:
     return out
 
 
+def _equipment_vars(device: Device) -> HostVars:
+    return {"cf_kind": "equipment", "cf_model": device.model, "cf_equipment_role": device.role, **_placement(device)}
+
+
 def _members(names: list[str]) -> Group:
     return {"hosts": {name: {} for name in sorted(names)}}
 
@@ -182,15 +202,20 @@ class _HostVars:
 
     def __init__(self, valid: ValidBlueprint, topo: Topology) -> None:
         self.valid, self.topo = valid, topo
-        self.single = interfaces(topo)[0]
+        self.single, self.ports = interfaces(topo)
         self.inband, self.oob = _network_of_kind(valid, "inband"), _network_of_kind(valid, "oob")
         self.imex = {node: InstallFile(*files) for node, files in imex_paths(topo, self.inband).items()}
 
     def __call__(self, device: Device) -> HostVars:
-        own = _node_vars(self.valid, device) if device.kind == "node" else _switch_vars(device)
+        if device.kind == "node":
+            own = _node_vars(self.valid, device)
+        elif device.kind == "switch":
+            own = _switch_vars(device)
+        else:
+            own = _equipment_vars(device)
         if device.name in self.imex:
             own.update(install_vars("cf_imex", [self.imex[device.name]]))
-        addresses = _addresses(device, self.single, self.inband, self.oob)
+        addresses = _addresses(device, self.single, self.ports, self.inband, self.oob)
         return {
             **{k: v for k, v in addresses.items() if k == "ansible_host"},
             **own,
@@ -204,6 +229,7 @@ def build_inventory(valid: ValidBlueprint, topo: Topology) -> dict[str, Any]:
     host_vars = _HostVars(valid, topo)
     nodes = sorted(topo.nodes(), key=lambda d: d.name)
     switches = sorted((d for d in topo.devices.values() if d.kind == "switch"), key=lambda d: d.name)
+    equipment = managed_equipment(topo)
     node_groups, gpu_groups = _node_groups(valid, nodes, names, host_vars)
     top: dict[str, Group] = {
         "nodes": _children(node_groups),
@@ -211,7 +237,9 @@ def build_inventory(valid: ValidBlueprint, topo: Topology) -> dict[str, Any]:
     }
     names.name("nodes")
     names.name("switches")
-    top.update(_placement_groups(topo, nodes, switches, names))
+    if equipment:
+        top[names.name("equipment")] = _children(_equipment_groups(equipment, names, host_vars))
+    top.update(_placement_groups(topo, nodes, [*switches, *equipment], names))
     top[names.name("gpu_nodes")] = _children(gpu_groups)
     if valid.blueprint.slurm is not None:
         top.update(_slurm_groups(valid, names))
@@ -230,6 +258,22 @@ def _node_groups(
             gpu_groups[name] = {}
         node_groups[name] = {"hosts": {n.name: host_vars(n) for n in nodes if n.group == group.name}}
     return node_groups, gpu_groups
+
+
+def managed_equipment(topo: Topology) -> list[Device]:
+    """Built-in rack equipment with an address (its management ports are cabled to the OOB network)."""
+    addressed = {key.partition(":")[0] for by_key in topo.addresses.values() for key in by_key}
+    return sorted(
+        (d for d in topo.devices.values() if d.kind == "equipment" and d.name in addressed), key=lambda d: d.name
+    )
+
+
+def _equipment_groups(equipment: list[Device], names: GroupNames, host_vars: _HostVars) -> dict[str, Group]:
+    """equipment_<role>, whose hosts carry the equipment's vars."""
+    return {
+        names.name("equipment", role): {"hosts": {d.name: host_vars(d) for d in equipment if d.role == role}}
+        for role in sorted({d.role for d in equipment if d.role})
+    }
 
 
 def _fabric_groups(switches: list[Device], names: GroupNames, host_vars: _HostVars) -> dict[str, Group]:
@@ -254,7 +298,8 @@ def _placement_groups(
     switches: list[Device],
     names: GroupNames,
 ) -> dict[str, Group]:
-    """role_<role>, row_<row> with rack_<rack> children, su_<n> and rail_<n> (compute leaves)."""
+    """role_<role>, row_<row> with rack_<rack> children (nodes, switches and managed equipment), su_<n> and
+    rail_<n> (compute leaves)."""
     top: dict[str, Group] = {}
     for role in sorted({n.role for n in nodes}):
         top[names.name("role", role)] = _members([n.name for n in nodes if n.role == role])
@@ -299,8 +344,16 @@ def _slurm_groups(valid: ValidBlueprint, names: GroupNames) -> dict[str, Group]:
 
 
 def all_vars(valid: ValidBlueprint) -> dict[str, Any]:
-    """group_vars/all.yml: what every host needs to run the roles (the cluster, cf_root, cf_become)."""
-    return {"cf_cluster": valid.blueprint.name, "cf_root": "/", "cf_become": True}
+    """group_vars/all.yml: what every host needs to run the roles (the cluster, cf_root, cf_become, whether
+    packages are installed, the hosts block)."""
+    return {
+        "cf_cluster": valid.blueprint.name,
+        "cf_root": "/",
+        "cf_become": True,
+        # packages are installed only on a real host; under a scratch cf_root only their pins are written
+        "cf_install_packages": "{{ cf_root == '/' }}",
+        "cf_hosts_file": paths.HOSTS,
+    }
 
 
 def cluster_vars(valid: ValidBlueprint) -> dict[str, Any]:
@@ -315,6 +368,8 @@ def cluster_vars(valid: ValidBlueprint) -> dict[str, Any]:
             "slurm_conf": paths.SLURM_CONF_INSTALLED,
             "nccl_conf": paths.NCCL_CONF_INSTALLED,
             "nccl_topology": paths.NCCL_TOPOLOGY_INSTALLED,
+            "apt_pins": paths.APT_PINS_INSTALLED,
+            "hosts": paths.HOSTS_INSTALLED,
         },
         "cf_networks": {name: _network_vars(fabric) for name, fabric in sorted(blueprint.fabrics.items())},
     }
@@ -333,6 +388,24 @@ def nccl_role_vars(valid: ValidBlueprint, rendered: set[str]) -> dict[str, Any]:
             files = install_vars("cf_nccl", nccl_files(group.name, group.model, rendered))
             by_group[group.name] = {"dirs": files["cf_nccl_dirs"], "files": files["cf_nccl_files"]}
     return {"cf_nccl_by_group": by_group}
+
+
+def software_role_vars(valid: ValidBlueprint) -> dict[str, Any]:
+    """roles/cf_software/vars: each node group's pinned packages (`packages`: name=version for apt), the apt
+    preferences file that pins them (`files`, `dirs`) and the services to enable (`services`), by node group
+    (`cf_software_by_group.<group>`); groups without any are left out."""
+    by_group: dict[str, Any] = {}
+    for group in sorted(valid.blueprint.node_groups, key=lambda g: g.name):
+        software = group_software(valid, group)
+        if software.packages:
+            files = install_vars("cf_software", [InstallFile(paths.apt_pins(group.name), paths.APT_PINS_INSTALLED)])
+            by_group[group.name] = {
+                "dirs": files["cf_software_dirs"],
+                "files": files["cf_software_files"],
+                "packages": [p.spec for p in software.packages],
+                "services": software.services,
+            }
+    return {"cf_software_by_group": by_group}
 
 
 def _network_vars(fabric: Fabric) -> dict[str, Any]:

@@ -52,3 +52,15 @@ def imex_nodes(domain: int) -> str:
 def nvue_config(switch: str) -> str:
     """Rendered NVUE configuration (`nv config apply` input) of one Ethernet fabric switch."""
     return f"switches/nvue/{switch}.yaml"
+
+
+APT_PINS_INSTALLED = "/etc/apt/preferences.d/60-clusterforge.pref"
+"""The node group's pinned node software (driver, Fabric Manager or IMEX, CUDA, DCGM, DOCA-OFED)."""
+HOSTS = "network/hosts"
+"""Every managed device's name and address, installed as a marked block of /etc/hosts."""
+HOSTS_INSTALLED = "/etc/hosts"
+
+
+def apt_pins(group: str) -> str:
+    """Rendered apt preferences (version pins) of a node group."""
+    return f"software/{group}.pref"
