@@ -1,7 +1,8 @@
-"""Slurm 24.11 for the tests: a Debian 13 (trixie) chroot with slurmctld, built once and cached.
+"""Slurm 24.11 (and udev 257) for the tests: a Debian 13 (trixie) chroot, built once and cached.
 
-Debian 12 ships Slurm 22.05, which has neither topology/block nor switch/nvidia_imex. The chroot is made by
-`debootstrap --variant=minbase --include=slurmctld,slurm-client trixie` (about 90 s and 284 MB) into a cache
+Debian 12 ships Slurm 22.05, which has neither topology/block nor switch/nvidia_imex, and udev 252, which has
+no `udevadm verify`. The chroot is made by `debootstrap --variant=minbase --include=slurmctld,slurm-client,udev
+trixie` (about 90 s and 300 MB) into a cache
 folder that outlives the test run (CLUSTERFORGE_TEST_CACHE, else ~/.cache/clusterforge-tests); it is built
 into a scratch folder and renamed into place, under a lock, so parallel runs build it at most once.
 `Slurmctld2411` starts the chroot's slurmctld on loopback with the same wrapper as the 22.05 harness.
@@ -19,7 +20,9 @@ from pathlib import Path
 from slurm_harness import Slurmctld
 
 SUITE = "trixie"
-CHROOT_NAME = f"slurm-{SUITE}"
+PACKAGES = ("slurmctld", "slurm-client", "udev")
+CHROOT_NAME = f"{SUITE}-{'-'.join(PACKAGES)}"
+"""Named by its packages, so a cache built with other packages is never taken for this one."""
 
 
 def cache_dir() -> Path:
@@ -41,7 +44,7 @@ def trixie_root() -> Path:
         scratch = cache / f"{CHROOT_NAME}.building"
         shutil.rmtree(scratch, ignore_errors=True)
         result = subprocess.run(
-            [debootstrap, "--variant=minbase", "--include=slurmctld,slurm-client", SUITE, str(scratch)],
+            [debootstrap, "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE, str(scratch)],
             capture_output=True,
             text=True,
             timeout=1200,

@@ -201,6 +201,7 @@ def expected_installs(case: Case, host: str) -> dict[str, str]:
         wanted[paths.NCCL_CONF_INSTALLED] = conf
         if f"NCCL_TOPO_FILE={paths.NCCL_TOPOLOGY_INSTALLED}" in case.files.get(conf, ""):
             wanted[paths.NCCL_TOPOLOGY_INSTALLED] = paths.nccl_topology(device.model)
+        wanted[paths.UDEV_RAILS_INSTALLED] = paths.udev_rails(device.model)
     if case.topo.devices[host].kind == "node" and paths.netplan_rails(host) in case.files:
         wanted[paths.NETPLAN_RAILS_INSTALLED] = paths.netplan_rails(host)
         network = yaml.safe_load(case.files[paths.netplan_rails(host)])["network"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
+from . import paths
 from .ansible_model import (
     all_vars,
     build_inventory,
@@ -20,7 +21,7 @@ from .ansible_model import (
 from .context import RenderContext
 from .host_data import render_host_data
 from .inventory_json import inventory_json
-from .nccl import nccl_groups
+from .nccl import nccl_groups, pinned_ports
 from .slurm import slurm_paths
 
 INVENTORY = "ansible/inventory.json"
@@ -46,6 +47,8 @@ def installable_paths(valid: ValidBlueprint, topo: Topology) -> set[str]:
         rendered.add(entry.conf)
         if entry.installs_topology and entry.topology is not None:
             rendered.add(entry.topology)
+        if pinned_ports(entry.server):
+            rendered.add(paths.udev_rails(entry.group.model))
     return rendered
 
 

@@ -94,6 +94,7 @@ def nccl_files(group: str, model: str, rendered: set[str]) -> list[InstallFile]:
     wanted = [
         InstallFile(paths.nccl_conf(group), paths.NCCL_CONF_INSTALLED),
         InstallFile(paths.nccl_topology(model), paths.NCCL_TOPOLOGY_INSTALLED),
+        InstallFile(paths.udev_rails(model), paths.UDEV_RAILS_INSTALLED),
     ]
     return [f for f in wanted if f.src in rendered]
 

@@ -44,6 +44,8 @@ from ..validate import ValidBlueprint
 from . import paths
 from .context import RenderContext
 
+RDMA_PREFIX = "rdma_"
+"""RDMA device names the rendered udev rules give compute ports: rdma_<port>."""
 INBAND_BOND = "bond0"
 """Interface name of the bonded in-band ports, which the host network configuration must use."""
 PLACEHOLDER_DOMAIN = "ffff"
@@ -113,17 +115,59 @@ def render_nccl(ctx: RenderContext) -> dict[str, str]:
         files[entry.conf] = ctx.render("nccl/nccl.conf.j2", conf_model(ctx, entry, topologies.get(model)))
     for model, topo in sorted(topologies.items()):
         files[paths.nccl_topology(model)] = ctx.render("nccl/topology.xml.j2", topo)
+    for entry in nccl_groups(ctx.valid, ctx.topo):
+        if pinned_ports(entry.server):
+            rules = udev_model(ctx.valid.blueprint.name, entry.group.model, entry.server)
+            files[paths.udev_rails(entry.group.model)] = ctx.render("nccl/udev.rules.j2", rules)
     return files
 
 
 # --- nccl.conf ----------------------------------------------------------------------------------------
+def compute_ports(server: Server) -> list[str]:
+    """The compute ports in rail (port) order, named as the PCIe layout names them (`ib1`, `ens3`)."""
+    return [f"{g.name}{i}" for g in server.port_groups("compute") for i in range(1, g.count + 1)]
+
+
+def pinned_ports(server: Server) -> dict[str, str]:
+    """Compute port -> PCI address, when the catalog has no RDMA names for the ports but its PCIe layout gives
+    every compute port's address: udev rules then pin the names (`udev_model`). Empty otherwise."""
+    if server.pcie is None or all(g.devices is not None for g in server.port_groups("compute")):
+        return {}
+    found = {
+        nic: bus
+        for s in server.pcie.switches
+        if s.nic_bus_ids is not None
+        for nic, bus in zip(s.nics, s.nic_bus_ids, strict=True)
+    }
+    ports = compute_ports(server)
+    return {p: found[p] for p in ports} if ports and all(p in found for p in ports) else {}
+
+
 def hca_devices(server: Server) -> tuple[list[str], bool]:
-    """RDMA device names of the compute ports in rail order, and whether they all come from the catalog."""
+    """RDMA device names of the compute ports in rail order, and whether they are certain: from the catalog,
+    or pinned by PCI address with the rendered udev rules (`rdma_<port>`); otherwise a guess, never used."""
     groups: list[PortGroup] = server.port_groups("compute")
     known = all(g.devices is not None for g in groups)
     if known:
         return [name for g in groups for name in g.devices or []], True
+    pinned = pinned_ports(server)
+    if pinned:
+        return [f"{RDMA_PREFIX}{port}" for port in pinned], True
     return [f"mlx5_{i}" for i in range(sum(g.count for g in groups))], False
+
+
+def udev_model(blueprint: str, model: str, server: Server) -> dict[str, Any]:
+    """The udev rules of a model whose compute ports are pinned by PCI address (templates/nccl/udev.rules.j2):
+    each port's network interface takes the port's name (the name the rail netplan uses), its RDMA device
+    `rdma_<port>` (the name NCCL_IB_HCA uses). Installed as /etc/udev/rules.d/60-rdma-persistent-naming.rules,
+    they replace rdma-core's naming rules of that name (a file in /etc hides the same name in /usr/lib), so
+    RDMA devices they do not name keep the kernel's name."""
+    return {
+        "blueprint": blueprint,
+        "model": model,
+        "installed_as": paths.UDEV_RAILS_INSTALLED,
+        "ports": [{"port": p, "bus": bus, "rdma": f"{RDMA_PREFIX}{p}"} for p, bus in pinned_ports(server).items()],
+    }
 
 
 def _value(value: NcclValue) -> str:
@@ -146,7 +190,12 @@ def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | 
         settings["NCCL_IB_HCA"] = "=" + ",".join(f"{d}:1" for d in devices)
         notes.append(
             f"NCCL_IB_HCA: the {len(devices)} compute ports on fabric {fabric_name} in rail order, exact "
-            f"names from the catalog entry {group.model} (see its sources)"
+            + (
+                f"names pinned by PCI address in {paths.udev_rails(group.model)} (installed as "
+                f"{paths.UDEV_RAILS_INSTALLED})"
+                if pinned_ports(server)
+                else f"names from the catalog entry {group.model} (see its sources)"
+            )
         )
     elif "NCCL_IB_HCA" not in group.nccl:
         notes += [
@@ -254,7 +303,7 @@ def topology_model(blueprint: str, model: str, server: Server) -> dict[str, Any]
     """CPUs, PCIe switches, GPUs and NICs of one server model, as attribute strings in NCCL's order."""
     assert server.pcie is not None
     compute = [(f"{g.name}{i}", g) for g in server.port_groups("compute") for i in range(1, g.count + 1)]
-    devices, _ = hca_devices(server)
+    devices, _ = hca_devices(server)  # catalog names, or the udev-pinned ones
     device_of = {port: devices[k] for k, (port, _) in enumerate(compute)}
     group_of = dict(compute)
     # NCCL numbers net devices in the order the verbs library lists them, which is by device name

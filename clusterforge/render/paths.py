@@ -29,6 +29,15 @@ def nccl_topology(model: str) -> str:
     return f"nccl/topology/{model.replace('/', '_')}.xml"
 
 
+UDEV_RAILS_INSTALLED = "/etc/udev/rules.d/60-rdma-persistent-naming.rules"
+"""udev rules pinning compute port names by PCI address; the name hides rdma-core's rules of that name."""
+
+
+def udev_rails(model: str) -> str:
+    """Rendered udev rules of a server model whose compute ports are named by PCI address."""
+    return f"nccl/udev/{model.replace('/', '_')}.rules"
+
+
 NETPLAN_RAILS_INSTALLED = "/etc/netplan/60-clusterforge-rails.yaml"
 """A node's compute (rail) interfaces; in-band and storage are left to the provisioning's own file."""
 SYSCTL_RAILS = "network/sysctl-rails.conf"
