@@ -66,9 +66,9 @@ def test_known_pci_addresses_pin_the_rail_names(tmp_path: Path, trixie: Path) ->
     # the rail netplan configures the interfaces by the names the rules give them
     netplan = yaml.safe_load(files[paths.netplan_rails("inf001")])
     assert sorted(netplan["network"]["ethernets"]) == ["ens1", "ens2", "ens3", "ens4"]
-    # the playbook installs the rules on the group's nodes
-    assert f'"src": "{paths.udev_rails(MODEL)}"' in files["ansible/inventory.json"]
-    assert paths.UDEV_RAILS_INSTALLED.lstrip("/") in files["ansible/inventory.json"]
+    # the playbook installs the rules on the group's nodes (the NCCL role's files of the group)
+    role_files = yaml.safe_load(files["ansible/roles/cf_nccl/vars/main.yml"])["cf_nccl_by_group"]["inf"]["files"]
+    assert {"src": paths.udev_rails(MODEL), "dest": paths.UDEV_RAILS_INSTALLED.lstrip("/")} in role_files
     result = udevadm_verify(trixie, rules, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
 
