@@ -65,7 +65,7 @@ def test_known_pci_addresses_pin_the_rail_names(tmp_path: Path, trixie: Path) ->
     assert conf["NCCL_IB_HCA"] == "=rdma_ens1:1,rdma_ens2:1,rdma_ens3:1,rdma_ens4:1"
     # the rail netplan configures the interfaces by the names the rules give them
     netplan = yaml.safe_load(files[paths.netplan_rails("inf001")])
-    assert sorted(netplan["network"]["ethernets"]) == ["ens1", "ens2", "ens3", "ens4"]
+    assert {"ens1", "ens2", "ens3", "ens4"} <= set(netplan["network"]["ethernets"])
     # the playbook installs the rules on the group's nodes (the NCCL role's files of the group)
     role_files = yaml.safe_load(files["ansible/roles/cf_nccl/vars/main.yml"])["cf_nccl_by_group"]["inf"]["files"]
     assert {"src": paths.udev_rails(MODEL), "dest": paths.UDEV_RAILS_INSTALLED.lstrip("/")} in role_files
