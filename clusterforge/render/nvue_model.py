@@ -20,7 +20,7 @@ from typing import Any
 
 from ..catalog import Catalog, Switch
 from ..expand.ports import per_native, port_group_of
-from ..expand.topology import Device, Link, Topology
+from ..expand.topology import Device, LanSegment, Link, Topology
 from ..model.fabric import LeafSpineFabric, OobFabric
 from ..validate import ValidBlueprint
 
@@ -216,44 +216,50 @@ class SwitchConfigs:
         vlans: Config = {str(LAN_VLAN): {}}
         if any(p.link.tier == "oob-uplink" for p in ports):
             vlans[str(OOB_VLAN)] = {}
+        self._node_bonds(switch, fabric, members, interfaces)
+        top["bridge"] = {"domain": {"br_default": {"vlan": vlans}}}
+        lans = self.topo.lans.get(network, {})
+        lan = next((lans[node] for node in members if node in lans), None)
+        if lan is not None:
+            self._gateway(switch, lan, interfaces)
+        if fabric.dual_homing == "mlag":
+            self._mlag(switch, ports, interfaces, top)
+        elif fabric.dual_homing == "evpn-mh":
+            self._evpn(switch, ports, interfaces, top, vlans)
+
+    def _node_bonds(
+        self, switch: Device, fabric: LeafSpineFabric, members: dict[str, list[str]], interfaces: Config
+    ) -> None:
+        """bond<n> for the n-th node on the leaf, in node order, so both leaves of a pair number alike."""
         order = {name: i for i, name in enumerate(self.topo.devices)}
         for number, node in enumerate(sorted(members, key=order.__getitem__), 1):
             bond: Config = {"member": {m: {} for m in members[node]}, "lacp-bypass": ON}
-            entry: Config = {"type": "bond", "description": f"{node} ({network} bond)", "bond": bond}
+            entry: Config = {"type": "bond", "description": f"{node} ({switch.group} bond)", "bond": bond}
             entry["link"] = {"mtu": SWITCH_MTU}
             entry["bridge"] = {"domain": {"br_default": {"access": LAN_VLAN}}}
             if fabric.dual_homing == "mlag":
                 bond["mlag"] = {"id": number}
             elif fabric.dual_homing == "evpn-mh":
-                entry["evpn"] = {
-                    "multihoming": {
-                        "segment": {"enable": ON, "local-id": number, "mac-address": self._segment_mac(switch)}
-                    }
-                }
+                segment = {"enable": ON, "local-id": number, "mac-address": self._segment_mac(switch)}
+                entry["evpn"] = {"multihoming": {"segment": segment}}
             interfaces[f"bond{number}"] = entry
-        top["bridge"] = {"domain": {"br_default": {"vlan": vlans}}}
-        self._gateway(switch, network, interfaces)
-        if fabric.dual_homing == "mlag":
-            self._mlag(switch, ports, interfaces, top)
-        elif fabric.dual_homing == "evpn-mh":
-            top["evpn"] = {"enable": ON, "multihoming": {"enable": ON}}
-            loopback = self.topo.loopbacks.get(switch.name)
-            top["nve"] = {"vxlan": {"enable": ON, "source": {"address": str(loopback)}}}
-            vlans[str(LAN_VLAN)] = {"vni": {str(10000 + LAN_VLAN): {}}}
-            for port in ports:
-                if port.link.tier == "leaf-spine":
-                    interfaces[port.name]["evpn"] = {"multihoming": {"uplink": ON}}
+
+    def _evpn(self, switch: Device, ports: list[SwitchPort], interfaces: Config, top: Config, vlans: Config) -> None:
+        """EVPN multihoming: the VLAN as a VXLAN VNI from the loopback, the spine links as its uplinks."""
+        top["evpn"] = {"enable": ON, "multihoming": {"enable": ON}}
+        top["nve"] = {"vxlan": {"enable": ON, "source": {"address": str(self.topo.loopbacks.get(switch.name))}}}
+        vlans[str(LAN_VLAN)] = {"vni": {str(10000 + LAN_VLAN): {}}}
+        for port in ports:
+            if port.link.tier == "leaf-spine":
+                interfaces[port.name]["evpn"] = {"multihoming": {"uplink": ON}}
 
     def _segment_mac(self, switch: Device) -> str:
         """The Ethernet segment MAC both leaves of a pair give their bonds (the LACP system ID hosts see)."""
         fabric = self.position[switch.group or ""]
         return f"44:38:39:be:{fabric:02x}:{switch.pair or 0:02x}"
 
-    def _gateway(self, switch: Device, network: str, interfaces: Config) -> None:
-        lans = self.topo.lans.get(network, {})
-        lan = next((lans[n] for n in lans if self._on_leaf(n, network, switch.name)), None)
-        if lan is None:
-            return
+    def _gateway(self, switch: Device, lan: LanSegment, interfaces: Config) -> None:
+        """The subnet's gateway: on the leaf itself, or shared by a pair (VRR) beside each leaf's own address."""
         if switch.pair is None:
             interfaces[f"vlan{LAN_VLAN}"] = {
                 "type": "svi",
@@ -271,9 +277,6 @@ class SwitchConfigs:
                 "vrr": {"enable": ON, "address": {f"{lan.gateway}/{lan.subnet.prefixlen}": {}}, "mac-address": VRR_MAC},
             },
         }
-
-    def _on_leaf(self, node: str, network: str, leaf: str) -> bool:
-        return any(link.b == leaf for link in self.topo.links_between(node, leaf) if link.fabric == network)
 
     def _mlag(self, switch: Device, ports: list[SwitchPort], interfaces: Config, top: Config) -> None:
         peer_ports = [p.name for p in ports if p.link.tier == "leaf-peer"]

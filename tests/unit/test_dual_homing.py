@@ -169,3 +169,21 @@ def test_dual_homing_refused_where_it_cannot_work(options: dict[str, Any], messa
     with pytest.raises(BlueprintError) as error:
         valid_from(cpu_data(4, **options))
     assert message in str(error.value.findings[0].message)
+
+
+def test_evpn_mh_needs_a_loopback_pool_apart_from_the_other_pools() -> None:
+    """EVPN-MH leaves source VXLAN from their loopbacks: the pool is required, and may not overlap a host pool.
+    With one, every switch gets the next /32: leaves first (10.9.0.1, .2), then the spine (.3)."""
+    options = {"dual_homing": "evpn-mh", "spine": "nvidia/sn4600c", "tiers": 2}
+    with pytest.raises(BlueprintError) as error:
+        valid_from(cpu_data(4, **options))
+    assert "needs a loopback_pool" in error.value.findings[0].message
+    with pytest.raises(BlueprintError) as error:
+        valid_from(cpu_data(4, loopback_pool="10.8.1.0/24", **options))
+    assert error.value.findings[0].message == "loopback_pool 10.8.1.0/24 of 'inband' overlaps 10.8.0.0/22 of 'inband'"
+    topo, _ = expand(valid_from(cpu_data(4, loopback_pool="10.9.0.0/24", **options)))
+    assert {name: str(a) for name, a in topo.loopbacks.items()} == {
+        "inband-leaf001": "10.9.0.1",
+        "inband-leaf002": "10.9.0.2",
+        "inband-spine001": "10.9.0.3",
+    }
