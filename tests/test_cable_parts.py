@@ -88,8 +88,8 @@ def test_gb200_cables_by_hand() -> None:
     assert got[("storage", "leaf-spine", "nvidia/mca4j80", 1)] == 42  # 800G, one link per cable
     assert got[("inband", "leaf-peer", "nvidia/mca4j80", 1)] == 2  # the in-band MLAG pair's 800G peer links
     # 72 trays' and 5 hosts' BMCs; management ports of 20 QM9700, 5 SN5600 and the 8 SN2201 built into the
-    # four NVL72 racks
-    assert got[("oob", "oob", "generic/cat6a", 1)] == 72 + 5 + 20 + 5 + 8
+    # four NVL72 racks; per rack 9 NVLink switch trays (bmc and nvos ports) and 8 power shelves (pmc)
+    assert got[("oob", "oob", "generic/cat6a", 1)] == 72 + 5 + 20 + 5 + 8 + 4 * (9 * 2 + 8)
     # 25G SFP28 hosts and the 100G QSFP28 uplinks of the OOB switches on 4-way split SN5600 cages: no part
     uncabled = [link for link in topo.links if link.cable < 0]
     assert len(uncabled) == 17
