@@ -204,11 +204,11 @@ def test_gb200_reports_the_impossible_pairing() -> None:
 
 
 def test_a_run_beyond_every_part_is_an_error() -> None:
-    """A switch row 150 m from the nodes: over the 50 m of multimode NDR optics and the 100 m of the
-    single-mode DR4 (MMS4X00-NS400): CF-CABLE-001."""
+    """A switch row 600 m from the nodes: over the 50 m of multimode NDR optics and the 500 m of
+    single-mode DR4 (IEEE 400GBASE-DR4; MMS4X00-NM in the switch): CF-CABLE-001."""
     data = one_rack(2)
     data["floor"]["rows"].append({"name": "N", "racks": 1, "rack_type": "generic/air-42u-40kw"})
-    data["floor"]["row_pitch_mm"] = 150_000
+    data["floor"]["row_pitch_mm"] = 600_000
     data["fabrics"]["compute"]["switch_racks"] = ["N01"]
     with pytest.raises(BlueprintError) as raised:
         expand(valid_from(data))
