@@ -198,7 +198,7 @@ def test_the_targeted_slurm_accepts_each_example(name: str, tmp_path: Path, trix
     assert valid.blueprint.slurm is not None
     version = valid.blueprint.slurm.version
     out = rendered(valid, tmp_path / "out")
-    assert f"for Slurm {version}." in (out / "slurm/slurm.conf").read_text()
+    assert f"Written for Slurm {version}:" in (out / "slurm/slurm.conf").read_text()
     with controller(version, out, tmp_path / "slurm", trixie) as ctld:
         config = ctld.run("scontrol", "show", "config")
         assert ctld.run("sinfo", "-h", "-o", "%D").split()

@@ -23,6 +23,7 @@ from .host_data import render_host_data
 from .inventory_json import inventory_json
 from .nccl import nccl_groups, pinned_ports
 from .slurm import slurm_paths
+from .software import hosts_text
 
 INVENTORY = "ansible/inventory.json"
 
@@ -62,6 +63,7 @@ def render_ansible(ctx: RenderContext) -> dict[str, str]:
         "ansible/roles/cf_slurm/vars/main.yml": slurm_role_vars(rendered),
         "ansible/roles/cf_nccl/vars/main.yml": nccl_role_vars(ctx.valid, rendered),
         "ansible/roles/cf_software/vars/main.yml": software_role_vars(ctx.valid),
+        "ansible/roles/cf_hosts/vars/main.yml": {"cf_hosts_block": hosts_text(ctx).rstrip()},
     }
     files = {INVENTORY: ctx.render("ansible/inventory.json.j2", {**model, "inventory": inventory_json(inventory)})}
     for path, values in data.items():

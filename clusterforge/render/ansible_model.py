@@ -346,14 +346,13 @@ def _slurm_groups(valid: ValidBlueprint, names: GroupNames) -> dict[str, Group]:
 
 def all_vars(valid: ValidBlueprint) -> dict[str, Any]:
     """group_vars/all.yml: what every host needs to run the roles (the cluster, cf_root, cf_become, whether
-    packages are installed, the hosts block)."""
+    packages are installed)."""
     return {
         "cf_cluster": valid.blueprint.name,
         "cf_root": "/",
         "cf_become": True,
         # packages are installed only on a real host; under a scratch cf_root only their pins are written
         "cf_install_packages": "{{ cf_root == '/' }}",
-        "cf_hosts_file": paths.HOSTS,
     }
 
 

@@ -108,16 +108,18 @@ def hosts_lines(topo: Topology, inband: str | None, oob: str | None) -> list[str
     return [f"{address} {name}" for name, address in sorted(names.items())]
 
 
-def render_software(ctx: RenderContext) -> dict[str, str]:
-    valid = ctx.valid
-    fabrics = valid.blueprint.fabrics
+def hosts_text(ctx: RenderContext) -> str:
+    """network/hosts; the cf_hosts role writes the same text as its /etc/hosts block."""
+    fabrics = ctx.valid.blueprint.fabrics
     inband = next((n for n, f in fabrics.items() if f.kind == "inband"), None)
     oob = next((n for n, f in fabrics.items() if f.kind == "oob"), None)
-    files = {
-        paths.HOSTS: ctx.render(
-            "software/hosts.j2", {"blueprint": valid.blueprint.name, "lines": hosts_lines(ctx.topo, inband, oob)}
-        )
-    }
+    model = {"blueprint": ctx.valid.blueprint.name, "lines": hosts_lines(ctx.topo, inband, oob)}
+    return ctx.render("software/hosts.j2", model)
+
+
+def render_software(ctx: RenderContext) -> dict[str, str]:
+    valid = ctx.valid
+    files = {paths.HOSTS: hosts_text(ctx)}
     groups = {g.name: g for g in valid.blueprint.node_groups}
     for group, path in software_paths(valid).items():
         model = {
