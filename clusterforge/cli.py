@@ -56,6 +56,33 @@ def _print_findings(findings: Sequence[Finding], fmt: str) -> None:
         click.echo(finding.as_github() if fmt == "github" else finding.as_text())
 
 
+class _Bars:
+    """One progress bar per stage on stderr (load, expand, check, render, consistency, write), each line
+    finished when its stage is; nothing when not enabled (not a terminal, or --quiet)."""
+
+    WIDTH = 30
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.open = False
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        filled = self.WIDTH * done // max(total, 1)
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        click.echo(f"\r{stage:<12} [{bar}] {done}/{total}", err=True, nl=False)
+        self.open = done < total
+        if not self.open:
+            click.echo("", err=True)
+
+    def stop(self) -> None:
+        """End a bar left open (a stage that failed), so messages start on their own line."""
+        if self.enabled and self.open:
+            click.echo("", err=True)
+            self.open = False
+
+
 class _Commands(click.Group):
     """A group whose `--help` gives each command's first sentence whole, wrapped, instead of cutting it at
     the terminal's width."""
@@ -243,16 +270,27 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
     help="write into a folder that holds files clusterforge did not write (they are kept, except those "
     "of the same path as a rendered file)",
 )
+@click.option("--quiet", "-q", is_flag=True, help="no progress bars (they are drawn only on a terminal anyway)")
 @ALLOW_DIR
 def render_cmd(
-    blueprint: Path, output: Path | None, templates: Path | None, check_only: bool, force: bool, allow: tuple[Path, ...]
+    blueprint: Path,
+    output: Path | None,
+    templates: Path | None,
+    check_only: bool,
+    force: bool,
+    quiet: bool,
+    allow: tuple[Path, ...],
 ) -> None:
     """Render the deployment files: Ansible, Slurm, NCCL (and the handoff pack)."""
+    progress = _Bars(enabled=not quiet and sys.stderr.isatty())
     try:
+        progress("load", 0, 1)
         valid = load_valid(blueprint, allow)
-        analysis = analyse(valid)
-        files = render_analysis(analysis, templates)
+        progress("load", 1, 1)
+        analysis = analyse(valid, progress)
+        files = render_analysis(analysis, templates, progress)
     except ClusterforgeError as exc:
+        progress.stop()
         _print_findings(exc.findings, "text")
         click.echo(f"{display_name(blueprint)}: nothing written", err=True)
         sys.exit(EXIT_FINDINGS)
@@ -262,8 +300,11 @@ def render_cmd(
         _print_tree_diff(diff, target, len(files))
         sys.exit(EXIT_OK if diff.fresh else EXIT_FINDINGS)
     try:
+        progress("write", 0, 1)
         write_tree(files, target, force=force)
+        progress("write", 1, 1)
     except ClusterforgeError as exc:
+        progress.stop()
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
     click.echo(f"{display_name(target)}: wrote {len(files)} files")

@@ -6,7 +6,7 @@ The only module that puts the stages together: every command loads with `load_va
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -20,6 +20,13 @@ from .render import render
 from .render.consistency import consistency_findings
 from .validate import ValidBlueprint, validate
 from .writer import with_manifest
+
+Progress = Callable[[str, int, int], None]
+"""Told (stage, steps done, steps in all) as long work goes on; the CLI draws it on a terminal."""
+
+
+def _quiet(_stage: str, _done: int, _total: int) -> None:
+    return None
 
 
 def load_valid(path: Path, allow: Sequence[Path] = ()) -> ValidBlueprint:
@@ -49,21 +56,28 @@ class Analysis:
         return [f for f in self.findings if f.severity is Severity.ERROR and not f.suppressed_by]
 
 
-def analyse(valid: ValidBlueprint) -> Analysis:
+def analyse(valid: ValidBlueprint, progress: Progress = _quiet) -> Analysis:
     """Expand and check; raises BlueprintError when expansion fails (check errors are findings)."""
     # expand: placement, fabrics, cabling, addresses (raises on errors)
+    progress("expand", 0, 1)
     topo, expand_findings = expand(valid)
+    progress("expand", 1, 1)
     # check: physical and fabric checks, then the blueprint's suppressions
-    return Analysis(valid, topo, run_checks(valid, topo, expand_findings))
+    progress("check", 0, 1)
+    findings = run_checks(valid, topo, expand_findings)
+    progress("check", 1, 1)
+    return Analysis(valid, topo, findings)
 
 
-def render_analysis(analysis: Analysis, templates: Path | None = None) -> dict[str, str]:
+def render_analysis(analysis: Analysis, templates: Path | None = None, progress: Progress = _quiet) -> dict[str, str]:
     """Every output file of an analysed blueprint, with its manifest; raises when a check found an error."""
     if analysis.blocking:
         raise BlueprintError(analysis.blocking)
     # render: one renderer per output family, then a cross-check of what they wrote
-    files = render(analysis.valid, analysis.topo, analysis.findings, templates, analysis.plan)
+    files = render(analysis.valid, analysis.topo, analysis.findings, templates, analysis.plan, progress)
+    progress("consistency", 0, 1)
     problems = consistency_findings(analysis.valid, analysis.topo, files)
+    progress("consistency", 1, 1)
     if problems:
         raise BlueprintError(problems)
     return with_manifest(files, analysis.valid.source_sha256())

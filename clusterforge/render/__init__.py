@@ -54,10 +54,14 @@ def render(
     findings: list[Finding],
     templates: Path | None = None,
     plan: Plan | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, str]:
+    """Every family's files; `progress` is told ("render", families done, families) as they are rendered."""
     ctx = RenderContext(valid, topo, findings, templates, plan)
     out: dict[str, str] = {}
-    for family, renderer in RENDERERS.items():
+    for done, (family, renderer) in enumerate(RENDERERS.items()):
+        if progress is not None:
+            progress("render", done, len(RENDERERS))
         try:
             files = renderer(ctx)
         except Exception as exc:
@@ -75,6 +79,8 @@ def render(
             if path in out:
                 raise ValueError(f"two renderers write {path}")
             out[path] = text
+    if progress is not None:
+        progress("render", len(RENDERERS), len(RENDERERS))
     return dict(sorted(out.items()))
 
 
