@@ -39,9 +39,9 @@ def blueprint_data(gpus: int) -> dict[str, Any]:
             "placement": {"racks": [data["fabrics"]["compute"]["switch_racks"][0]]},
         }
     )
-    # No in-band network: the DGX's in-band ports are 400G QSFP112, which reach 50 m on multimode and 100 m
-    # on single-mode (LinkX catalog), and this blueprint's network rows are up to 90 m from its nodes; a
-    # realistic in-band layout puts its leaves in the node rows. Ansible reaches the nodes on their BMC address.
+    # No in-band network: when the LinkX cable catalog came, no part joined the DGX's 400G QSFP112 in-band
+    # ports to leaves up to 90 m away in the network rows (single-mode QSFP112 DR4 parts came later), and
+    # README's benchmark table was measured so. Ansible reaches the nodes on their BMC address.
     data["slurm"] = {
         "cluster_name": "bench",
         "controllers": ["mgmt001", "mgmt002"],
