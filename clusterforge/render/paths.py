@@ -24,9 +24,14 @@ def nccl_conf(group: str) -> str:
     return f"nccl/{group}.conf"
 
 
+def _model_file(model: str) -> str:
+    """A catalog key as a file name: 'nvidia/dgx-h100' -> 'nvidia_dgx-h100'."""
+    return model.replace("/", "_")
+
+
 def nccl_topology(model: str) -> str:
     """Rendered NCCL topology XML of a server model (catalog key 'nvidia/dgx-h100' -> nvidia_dgx-h100.xml)."""
-    return f"nccl/topology/{model.replace('/', '_')}.xml"
+    return f"nccl/topology/{_model_file(model)}.xml"
 
 
 UDEV_RAILS_INSTALLED = "/etc/udev/rules.d/60-rdma-persistent-naming.rules"
@@ -35,11 +40,11 @@ UDEV_RAILS_INSTALLED = "/etc/udev/rules.d/60-rdma-persistent-naming.rules"
 
 def udev_rails(model: str) -> str:
     """Rendered udev rules of a server model whose compute ports are named by PCI address."""
-    return f"nccl/udev/{model.replace('/', '_')}.rules"
+    return f"nccl/udev/{_model_file(model)}.rules"
 
 
 NETPLAN_RAILS_INSTALLED = "/etc/netplan/60-clusterforge-rails.yaml"
-"""A node's compute (rail) interfaces; in-band and storage are left to the provisioning's own file."""
+"""A node's rail interfaces and its in-band and storage bonds (the file's name predates the bonds)."""
 SYSCTL_RAILS = "network/sysctl-rails.conf"
 SYSCTL_RAILS_INSTALLED = "/etc/sysctl.d/60-clusterforge-rails.conf"
 
