@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from factories import dgx_blueprint
@@ -26,9 +27,20 @@ from clusterforge.pipeline import load_valid
 from clusterforge.plan import cables as plan_cables
 from clusterforge.render import cabling as cabling_module
 from clusterforge.render.bom import BOM_CSV, BOM_HEADER, BOM_RACKS_CSV, render_bom
-from clusterforge.render.cabling import CABLING_CSV, CABLING_MD, LINKS_CSV, render_cabling
+from clusterforge.render.cable_rows import shared_cable_list
+from clusterforge.render.cabling import (
+    CABLING_CSV,
+    CABLING_MD,
+    CSV_HEADER,
+    LINKS_CSV,
+    cable_cells,
+    cabling_csv,
+    rack_rows,
+    rack_summaries,
+    render_cabling,
+)
 from clusterforge.render.context import RenderContext
-from clusterforge.render.escape import csv_cell, md_cell
+from clusterforge.render.escape import csv_cell, csv_field, csv_line, md_cell
 from clusterforge.validate import ValidBlueprint
 
 EXAMPLES = [p.stem for p in BLUEPRINTS]
@@ -358,3 +370,45 @@ def test_csv_text_reads_back_as_the_csv_module_reads_it() -> None:
         assert back == [
             format(v, "g") if isinstance(v, float) else str(v) if isinstance(v, int) else csv_cell(v) for v in written
         ]
+
+
+TRICKY = ["", " ", "  x", " =1", "=1", "+1", "-1", "@a", "\t1", "\r1", "\n1", "a\nb", '"', 'a"b', '""', "a,b", "é"]
+TRICKY += ["'x", "x=", "gpu001", "A1-001 U1 gpu001 ib1", "compute-000001 | A1 U1 gpu001 ib1 | to N1 U46 leaf ib1/1"]
+
+
+class _Text(str):
+    """A str subclass (as a StrEnum value is): csv_field must treat it as its text."""
+
+
+def test_csv_field_quotes_as_the_csv_module_does() -> None:
+    """csv_field writes a cell itself (with a shortcut for plain text): the csv module, given the same
+    spreadsheet-safe text, must write the same characters."""
+
+    def written(value: object, quoting: Literal[0, 1, 2, 3]) -> str:
+        out = io.StringIO()
+        csv.writer(out, quoting=quoting, lineterminator="").writerow([value])
+        return out.getvalue()
+
+    for text in TRICKY:
+        assert csv_field(text) == written(csv_cell(text), csv.QUOTE_ALL), text
+        assert csv_field(_Text(text)) == csv_field(text), text
+    assert [csv_field(v) for v in (" =1", "=1", "-1", 'a"b')] == ['"\' =1"', '"\'=1"', '"\'-1"', '"a""b"']
+    for number in (0, 7, -3, 2**70, 43.07, -1.5, 1e-7):
+        assert csv_field(number) == written(number, csv.QUOTE_NONNUMERIC), number
+    assert [csv_field(v) for v in (400.0, -2.0, True, None)] == ["400", "-2", '"true"', '""']
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_cabling_csv_equals_its_cells_written_one_by_one(name: str) -> None:
+    """cabling.csv writes a cable of one link from cached texts, the others cell by cell: both ways must
+    give the lines the cells give, and the per-rack counts must agree with the per-rack lists."""
+    valid = load_valid(Path("blueprints") / f"{name}.yaml")
+    topo, findings = expand(valid)
+    ctx = RenderContext(valid, topo, findings)
+    cables = shared_cable_list(ctx)
+    assert 0 < len(cables.irregular) < len(cables)  # the example has cables of both sorts
+    lines: list[list[object]] = [list(CSV_HEADER), *map(cable_cells, cables.rows())]
+    assert cabling_csv(cables) == "".join(f"{csv_line(cells)}\n" for cells in lines)
+    per_rack = rack_rows(cables)
+    summaries = rack_summaries(cables, list(topo.racks))
+    assert {rack: count for rack, count, _ in summaries} == {rack: len(items) for rack, items in per_rack.items()}

@@ -150,13 +150,11 @@ def collect(ctx: RenderContext) -> Bom:
         part_number = entry.part_number if isinstance(entry, Transceiver) else ""
         part = _part("transceiver", key, _product(entry, key), part_number)
         per_rack[topo.devices[device_name].rack or ""][part] += 1
-    for row in shared_cable_list(ctx).rows:
-        cable = row.cable
-        product = catalog.entries.get(cable.product)
-        name = product.name if isinstance(product, CableMedia) else cable.product
-        description = f"{name}, {cable.length_class_m:g} m"
-        part = _part("cable", cable.product, description, cable.part_number, "", cable.length_class_m)
-        per_rack[row.a.places[0].rack][part] += cable.pieces
+    for (_, a_racks, _, (_, product_key, part_number, length, pieces)), n in shared_cable_list(ctx).tally.items():
+        product = catalog.entries.get(product_key)
+        name = product.name if isinstance(product, CableMedia) else product_key
+        part = _part("cable", product_key, f"{name}, {length:g} m", part_number, "", length)
+        per_rack[a_racks[0]][part] += pieces * n
     return Bom(dict(per_rack), notes, psu_only)
 
 

@@ -3,15 +3,24 @@
 Labels come from the cable table (`handoff_common`): a cable's is `<fabric>-<number>`, a link's its cable's
 with `/<leg>` when the cable carries several links (a twin-port cable, a splitter).
 The A end of a cable is its single plug: the hub of a splitter, else the links' A end.
+
+A cluster of 100,000 GPUs has some 320,000 cables, nearly all of them one link each, whose ends are that
+link's ends: those are read as columns of the cable table (`CableList`), and only the other cables (twin-port
+cables, splitters) get `CableRow` objects. What the summaries count is counted once, in `CableList.tally`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import TypeVar
 
 from ..expand.topology import Cable, Link
 from .context import RenderContext
-from .handoff_common import CableTable, Place, shared_cable_table
+from .handoff_common import CableTable, Place, in_order, shared_cable_table
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +48,18 @@ class CableEnd:
         """'A01 U1 gpu001 ib1', a twin-port plug 'N01 U34 compute-leaf008 ib17/1+ib17/2', a splitter's legs
         joined with ' / '."""
         if len(self.places) == 1:
-            p = self.places[0]
-            return f"{p.rack} U{p.u} {p.device} {'+'.join(self.ports)}"
+            return f"{place_where(self.places[0])}{'+'.join(self.ports)}"
         legs = zip(self.places, self.ports, strict=True)
-        return " / ".join(f"{p.rack} U{p.u} {p.device} {port}" for p, port in legs)
+        return " / ".join(f"{place_where(p)}{port}" for p, port in legs)
+
+    def racks(self) -> tuple[str, ...]:
+        """The racks of the end's plugs, each once, in leg order."""
+        return tuple(dict.fromkeys(p.rack for p in self.places))
+
+
+def place_where(place: Place) -> str:
+    """Where a plug goes, up to its port: 'A01 U1 gpu001 '."""
+    return f"{place.rack} U{place.u} {place.device} "
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,17 +82,52 @@ class CableRow:
     def b_label(self) -> str:
         return f"{self.label} | {self.b.where()} | to {self.a.where()}"
 
-    @property
-    def racks(self) -> set[str]:
-        return {p.rack for p in (*self.a.places, *self.b.places)}
+
+CableKind = tuple[str, str, str, float, int]
+"""Media, product (catalog key), part number, ordered length, pieces: what the summaries and the BOM count."""
+cable_kind = attrgetter("media", "product", "part_number", "length_class_m", "pieces")
+TallyKey = tuple[str, tuple[str, ...], tuple[str, ...], CableKind]
+"""Fabric, the racks of the A end and of the B end (each once, in leg order), the cable's kind."""
 
 
 @dataclass(frozen=True)
 class CableList:
-    rows: list[CableRow]
-    """Every cable once, in plan order."""
-    link_labels: list[str]
-    """Each link's label, in the cable table's (plan) order."""
+    """Every cable once, in plan order, as columns: entry i of each list is the i-th cable."""
+
+    table: CableTable
+    labels: list[str]
+    cables: list[Cable]
+    positions: list[int]
+    """Where each cable's first link stands in the cable table (plan order)."""
+    irregular: dict[int, CableRow]
+    """The cables whose ends are not simply their one link's A and B ends (several links, a hub at the B
+    end), by position in the list."""
+    fabrics: list[str]
+    tally: Counter[TallyKey]
+    """How many cables share a fabric, the racks of both ends and a kind: what the summaries count."""
+    _rows: list[CableRow] = field(default_factory=list, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @property
+    def link_labels(self) -> list[str]:
+        """Each link's label, in the cable table's (plan) order."""
+        return self.table.link_labels
+
+    def at_cables(self, values: list[T]) -> list[T]:
+        """Values given per link in plan order, taken at each cable's first link."""
+        return in_order(values, self.positions)
+
+    def rows(self) -> list[CableRow]:
+        """Every cable as a CableRow: for the per-rack lists of a small cluster (an object per cable)."""
+        if not self._rows:
+            links = self.table.links.source
+            rows = (
+                _row(self.table, cable, label, links) for cable, label in zip(self.cables, self.labels, strict=True)
+            )
+            self._rows.extend(rows)
+        return self._rows
 
 
 def shared_cable_list(ctx: RenderContext) -> CableList:
@@ -87,9 +139,44 @@ def _cable_list(ctx: RenderContext) -> CableList:
 
 
 def cable_list(ctx: RenderContext, table: CableTable) -> CableList:
-    cables = ctx.topo.cables
-    rows = [_row(table, cables[c], label, ctx.topo.links) for c, label in table.cable_labels.items()]
-    return CableList(rows, table.link_labels)
+    all_cables, links = ctx.topo.cables, ctx.topo.links
+    labels = list(table.cable_labels.values())
+    cables = in_order(all_cables, list(table.cable_labels))
+    carriers = table.column("cable")
+    first_at = dict(zip(reversed(carriers), range(len(carriers) - 1, -1, -1), strict=True))  # the first wins
+    positions = list(map(first_at.__getitem__, table.cable_labels))
+    irregular = {
+        i: _row(table, cable, labels[i], links)
+        for i, cable in enumerate(cables)
+        if len(cable.links) > 1 or cable.hub_is_b
+    }
+    fabrics = in_order(table.column("fabric"), positions)
+    for i, row in irregular.items():
+        fabrics[i] = row.fabric
+    return CableList(table, labels, cables, positions, irregular, fabrics, _tally(table, cables, positions, irregular))
+
+
+def _tally(
+    table: CableTable, cables: list[Cable], positions: list[int], irregular: dict[int, CableRow]
+) -> Counter[TallyKey]:
+    """Cables counted by fabric, end racks and kind: a few thousand keys for 320,000 cables. The columns are
+    counted as if every cable were its first link; the irregular cables are then counted again right."""
+    rack = attrgetter("rack")
+    columns = (
+        in_order(table.column("fabric"), positions),
+        list(map(rack, in_order(table.a, positions))),
+        list(map(rack, in_order(table.b, positions))),
+        list(map(cable_kind, cables)),
+    )
+    simple: Counter[tuple[str, str, str, CableKind]] = Counter(zip(*columns, strict=True))
+    for i in irregular:
+        simple[columns[0][i], columns[1][i], columns[2][i], columns[3][i]] -= 1
+    tally: Counter[TallyKey] = Counter(
+        {(fabric, (a,), (b,), kind): n for (fabric, a, b, kind), n in simple.items() if n}
+    )
+    for row in irregular.values():
+        tally[row.fabric, row.a.racks(), row.b.racks(), cable_kind(row.cable)] += 1
+    return tally
 
 
 def _row(table: CableTable, cable: Cable, label: str, all_links: list[Link]) -> CableRow:

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from itertools import chain
+from operator import add, attrgetter
 from typing import Any
 
-from .cable_rows import CableEnd, CableList, CableRow, shared_cable_list
+from .cable_rows import CableEnd, CableKind, CableList, CableRow, TallyKey, cable_kind, place_where, shared_cable_list
 from .context import RenderContext
 from .escape import Escaped, csv_field, csv_line, md_cell
-from .escape import csv_text as write_csv
 from .handoff_common import CableTable, shared_cable_table
 from .link_parts import LinkParts
 
@@ -59,31 +59,68 @@ def _port_text(end: CableEnd) -> str:
 
 
 def cabling_csv(cables: CableList) -> str:
-    """cabling.csv: the header, then one line per physical cable (the columns of CSV_HEADER)."""
-    lines: list[list[object]] = []
-    for r in cables.rows:
-        cable = r.cable
-        lines.append(
-            [
-                r.label,
-                r.fabric,
-                r.tier,
-                "" if r.rail is None else r.rail,
-                len(r.links),
-                *_end_cells(r.a),
-                *_end_cells(r.b),
-                f"{r.links[0].speed_gbps:g}",
-                cable.media,
-                cable.product,
-                cable.part_number,
-                f"{cable.length_class_m:g}",
-                f"{cable.run_m:g}",
-                cable.pieces,
-                r.a_label,
-                r.b_label,
-            ]
-        )
-    return write_csv(CSV_HEADER, lines)
+    """cabling.csv: the header, then one line per physical cable (the columns of CSV_HEADER).
+
+    A cable of one link is written from texts escaped once per distinct value (its device's row, rack, U and
+    name; its port; its optics; its kind of cable), with the comma that follows them: only its label and the
+    two label texts are escaped per cable. The other cables (`CableList.irregular`) go cell by cell."""
+    table, at = cables.table, cables.at_cables
+    cell = Escaped(lambda value: f"{csv_field(value)},")
+    link = Escaped(lambda key: "".join(cell[v] for v in (key[0], key[1], "" if key[2] is None else key[2], 1)))
+    place = Escaped(lambda p: "".join(cell[v] for v in (p.row, p.rack, "" if p.u is None else str(p.u), p.device)))
+    where = Escaped(place_where)
+    a_module = Escaped(lambda parts: cell[parts.a_transceiver])
+    b_module = Escaped(lambda parts: cell[parts.b_transceiver] + cell[f"{parts.speed_gbps:g}"])  # and the speed
+    kind = Escaped(lambda k: "".join(cell[v] for v in (*k[:3], f"{k[3]:g}")))  # media, product, part, length
+    run = Escaped(lambda metres: cell[f"{metres:g}"])
+    a_places, b_places = at(table.a), at(table.b)
+    a_ports, b_ports = at(table.column("a_port")), at(table.column("b_port"))
+    columns = zip(
+        cables.labels,
+        map(link.__getitem__, zip(*(at(table.column(name)) for name in ("fabric", "tier", "rail")), strict=True)),
+        map(place.__getitem__, a_places),
+        a_ports,
+        map(add, map(where.__getitem__, a_places), a_ports),
+        map(place.__getitem__, b_places),
+        b_ports,
+        map(add, map(where.__getitem__, b_places), b_ports),
+        at(table.parts),
+        map(cable_kind, cables.cables),
+        map(attrgetter("run_m"), cables.cables),
+        strict=True,
+    )
+    lines = [
+        f"{csv_field(label)},{fabric}{a_place}{cell[a_port]}{a_module[parts]}{b_place}{cell[b_port]}"
+        f"{b_module[parts]}{kind[k]}{run[metres]}{k[4]},{csv_field(f'{label} | {a_where} | to {b_where}')},"
+        f"{csv_field(f'{label} | {b_where} | to {a_where}')}\n"
+        for label, fabric, a_place, a_port, a_where, b_place, b_port, b_where, parts, k, metres in columns
+    ]
+    for i, row in cables.irregular.items():
+        lines[i] = f"{csv_line(cable_cells(row))}\n"
+    return "".join([f"{csv_line(CSV_HEADER)}\n", *lines])
+
+
+def cable_cells(r: CableRow) -> list[object]:
+    """One cable's cells in cabling.csv (the columns of CSV_HEADER), worked out from its row."""
+    cable = r.cable
+    return [
+        r.label,
+        r.fabric,
+        r.tier,
+        "" if r.rail is None else r.rail,
+        len(r.links),
+        *_end_cells(r.a),
+        *_end_cells(r.b),
+        f"{r.links[0].speed_gbps:g}",
+        cable.media,
+        cable.product,
+        cable.part_number,
+        f"{cable.length_class_m:g}",
+        f"{cable.run_m:g}",
+        cable.pieces,
+        r.a_label,
+        r.b_label,
+    ]
 
 
 def _end_cells(end: CableEnd) -> list[object]:
@@ -127,15 +164,11 @@ def csv_text(table: CableTable, labels: list[str]) -> str:
     return "".join([f"{csv_line(LINKS_HEADER)}\n", *chain.from_iterable(rows)])
 
 
-CableKind = tuple[str, str, float]
+SummaryKey = tuple[str, str, float]
 """Media, part number (or product key), ordered length."""
 
 
-def _kind(r: CableRow) -> CableKind:
-    return (r.cable.media, r.cable.part_number or r.cable.product, r.cable.length_class_m)
-
-
-def _summary(counts: Counter[CableKind]) -> list[list[str]]:
+def _summary(counts: Counter[SummaryKey]) -> list[list[str]]:
     """Cables by media, part and ordered length, in that order."""
     return [
         [md_cell(media), md_cell(part), md_cell(f"{length:g} m"), str(n)]
@@ -143,42 +176,67 @@ def _summary(counts: Counter[CableKind]) -> list[list[str]]:
     ]
 
 
-def _count(rows: list[CableRow]) -> Counter[CableKind]:
-    out: Counter[CableKind] = Counter()
-    for r in rows:
-        out[_kind(r)] += r.cable.pieces
+def _count(tally: Iterable[tuple[TallyKey, int]]) -> Counter[SummaryKey]:
+    out: Counter[SummaryKey] = Counter()
+    for (_, _, _, (media, product, part_number, length, pieces)), n in tally:
+        out[media, part_number or product, length] += pieces * n
     return out
 
 
-def _rack_pairs(rows: list[CableRow]) -> list[list[str]]:
+def _pieces(tally: Iterable[tuple[TallyKey, int]]) -> int:
+    return sum(key[3][4] * n for key, n in tally)
+
+
+def _mix_text(mix: Counter[str]) -> str:
+    """Cables by media and ordered length: '12 x MMF 10 m, 2 x ACC 4 m'."""
+    return ", ".join(f"{n} x {what}" for what, n in sorted(mix.items()))
+
+
+def _mix_key(kind: CableKind) -> str:
+    return f"{kind[0]} {kind[3]:g} m"
+
+
+def _rack_pairs(tally: Iterable[tuple[TallyKey, int]]) -> list[list[str]]:
     """Cables between each pair of racks (either way round), with their media and ordered length."""
     pairs: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    for r in rows:
-        first, second = sorted((r.a.column("rack"), r.b.column("rack")))
-        pairs[(first, second)][f"{r.cable.media} {r.cable.length_class_m:g} m"] += r.cable.pieces
+    for (_, a_racks, b_racks, kind), n in tally:
+        first, second = sorted((" / ".join(a_racks), " / ".join(b_racks)))
+        pairs[(first, second)][_mix_key(kind)] += kind[4] * n
     out = []
     for (first, second), mix in sorted(pairs.items()):
-        detail = ", ".join(f"{n} x {what}" for what, n in sorted(mix.items()))
-        out.append([md_cell(first), md_cell(second), str(sum(mix.values())), md_cell(detail)])
+        out.append([md_cell(first), md_cell(second), str(sum(mix.values())), md_cell(_mix_text(mix))])
     return out
 
 
-def rack_rows(cables: CableList, rack_order: list[str]) -> list[tuple[str, list[tuple[CableRow, CableEnd, CableEnd]]]]:
-    """Per rack (floor order), the cables with an end there: (cable, this end, other end), this end's U
-    and label first. A cable within one rack is listed once, from its A end."""
+def rack_summaries(cables: CableList, rack_order: list[str]) -> list[tuple[str, int, str]]:
+    """Per rack (floor order) with a cable end in it: its cables (a cable within one rack counted once) and
+    their mix of media and ordered length ('12 x MMF 10 m, 2 x ACC 4 m')."""
+    counts: Counter[str] = Counter()
+    mixes: dict[str, Counter[str]] = defaultdict(Counter)
+    for (_, a_racks, b_racks, kind), n in cables.tally.items():
+        what = _mix_key(kind)
+        for rack in {*a_racks, *b_racks}:
+            counts[rack] += n
+            mixes[rack][what] += kind[4] * n
+    order = {name: i for i, name in enumerate(rack_order)}
+    racks = sorted(counts, key=lambda name: (order.get(name, len(order)), name))
+    return [(rack, counts[rack], _mix_text(mixes[rack])) for rack in racks]
+
+
+def rack_rows(cables: CableList) -> dict[str, list[tuple[CableRow, CableEnd, CableEnd]]]:
+    """Per rack, the cables with an end there: (cable, this end, other end), this end's U and label first.
+    A cable within one rack is listed once, from its A end. Builds a CableRow per cable: for small clusters."""
     by_rack: dict[str, list[tuple[CableRow, CableEnd, CableEnd]]] = defaultdict(list)
-    for r in cables.rows:
+    for r in cables.rows():
         a_racks = {p.rack for p in r.a.places}
         for rack in sorted(a_racks):
             by_rack[rack].append((r, r.a, r.b))
         for rack in sorted({p.rack for p in r.b.places} - a_racks):
             by_rack[rack].append((r, r.b, r.a))
-    order = {name: i for i, name in enumerate(rack_order)}
-    out = []
-    for rack in sorted(by_rack, key=lambda name: (order.get(name, len(order)), name)):
-        rows = sorted(by_rack[rack], key=lambda item: (-(item[1].places[0].u or 0), item[0].label))
-        out.append((rack, rows))
-    return out
+    return {
+        rack: sorted(items, key=lambda item: (-(item[1].places[0].u or 0), item[0].label))
+        for rack, items in by_rack.items()
+    }
 
 
 def rack_row(r: CableRow, here: CableEnd, there: CableEnd) -> list[str]:
@@ -195,46 +253,38 @@ def rack_row(r: CableRow, here: CableEnd, there: CableEnd) -> list[str]:
     ]
 
 
-def rack_mix(items: list[tuple[CableRow, CableEnd, CableEnd]]) -> str:
-    """A rack's cables by media and ordered length: '12 x MMF 10 m, 2 x ACC 4 m'."""
-    counts: Counter[str] = Counter()
-    for r, _, _ in items:
-        counts[f"{r.cable.media} {r.cable.length_class_m:g} m"] += r.cable.pieces
-    return ", ".join(f"{n} x {what}" for what, n in sorted(counts.items()))
-
-
 def markdown_model(ctx: RenderContext, cables: CableList, limit: int = MD_CABLE_LIMIT) -> dict[str, Any]:
     bp = ctx.valid.blueprint
-    rows = cables.rows
-    detailed = len(rows) <= limit
-    fabrics: dict[str, list[CableRow]] = defaultdict(list)
-    for r in rows:
-        fabrics[r.fabric].append(r)
-    racks = []
-    for rack, items in rack_rows(cables, list(ctx.topo.racks)) if detailed else []:
-        racks.append(
-            {
-                "name": md_cell(rack or "(unplaced)"),
-                "count": len(items),
-                "mix": md_cell(rack_mix(items)),
-                "rows": [[md_cell(v) for v in rack_row(*item)] for item in items],
-            }
-        )
+    tally = list(cables.tally.items())
+    detailed = len(cables) <= limit
+    fabrics: dict[str, list[tuple[TallyKey, int]]] = {name: [] for name in dict.fromkeys(cables.fabrics)}
+    for key, n in tally:
+        fabrics[key[0]].append((key, n))
+    per_rack = rack_rows(cables) if detailed else {}
+    racks = [
+        {
+            "name": md_cell(rack or "(unplaced)"),
+            "count": count,
+            "mix": md_cell(mix),
+            "rows": [[md_cell(v) for v in rack_row(*item)] for item in per_rack[rack]],
+        }
+        for rack, count, mix in (rack_summaries(cables, list(ctx.topo.racks)) if detailed else [])
+    ]
     uncabled = [link for link in ctx.topo.links if link.cable < 0 and link.media == ""]
     return {
         "title": md_cell(bp.name),
         "site": md_cell(bp.site.name),
         "location": md_cell(bp.site.location or ""),
         "description": md_cell(bp.description or ""),
-        "total": sum(r.cable.pieces for r in rows),
-        "rows": len(rows),
+        "total": _pieces(tally),
+        "rows": len(cables),
         "links": len(ctx.topo.links),
         "uncabled": len(uncabled),
-        "summary": _summary(_count(rows)),
+        "summary": _summary(_count(tally)),
         "fabrics": [
             {
                 "name": md_cell(name),
-                "count": sum(r.cable.pieces for r in items),
+                "count": _pieces(items),
                 "summary": _summary(_count(items)),
                 "rack_pairs": _rack_pairs(items),
             }

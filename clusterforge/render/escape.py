@@ -40,16 +40,25 @@ def _number(value: float) -> float | int:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
+_NOT_PLAIN_START = frozenset((" ", *FORMULA_PREFIXES))
+"""First characters after which a text needs csv_cell's look (leading spaces, a formula prefix)."""
+
+
 def csv_field(value: object) -> str:
     """A value as it stands in a CSV line: numbers bare (whole floats without '.0'), anything else through
     csv_cell and in double quotes, inner quotes doubled (what the csv module writes with QUOTE_NONNUMERIC)."""
+    if type(value) is str:  # most cells: plain text, quoted as it is (what the general case gives, sooner)
+        if value[:1] not in _NOT_PLAIN_START and '"' not in value:
+            return f'"{value}"'
+    elif type(value) is int:
+        return str(value)
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(_number(value))
     return '"' + csv_cell(value).replace('"', '""') + '"'
 
 
 def csv_line(row: Iterable[object]) -> str:
-    return ",".join(csv_field(value) for value in row)
+    return ",".join(map(csv_field, row))
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:

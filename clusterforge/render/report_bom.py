@@ -7,7 +7,7 @@ from typing import Any
 
 from .bom import BOM_RACKS_CSV, bom_rows, collect
 from .cable_rows import shared_cable_list
-from .cabling import CABLING_CSV, MD_CABLE_LIMIT, MD_HEADER, rack_mix, rack_row, rack_rows
+from .cabling import CABLING_CSV, MD_CABLE_LIMIT, MD_HEADER, rack_row, rack_rows, rack_summaries
 from .context import RenderContext
 from .report_table import table
 
@@ -23,7 +23,7 @@ def bom_sections(ctx: RenderContext) -> list[dict[str, Any]]:
     if procurement.price_list:
         intro += f" Prices in {procurement.currency} from the site's price list."
     body = [[str(r[0]), str(r[2] or r[1]), str(r[3]), str(r[4]), *(str(v) for v in r[5:8]), str(r[9])] for r in rows]
-    per_rack = rack_rows(shared_cable_list(ctx), list(ctx.topo.racks))
+    per_rack = rack_summaries(shared_cable_list(ctx), list(ctx.topo.racks))
     return [
         table(
             "Bill of materials",
@@ -35,7 +35,7 @@ def bom_sections(ctx: RenderContext) -> list[dict[str, Any]]:
         table(
             "Cables per rack",
             ["rack", "cables", "media and ordered length"],
-            [[rack, str(len(items)), rack_mix(items)] for rack, items in per_rack],
+            [[rack, str(count), mix] for rack, count, mix in per_rack],
             numeric=(1,),
             intro=(
                 f"Cables with an end in each rack (a cable between two racks is counted in both); {CABLING_CSV} "
@@ -50,15 +50,16 @@ def rack_cable_sections(ctx: RenderContext, limit: int = MD_CABLE_LIMIT) -> list
     """One table per rack for report.html to print: every cable with an end in the rack, from the top U
     down; left out above `limit` cables (cabling.csv then is the list)."""
     cables = shared_cable_list(ctx)
-    if len(cables.rows) > limit:
+    if len(cables) > limit:
         return []
+    per_rack = rack_rows(cables)
     return [
         table(
-            f"Rack {rack}: {len(items)} cables",
+            f"Rack {rack}: {count} cables",
             MD_HEADER,
-            [rack_row(*item) for item in items],
+            [rack_row(*item) for item in per_rack[rack]],
             numeric=(1,),
-            intro=rack_mix(items),
+            intro=mix,
         )
-        for rack, items in rack_rows(cables, list(ctx.topo.racks))
+        for rack, count, mix in rack_summaries(cables, list(ctx.topo.racks))
     ]
