@@ -2,6 +2,10 @@
 links grouped into the cables that carry them (a twin-port cable or a splitter carries several); each
 cable the preferred catalog product whose plugs fit and whose reach covers its longest run, ordered at
 the next length it is sold in; otherwise a transceiver in each cage and a fibre between them.
+
+At 100,000 GPUs there are 300,000 links but only a few hundred kinds of port and a few thousand distinct
+runs: where a port sits is worked out once per (model, port, speed), and the part a fibre link takes once
+per (kinds of end, speed, run).
 """
 
 from __future__ import annotations
@@ -16,17 +20,35 @@ from ..catalog.models import Device as CatalogDevice
 from .cable_parts import CopperPart, OpticPart, PartFinder
 from .cages import EndSpec, cage_and_slot, end_spec, natives_per_cage, port_group
 from .context import ExpandContext
-from .topology import Cable, Device, Link, Rack
+from .topology import Cable, Device, Link, Rack, Topology
 
 U_METRES = 0.04445
 END_ALLOWANCE_M = 0.5  # default floor.rack_entry_m: routing inside the rack at each end (cable manager to port)
 TRAY_RISE_M = 0.3  # default floor.cable_tray_m: from the top of a rack up to the overhead tray
+
+Spot = tuple[str, float, float, int, int]
+"""Where a device sits: (rack, height of its centre, drop from the rack top to it, rack position, row index)."""
 
 
 def _height_m(device: Device) -> float:
     """Height of the device's centre above the rack floor."""
     assert device.u is not None
     return (device.u - 1 + device.u_height / 2) * U_METRES
+
+
+def _spot(device: Device, rack: Rack) -> Spot:
+    height = _height_m(device)
+    return rack.name, height, rack.rack_type.u_height * U_METRES - height, rack.position, rack.row_index
+
+
+def _run_between(
+    a: Spot, b: Spot, rack_pitch_m: float, row_pitch_m: float, slack_m: float, tray_m: float, entry_m: float
+) -> float:
+    if a[0] == b[0]:
+        run = abs(a[1] - b[1])
+    else:
+        run = a[2] + b[2] + 2 * tray_m + abs(a[3] - b[3]) * rack_pitch_m + abs(a[4] - b[4]) * row_pitch_m
+    return round(run + 2 * entry_m + slack_m, 2)
 
 
 def run_length_m(
@@ -42,49 +64,53 @@ def run_length_m(
 ) -> float:
     """Cable length between two devices: straight up/down inside one rack, else up to the overhead tray,
     along rows and across aisles (Manhattan), and down again; `entry_m` inside the rack at each end."""
-    if rack_a.name == rack_b.name:
-        run = abs(_height_m(a) - _height_m(b))
-    else:
-        top_a = rack_a.rack_type.u_height * U_METRES
-        top_b = rack_b.rack_type.u_height * U_METRES
-        run = (
-            (top_a - _height_m(a))
-            + (top_b - _height_m(b))
-            + 2 * tray_m
-            + abs(rack_a.position - rack_b.position) * rack_pitch_m
-            + abs(rack_a.row_index - rack_b.row_index) * row_pitch_m
-        )
-    return round(run + 2 * entry_m + slack_m, 2)
+    spots = _spot(a, rack_a), _spot(b, rack_b)
+    return _run_between(*spots, rack_pitch_m, row_pitch_m, slack_m, tray_m, entry_m)
 
 
-CageKey = tuple[str, str, int]
-"""(device, port group, cage number)."""
+@dataclass(frozen=True, slots=True, eq=False)
+class Place:
+    """Where the ports of one model, port name and speed sit: shared by every link end alike in them (compared
+    by identity: one object per kind)."""
 
-
-@dataclass(frozen=True, slots=True)
-class End:
-    cage: CageKey
+    group: str
+    cage: int
     slot: int
     """Place of the port in its cage (0-based)."""
     spec: EndSpec
+    spec_id: int
+    """The same number for equal specs: what the per-kind caches are keyed by."""
+    cage_name: str
+    """The cage as `Topology.modules` names it: group and cage number."""
+    cage_id: int
+    """The same number for the same (model, group, cage): a device's cage is (device, cage_id)."""
 
 
-class Ends:
+class Places:
     """Each link end's cage, place and kind, worked out once per (model, port, speed)."""
 
     def __init__(self, ctx: ExpandContext) -> None:
         self.catalog = ctx.catalog
-        self._known: dict[tuple[str, str, float], tuple[str, int, int, EndSpec]] = {}
+        self._known: dict[tuple[str, str, float], Place] = {}
+        self._spec_ids: dict[EndSpec, int] = {}
+        self._cage_ids: dict[tuple[str, str, int], int] = {}
 
-    def of(self, device: Device, port: str, speed: float) -> End:
-        key = (device.model, port, speed)
-        known = self._known.get(key)
-        if known is None:
-            known = self._known[key] = self._work_out(device.model, port, speed)
-        group, cage, slot, spec = known
-        return End((device.name, group, cage), slot, spec)
+    def of_all(self, models: list[str], ports: list[str], speeds: list[float]) -> list[Place]:
+        """The place of each (model, port, speed)."""
+        keys = list(zip(models, ports, speeds, strict=True))
+        known = self._known
+        for key in dict.fromkeys(keys):
+            if key not in known:
+                known[key] = self._work_out(*key)
+        return list(map(known.__getitem__, keys))
 
-    def _work_out(self, model: str, port: str, speed: float) -> tuple[str, int, int, EndSpec]:
+    def _work_out(self, model: str, port: str, speed: float) -> Place:
+        group, cage, slot, spec = self._where(model, port, speed)
+        spec_id = self._spec_ids.setdefault(spec, len(self._spec_ids))
+        cage_id = self._cage_ids.setdefault((model, group, cage), len(self._cage_ids))
+        return Place(group, cage, slot, spec, spec_id, f"{group}{cage}", cage_id)
+
+    def _where(self, model: str, port: str, speed: float) -> tuple[str, int, int, EndSpec]:
         entry = self.catalog.entries.get(model)
         if not isinstance(entry, CatalogDevice):
             return port, 1, 0, EndSpec("", "any", 1, 0, 1, False)
@@ -97,113 +123,173 @@ class Ends:
         return group.name, cage, slot, spec
 
 
+OpticChoice = tuple[OpticPart, float, str, str, bool, bool]
+"""The optics a fibre link takes: the part, the fibre's length class, part number and media, whether the hub
+is the A end, and whether the fibre carries this link alone."""
+
+
 class Cabler:
-    """Groups the links into cables and picks their parts; findings go to the context."""
+    """Groups the links into cables and picks their parts; findings go to the context.
+
+    Works on the racked links by position (`order[p]` is the link index): each end's place and cage number
+    are worked out column by column, and a cage's links are kept as positions."""
 
     def __init__(self, ctx: ExpandContext, runs: dict[int, float]) -> None:
-        self.ctx, self.topo, self.runs = ctx, ctx.topo, runs
+        self.ctx, self.topo = ctx, ctx.topo
         self.finder = PartFinder(ctx.catalog)
-        self.ends = Ends(ctx)
-        self.link_ends: dict[int, tuple[End, End]] = {}
-        self.cage_links: dict[CageKey, list[int]] = defaultdict(list)
-        self.split_fibres: dict[tuple[str, CageKey, int], list[int]] = {}
-        self.fibre_parts: dict[tuple[str, CageKey, int], OpticPart] = {}
+        self.order = list(runs)
+        self.run_m = list(runs.values())
+        links = [self.topo.links[i] for i in self.order]
+        self.links = links
+        self.speed = [link.speed_gbps for link in links]
+        places = Places(ctx)
+        model = {name: device.model for name, device in self.topo.devices.items()}
+        names_a, names_b = [link.a for link in links], [link.b for link in links]
+        self.place_a = places.of_all(list(map(model.__getitem__, names_a)), [x.a_port for x in links], self.speed)
+        self.place_b = places.of_all(list(map(model.__getitem__, names_b)), [x.b_port for x in links], self.speed)
+        cage_ids: dict[tuple[str, int], int] = {}
+        self.cage_a = _number(cage_ids, names_a, self.place_a)
+        self.cage_b = _number(cage_ids, names_b, self.place_b)
+        self.on_cage: list[list[int]] = [[] for _ in cage_ids]
+        """Cage number -> positions of its links, each link's A end before its B end."""
+        for p, (cage_a, cage_b) in enumerate(zip(self.cage_a, self.cage_b, strict=True)):
+            self.on_cage[cage_a].append(p)
+            self.on_cage[cage_b].append(p)
+        self.hub_legs = [self._hub_leg(cage) for cage in range(len(cage_ids))]
+        """Cage number -> the kind of end a splitter from it would reach, or None."""
+        self.split_fibres: dict[tuple[str, int, int], list[int]] = {}
+        self.fibre_parts: dict[tuple[str, int, int], OpticPart] = {}
         self.unlinkable: dict[tuple[str, str, str, str, str, float], list[int]] = defaultdict(list)
+        """Positions of links no part joins, by kind."""
         self.unreachable: list[tuple[Link, float]] = []
-        self.hub_is_b = False
-        """Of the last group `_copper_group` made: its hub is its links' B end."""
+        self._optics: dict[tuple[int, int, float, float], OpticChoice | None] = {}
+        self._part_numbers: dict[tuple[str, float], str] = {}
 
     def run(self) -> None:
-        topo = self.topo
-        for i in self.runs:
-            link = topo.links[i]
-            a = self.ends.of(topo.devices[link.a], link.a_port, link.speed_gbps)
-            b = self.ends.of(topo.devices[link.b], link.b_port, link.speed_gbps)
-            self.link_ends[i] = (a, b)
-            self.cage_links[a.cage].append(i)
-            self.cage_links[b.cage].append(i)
-        done: set[int] = set()
-        for i in self.runs:
-            if i in done:
+        done = bytearray(len(self.order))
+        on_cage, cage_a, cage_b, hub_legs = self.on_cage, self.cage_a, self.cage_b, self.hub_legs
+        for p in range(len(self.order)):
+            if done[p]:
                 continue
-            group, copper = self._copper_group(i)
-            done.update(group)
-            if copper is None or not self._take_copper(group, copper):
-                for j in group:
-                    self._take_optics(j, bool(copper))
+            ca, cb = cage_a[p], cage_b[p]
+            if hub_legs[ca] is None and hub_legs[cb] is None and on_cage[ca] != on_cage[cb]:
+                self._take_optics(p, False)  # most links: one fibre or one copper cable each
+                continue
+            group, copper, hub_is_b = self._copper_group(p)
+            for q in group:
+                done[q] = 1
+            if copper is None or not self._take_copper(group, copper, hub_is_b):
+                for q in group:
+                    self._take_optics(q, bool(copper))
         self._close_split_fibres()
 
-    def _other(self, i: int, cage: CageKey) -> End:
-        a, b = self.link_ends[i]
-        return b if a.cage == cage else a
-
-    def _copper_group(self, i: int) -> tuple[list[int], list[CopperPart] | None]:
-        """The links one copper or AOC cable could carry with link i, and the products that fit them:
-        all links between two cages (straight, twin-port), or all links of a hub cage that each go to a
-        cage of their own (splitter); otherwise link i alone, with no copper product (optics only)."""
-        link = self.topo.links[i]
-        a, b = self.link_ends[i]
-        on_a, on_b = self.cage_links[a.cage], self.cage_links[b.cage]
-        speed = link.speed_gbps
+    def _copper_group(self, p: int) -> tuple[list[int], list[CopperPart] | None, bool]:
+        """The links one copper or AOC cable could carry with link p, the products that fit them and whether
+        the cable's hub is the links' B end: all links between two cages (straight, twin-port), or all links
+        of a hub cage that each go to a cage of their own (splitter); otherwise link p alone, with no copper
+        product (optics only)."""
+        on_a, on_b = self.on_cage[self.cage_a[p]], self.on_cage[self.cage_b[p]]
+        a, b, speed = self.place_a[p], self.place_b[p], self.speed[p]
         if on_a == on_b:
-            return list(on_a), self.finder.straight(a.spec, b.spec, speed, len(on_a))
-        for hub, on_hub in ((b, on_b), (a, on_a)):
-            self.hub_is_b = hub is b
-            legs = [self._other(j, hub.cage) for j in on_hub]
-            if (
-                len(on_hub) > 1
-                and all(len(self.cage_links[leg.cage]) == 1 and leg.spec == legs[0].spec for leg in legs)
-                and all(self.topo.links[j].speed_gbps == speed for j in on_hub)
-            ):
-                return list(on_hub), self.finder.splitter(hub.spec, legs[0].spec, speed, len(on_hub))
-        self.hub_is_b = False
-        return [i], None
+            return list(on_a), self.finder.straight(a.spec, b.spec, speed, len(on_a)), False
+        for hub, cage, on_hub, hub_is_b in ((b, self.cage_b[p], on_b, True), (a, self.cage_a[p], on_a, False)):
+            leg = self.hub_legs[cage]
+            if leg is not None:
+                return list(on_hub), self.finder.splitter(hub.spec, leg, speed, len(on_hub)), hub_is_b
+        return [p], None, False
 
-    def _take_copper(self, group: list[int], parts: list[CopperPart]) -> bool:
-        run = max(self.runs[j] for j in group)
+    def _hub_leg(self, cage: int) -> EndSpec | None:
+        """The kind of end a splitter from `cage` would reach, when one could: the cage has several links, at
+        one speed, each to a cage of its own and all to ends of one kind."""
+        on_hub = self.on_cage[cage]
+        if len(on_hub) < 2:
+            return None
+        leg: EndSpec | None = None
+        speed = self.speed[on_hub[0]]
+        for q in on_hub:
+            far_cage, far = (
+                (self.cage_b[q], self.place_b[q]) if self.cage_a[q] == cage else (self.cage_a[q], self.place_a[q])
+            )
+            if len(self.on_cage[far_cage]) != 1 or (leg is not None and far.spec != leg) or self.speed[q] != speed:
+                return None
+            leg = far.spec
+        return leg
+
+    def _take_copper(self, group: list[int], parts: list[CopperPart], hub_is_b: bool) -> bool:
+        run = max(self.run_m[q] for q in group)
         for part in parts:
             length = _length_class(part.product, run)
             if length is not None:
-                hub_is_b = self.hub_is_b and len(group) > 1 and part.product.legs > 1
+                hub_is_b = hub_is_b and len(group) > 1 and part.product.legs > 1
                 self._add_cable(group, part.key, part.product, length, run, hub_is_b=hub_is_b)
                 return True
         return False
 
-    def _take_optics(self, i: int, copper_fitted: bool) -> None:
-        link, run = self.topo.links[i], self.runs[i]
-        a, b = self.link_ends[i]
-        parts = self.finder.optics(a.spec, b.spec, link.speed_gbps)
-        for part in parts:
+    def _optic_choice(self, a: Place, b: Place, speed: float, run: float) -> OpticChoice | None:
+        """The first (preferred) optics that reach `run`, once per (kinds of end, speed, run)."""
+        key = (a.spec_id, b.spec_id, speed, run)
+        if key in self._optics:
+            return self._optics[key]
+        choice = None
+        for part in self.finder.optics(a.spec, b.spec, speed):
             length = _length_class(part.fibre, run)
-            if length is None or run > part.reach_m:
-                continue
-            hub, far = (a, b) if part.hub_is_a else (b, a)
-            modules = self.topo.modules
-            hub_module = modules.setdefault((hub.cage[0], _cage_name(hub.cage)), part.hub_module)
-            far_module = modules.setdefault((far.cage[0], _cage_name(far.cage)), part.far_module)
-            link.a_module, link.b_module = (hub_module, far_module) if part.hub_is_a else (far_module, hub_module)
-            if part.legs == 1:
-                self._add_cable([i], part.fibre_key, part.fibre, length, run, part.pieces)
-            else:
-                lanes = link.speed_gbps // part.fibre.lane_gbps[0] if part.fibre.lane_gbps else 1
-                port = int(hub.slot * lanes // part.lanes_per_port)
-                key = (part.fibre_key, hub.cage, port)
-                self.split_fibres.setdefault(key, []).append(i)
-                self.fibre_parts[key] = part
+            if length is not None and run <= part.reach_m:
+                number = self._part_number(part.fibre_key, part.fibre, length)
+                choice = part, length, number, part.fibre.label, part.hub_is_a, part.legs == 1
+                break
+        self._optics[key] = choice
+        return choice
+
+    def _take_optics(self, p: int, copper_fitted: bool) -> None:
+        link, run, a, b = self.links[p], self.run_m[p], self.place_a[p], self.place_b[p]
+        choice = self._optics.get((a.spec_id, b.spec_id, link.speed_gbps, run)) or self._optic_choice(
+            a, b, link.speed_gbps, run
+        )
+        if choice is None:
+            self._no_optics(p, copper_fitted)
             return
-        if parts or copper_fitted:
-            self.unreachable.append((link, run))
+        part, length, number, label, hub_is_a, single = choice
+        modules = self.topo.modules
+        if hub_is_a:
+            link.a_module = modules.setdefault((link.a, a.cage_name), part.hub_module)
+            link.b_module = modules.setdefault((link.b, b.cage_name), part.far_module)
+        else:
+            link.b_module = modules.setdefault((link.b, b.cage_name), part.hub_module)
+            link.a_module = modules.setdefault((link.a, a.cage_name), part.far_module)
+        if single:
+            link.media, link.length_class_m, link.cable = label, length, len(self.topo.cables)
+            self.topo.cables.append(Cable([self.order[p]], part.fibre_key, label, length, run, number, part.pieces))
+            return
+        hub, hub_cage = (a, self.cage_a[p]) if hub_is_a else (b, self.cage_b[p])
+        lanes = link.speed_gbps // part.fibre.lane_gbps[0] if part.fibre.lane_gbps else 1
+        key = (part.fibre_key, hub_cage, int(hub.slot * lanes // part.lanes_per_port))
+        self.split_fibres.setdefault(key, []).append(p)
+        self.fibre_parts[key] = part
+
+    def _no_optics(self, p: int, copper_fitted: bool) -> None:
+        link, a, b = self.links[p], self.place_a[p], self.place_b[p]
+        if copper_fitted or self.finder.optics(a.spec, b.spec, link.speed_gbps):
+            self.unreachable.append((link, self.run_m[p]))
             return
         a_model, b_model = self.topo.devices[link.a].model, self.topo.devices[link.b].model
-        self.unlinkable[(link.fabric, a_model, a.spec.text(), b_model, b.spec.text(), link.speed_gbps)].append(i)
+        self.unlinkable[(link.fabric, a_model, a.spec.text(), b_model, b.spec.text(), link.speed_gbps)].append(p)
 
     def _close_split_fibres(self) -> None:
         for key, group in self.split_fibres.items():
             part = self.fibre_parts[key]
-            run = max(self.runs[j] for j in group)
+            run = max(self.run_m[q] for q in group)
             length = _length_class(part.fibre, run)
             assert length is not None  # each link was checked against the fibre's lengths
             self._add_cable(group, part.fibre_key, part.fibre, length, run, hub_is_b=not part.hub_is_a)
+
+    def _part_number(self, key: str, product: CableMedia, length: float) -> str:
+        known = self._part_numbers.get((key, length))
+        if known is None:
+            known = self._part_numbers[(key, length)] = product.part_number(length)
+        return known
+
+    def _leg_order(self, p: int) -> tuple[int, int, int]:
+        return self.place_a[p].slot, self.place_b[p].slot, p
 
     def _add_cable(
         self,
@@ -215,17 +301,19 @@ class Cabler:
         pieces: int = 1,
         hub_is_b: bool = False,
     ) -> None:
+        """A cable for the links at positions `group`."""
         index = len(self.topo.cables)
-        legs = sorted(group, key=lambda j: (self.link_ends[j][0].slot, self.link_ends[j][1].slot, j))
-        number = product.part_number(length)
+        legs = [self.order[p] for p in sorted(group, key=self._leg_order)]
+        number = self._part_number(key, product, length)
         self.topo.cables.append(Cable(legs, key, product.label, length, run, number, pieces, hub_is_b))
-        for j in group:
-            link = self.topo.links[j]
+        for p in group:
+            link = self.links[p]
             link.media, link.length_class_m, link.cable = product.label, length, index
 
 
-def _cage_name(cage: CageKey) -> str:
-    return f"{cage[1]}{cage[2]}"
+def _number(ids: dict[tuple[str, int], int], devices: list[str], places: list[Place]) -> list[int]:
+    """The cage number of each (device, place), numbering cages in the order they are first seen."""
+    return [ids.setdefault(key, len(ids)) for key in zip(devices, [p.cage_id for p in places], strict=True)]
 
 
 def _length_class(product: CableMedia, run: float) -> float | None:
@@ -237,18 +325,33 @@ def _length_class(product: CableMedia, run: float) -> float | None:
     return classes[i] if i < len(classes) else None
 
 
-def cable_links(ctx: ExpandContext) -> None:
+def link_runs(ctx: ExpandContext) -> dict[int, float]:
+    """Link index -> run in metres, for every link whose two ends are racked (also set on the link)."""
     topo, floor = ctx.topo, ctx.bp.floor
-    pitch, row_pitch = floor.rack_pitch_mm / 1000, floor.row_pitch_mm / 1000
+    constants = (
+        floor.rack_pitch_mm / 1000,
+        floor.row_pitch_mm / 1000,
+        floor.cable_slack_m,
+        floor.cable_tray_m,
+        floor.rack_entry_m,
+    )
+    spots = _spots(topo)
     runs: dict[int, float] = {}
     for i, link in enumerate(topo.links):
-        a, b = topo.devices[link.a], topo.devices[link.b]
-        if a.rack is None or b.rack is None:
-            continue
-        rack_a, rack_b = topo.racks[a.rack], topo.racks[b.rack]
-        slack, tray, entry = floor.cable_slack_m, floor.cable_tray_m, floor.rack_entry_m
-        link.length_m = runs[i] = run_length_m(a, b, rack_a, rack_b, pitch, row_pitch, slack, tray, entry)
-    cabler = Cabler(ctx, runs)
+        a, b = spots.get(link.a), spots.get(link.b)
+        if a is not None and b is not None:
+            link.length_m = runs[i] = _run_between(a, b, *constants)
+    return runs
+
+
+def _spots(topo: Topology) -> dict[str, Spot]:
+    return {
+        name: _spot(device, topo.racks[device.rack]) for name, device in topo.devices.items() if device.rack is not None
+    }
+
+
+def cable_links(ctx: ExpandContext) -> None:
+    cabler = Cabler(ctx, link_runs(ctx))
     cabler.run()
     for link, length in cabler.unreachable[:5]:
         ctx.error(
@@ -259,14 +362,15 @@ def cable_links(ctx: ExpandContext) -> None:
             "move the switches closer (switch_racks) or add a media type to the catalog",
         )
     for (fabric, a_model, a_text, b_model, b_text, speed), indexes in cabler.unlinkable.items():
-        end_a, end_b = cabler.link_ends[indexes[0]]
-        links = [topo.links[i] for i in indexes]
+        end_a, end_b = cabler.place_a[indexes[0]], cabler.place_b[indexes[0]]
+        links = [cabler.links[p] for p in indexes]
         examples = ", ".join(f"{x.a}:{x.a_port}-{x.b}:{x.b_port}" for x in links[:3])
         more = ", ..." if len(links) > 3 else ""
         ctx.warning(
             codes.ENDS_CANNOT_MEET,
             f"fabric '{fabric}': {len(links)} {speed:g}G links between {a_model} ({a_text}) and {b_model} "
-            f"({b_text}) cannot be cabled, {cabler.finder.why_not(end_a.spec, end_b.spec, speed)} ({examples}{more})",
+            f"({b_text}) cannot be cabled, "
+            f"{cabler.finder.why_not(end_a.spec, end_b.spec, speed)} ({examples}{more})",
             ("fabrics", fabric),
             "connect these ports to a switch whose ports run their lane rate, or add the part to a site catalog",
         )
