@@ -7,14 +7,16 @@ the slowest speed the group offers (natively or as a breakout) that is at least 
 
 from __future__ import annotations
 
-import re
+from collections import Counter
+from collections.abc import Iterable
+from itertools import chain
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 from ..catalog import Catalog, PortGroup, Switch
 
 if TYPE_CHECKING:
-    from .topology import Topology
+    from .topology import Link, Topology
 
 NO_DATA_PORTS_HINT = "its catalog entry lists management ports only: pick a switch model with data ports"
 
@@ -131,12 +133,13 @@ class PortAllocator:
         return self._name(self.reserved_next - 1, None)
 
 
-_NAME_PART = re.compile(r"[^0-9]*")
-
-
 def port_group_of(switch: Switch, port: str) -> PortGroup | None:
     """The data port group a port name belongs to (the longest group-name prefix)."""
-    return max((g for g in data_groups(switch) if port.startswith(g.name)), key=lambda g: len(g.name), default=None)
+    return _longest(g for g in data_groups(switch) if port.startswith(g.name))
+
+
+def _longest(groups: Iterable[PortGroup]) -> PortGroup | None:
+    return max(groups, key=lambda g: len(g.name), default=None)
 
 
 Booked = dict[str, dict[str, tuple[float, int]]]
@@ -156,34 +159,43 @@ def booked_ports(topo: Topology, catalog: Catalog) -> Booked:
     return result
 
 
+def _data_ends(link: Link) -> tuple[str | None, str | None]:
+    """The devices whose data ports a link books, None for a management port: an OOB link's A end, and its B
+    end too when that is the same device (a management switch's own management port in one of its ports)."""
+    if link.tier != "oob":
+        return link.a, link.b
+    return None, None if link.b == link.a else link.b
+
+
 def _booked_ports(topo: Topology, catalog: Catalog) -> Booked:
-    booked: dict[str, dict[str, list[float]]] = {}
-    models: dict[str, Switch | None] = {}
-    groups: dict[tuple[str, str], PortGroup | None] = {}
-    """(model, port name up to its first digit) -> port group, checked against the port's name."""
+    """Link ends are counted per (device, port kind, speed) first (a port's kind: the group names its name
+    starts with), so the booking rule runs once per switch and port group, not once per link."""
+    links = topo.links
+    devices = list(chain.from_iterable(_data_ends(x) for x in links))
+    ports = list(chain.from_iterable((x.a_port, x.b_port) for x in links))
+    speeds = list(chain.from_iterable((x.speed_gbps, x.speed_gbps) for x in links))
+    switches = {model: catalog.get(model, Switch) for model in {d.model for d in topo.devices.values()}}
+    names = sorted({g.name for switch in switches.values() if switch is not None for g in data_groups(switch)})
+    kind = {port: tuple(n for n in names if port.startswith(n)) for port in set(ports)}
+    ends = Counter(zip(devices, map(kind.__getitem__, ports), speeds, strict=True))
+    groups: dict[tuple[str, tuple[str, ...]], PortGroup | None] = {}
     shares: dict[tuple[str, str, float], float] = {}
-    for link in topo.links:
-        for device_name, port in ((link.a, link.a_port), (link.b, link.b_port)):
-            if link.tier == "oob" and device_name == link.a:
-                continue  # a management port, not a data port
-            model = topo.devices[device_name].model
-            if model not in models:
-                models[model] = catalog.get(model, Switch)
-            switch = models[model]
-            if switch is None:
-                continue
-            prefix = (model, _NAME_PART.match(port).group(0))  # type: ignore[union-attr]
-            if prefix not in groups:
-                groups[prefix] = port_group_of(switch, port)
-            group = groups[prefix]
-            if group is not None and not port.startswith(group.name):  # a group name with digits
-                group = port_group_of(switch, port)
-            if group is not None:
-                entry = booked.setdefault(device_name, {}).setdefault(group.name, [0.0, group.count])
-                key = (model, group.name, link.speed_gbps)
-                if key not in shares:
-                    shares[key] = native_share(group, link.speed_gbps)
-                entry[0] += shares[key]
+    booked: dict[str, dict[str, list[float]]] = {}
+    for (device_name, port_kind, speed), count in ends.items():
+        if device_name is None:
+            continue
+        model = topo.devices[device_name].model
+        switch = switches[model]
+        if switch is None:
+            continue
+        if (model, port_kind) not in groups:
+            groups[(model, port_kind)] = _longest(g for g in data_groups(switch) if g.name in port_kind)
+        group = groups[(model, port_kind)]
+        if group is not None:
+            entry = booked.setdefault(device_name, {}).setdefault(group.name, [0.0, group.count])
+            if (model, group.name, speed) not in shares:
+                shares[(model, group.name, speed)] = native_share(group, speed)
+            entry[0] += count * shares[(model, group.name, speed)]
     return {
         name: {g: (round(used, 6), int(total)) for g, (used, total) in groups.items()}
         for name, groups in booked.items()
