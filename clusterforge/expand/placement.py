@@ -44,10 +44,12 @@ def place_racks(ctx: ExpandContext) -> None:
 
 def free_slot(rack: Rack, height: int, top_down: bool = False) -> int | None:
     """Lowest (or highest) U where `height` free U stand together."""
-    starts = range(len(rack.used) - height, -1, -1) if top_down else range(len(rack.used) - height + 1)
-    for start in starts:
-        if all(slot is None for slot in rack.used[start : start + height]):
-            return start + 1
+    used = rack.used
+    free = 0
+    for i in range(len(used) - 1, -1, -1) if top_down else range(len(used)):
+        free = free + 1 if used[i] is None else 0
+        if free == height:
+            return i + 1 if top_down else i - height + 2
     return None
 
 

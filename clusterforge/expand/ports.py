@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from functools import cache
 from itertools import chain
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
@@ -59,6 +60,16 @@ def native_share(group: PortGroup, speed: float) -> float:
     return 1 / per_native(group, speed)
 
 
+@cache
+def native_names(name: str, count: int, cages: int | None) -> tuple[str, ...]:
+    """The names of a port group's native ports, as the NOS shows them: 'ib3/2' on a group of twin-port
+    cages, else 'swp5' (shared by every switch of a model)."""
+    if cages and cages < count:
+        per_cage = count // cages
+        return tuple(f"{name}{native // per_cage + 1}/{native % per_cage + 1}" for native in range(count))
+    return tuple(f"{name}{native + 1}" for native in range(count))
+
+
 class PortAllocator:
     """Hands out a switch port group's ports: downlinks from the bottom, uplinks from the top, the
     topmost `reserved` native ports kept free (for subnet managers) until asked for explicitly."""
@@ -72,6 +83,7 @@ class PortAllocator:
         self._booking: dict[float, tuple[float, int]] = {}
         """speed -> (sub-port speed, sub-ports per native port), the booking rule's answer kept per speed."""
         self.used = 0
+        self._names = native_names(group.name, group.count, group.cages)
 
     def booking(self, speed: float) -> tuple[float, int]:
         known = self._booking.get(speed)
@@ -91,13 +103,9 @@ class PortAllocator:
         return self.free_native * split + extra
 
     def _name(self, native: int, sub: int | None) -> str:
-        group = self.group
         if sub is not None:
-            return f"{group.name}{native + 1}s{sub}"
-        if group.cages and group.cages < group.count:
-            per_cage = group.count // group.cages
-            return f"{group.name}{native // per_cage + 1}/{native % per_cage + 1}"
-        return f"{group.name}{native + 1}"
+            return f"{self.group.name}{native + 1}s{sub}"
+        return self._names[native]
 
     def take_low(self, speed: float) -> str | None:
         key, split = self.booking(speed)
@@ -124,6 +132,24 @@ class PortAllocator:
         self.high -= 1
         self.used += 1
         return self._name(self.high, None)
+
+    def take_high_many(self, count: int) -> list[str]:
+        """`count` ports as `take_high` gives them one after another; the caller checked `free_native`."""
+        assert count <= self.free_native
+        names = self._names[self.high - count : self.high]
+        self.high -= count
+        self.used += count
+        return list(reversed(names))
+
+    def take_low_many(self, speed: float, count: int) -> list[str]:
+        """`count` ports as `take_low` gives them one after another; the caller checked `capacity`."""
+        assert count <= self.capacity(speed)
+        if self.booking(speed)[1] == 1:
+            names = self._names[self.low : self.low + count]
+            self.low += count
+            self.used += count
+            return list(names)
+        return [port for _ in range(count) if (port := self.take_low(speed)) is not None]
 
     def take_reserved(self) -> str | None:
         if self.reserved_next >= self.group.count:

@@ -6,7 +6,7 @@ of those links in `Topology.links`. This is the only module that imports network
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Network
@@ -207,14 +207,16 @@ class Topology:
         """compute network -> port key ('host:port') -> the port's rail subnet."""
         self._adjacent: dict[str, dict[str, list[int]]] = {}
         """device -> neighbour -> indexes of the links between them, in the order they were added (a plain
-        adjacency map: networkx's add_edge costs more than the rest of add_link at 100,000 GPUs)."""
+        adjacency map, brought up to date when read: networkx's add_edge, or even this map kept up per link,
+        costs more than the rest of add_link at 100,000 GPUs)."""
+        self._indexed = 0
+        """Links already in `_adjacent`."""
         self._islands: dict[str, tuple[int, int, int]] = {}
         """fabric -> (device count, link count, switch islands) last worked out."""
         self.loopbacks: dict[str, IPv4Address] = {}
         """switch -> its loopback address, on Ethernet fabrics with a loopback pool."""
         self.lans: dict[str, dict[str, LanSegment]] = defaultdict(dict)
         """storage or in-band network -> node -> the subnet of its bond."""
-        self._ports_used: Counter[str] = Counter()
 
     # --- building -------------------------------------------------------------------------------
     def add_rack(self, rack: Rack) -> None:
@@ -227,17 +229,10 @@ class Topology:
         self._adjacent[device.name] = {}
 
     def add_link(self, link: Link) -> None:
-        index = len(self.links)
         self.links.append(link)
-        around_a = self._adjacent.setdefault(link.a, {})
-        indexes = around_a.get(link.b)
-        if indexes is None:
-            around_a[link.b] = indexes = []
-            self._adjacent.setdefault(link.b, {})[link.a] = indexes
-        indexes.append(index)
-        if link.tier != "oob":  # management ports are not counted against the data ports
-            self._ports_used[link.a] += 1
-            self._ports_used[link.b] += 1
+
+    def add_links(self, links: Iterable[Link]) -> None:
+        self.links.extend(links)
 
     def add_domain(self, domain: NvlinkDomain) -> None:
         self.domains.append(domain)
@@ -246,6 +241,20 @@ class Topology:
         self.addresses[network][interface] = address
 
     # --- queries ----------------------------------------------------------------------------------
+    def _adjacency(self) -> dict[str, dict[str, list[int]]]:
+        """The adjacency map, with the links added since it was last read."""
+        links, adjacent = self.links, self._adjacent
+        for index in range(self._indexed, len(links)):
+            link = links[index]
+            around_a = adjacent.setdefault(link.a, {})
+            indexes = around_a.get(link.b)
+            if indexes is None:
+                around_a[link.b] = indexes = []
+                adjacent.setdefault(link.b, {})[link.a] = indexes
+            indexes.append(index)
+        self._indexed = len(links)
+        return adjacent
+
     def devices_of(
         self, kind: DeviceKind | None = None, role: str | None = None, group: str | None = None
     ) -> Iterator[Device]:
@@ -271,14 +280,19 @@ class Topology:
         return sorted((d for d in self.devices.values() if d.rack == rack), key=lambda d: d.u or 0)
 
     def links_of(self, device: str) -> list[Link]:
-        return [self.links[i] for indexes in self._adjacent.get(device, {}).values() for i in indexes]
+        return [self.links[i] for indexes in self._adjacency().get(device, {}).values() for i in indexes]
 
     def links_between(self, a: str, b: str) -> list[Link]:
-        return [self.links[i] for i in self._adjacent.get(a, {}).get(b, [])]
+        return [self.links[i] for i in self._adjacency().get(a, {}).get(b, [])]
 
     def ports_used(self, device: str) -> int:
-        """Data ports in use on `device` (management/BMC links not counted)."""
-        return self._ports_used[device]
+        """Data ports in use on `device` (management/BMC links not counted; a link from the device to itself
+        takes two)."""
+        return sum(
+            2 if link.a == link.b else 1
+            for link in self.links_of(device)
+            if link.tier != "oob"  # management ports are not counted against the data ports
+        )
 
     def leaf_of(self, node: str, fabric: str, rail: int | None = None) -> list[str]:
         """Leaf switches a node's ports on `fabric` go to (only `rail`'s, when given)."""

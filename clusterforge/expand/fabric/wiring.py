@@ -111,7 +111,17 @@ class FabricWiring:
         """counts[i][j] links from lows[i] to highs[j]."""
         for low, row in zip(lows, counts, strict=True):
             for high, k in zip(highs, row, strict=True):
-                for _ in range(k):
-                    if not self.uplink(tier, low, high):
-                        return False
+                if not self._uplinks(tier, low, high, k):
+                    return False
+        return True
+
+    def _uplinks(self, tier: LinkTier, low: Device, high: Device, count: int) -> bool:
+        """`count` uplinks from `low` to `high`: their ports taken at once when both switches have enough,
+        else one by one up to the one that finds none."""
+        up, down = self._up[low.name], self._down[high.name]
+        if up.free_native < count or down.capacity(self.up_speed) < count:
+            return all(self.uplink(tier, low, high) for _ in range(count))
+        pairs = zip(up.take_high_many(count), down.take_low_many(self.up_speed, count), strict=True)
+        name, speed, rail = self.name, self.up_speed, low.rail
+        self.topo.add_links(Link(name, tier, low.name, a, high.name, b, speed, rail) for a, b in pairs)
         return True
