@@ -15,13 +15,15 @@ the built fabric's GUIDs.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
+from operator import add
 from typing import Any
 
 from ..checks.fat_tree import fat_tree_faults
 from ..model.fabric import LeafSpineFabric
 from .context import RenderContext, host_range
 from .handoff_common import shared_cable_table
-from .infiniband_plan import IbSubnet, infiniband_fabrics, plan_subnets, sm_adapter, top_tier
+from .infiniband_plan import IbLinks, IbNode, IbSubnet, infiniband_fabrics, plan_subnets, sm_adapter, take, top_tier
 
 ETC = "/etc/opensm"
 MASTER_PRIORITY, STANDBY_PRIORITY = 15, 14
@@ -30,36 +32,46 @@ MASTER_PRIORITY, STANDBY_PRIORITY = 15, 14
 def subnet_faults(subnet: IbSubnet) -> list[str]:
     """What keeps the subnet from being a fat tree (see checks/fat_tree.py)."""
     switches = {n.name: n.tier for n in subnet.switches()}
-    links = ((c.tier, c.lower.node, c.upper.node) for c in subnet.cables if c.tier != "node-leaf")
-    return fat_tree_faults(subnet.tiers, switches, links)
+    return fat_tree_faults(subnet.tiers, switches, subnet.links.switch_links())
+
+
+_PORT_LINE = '[{}] "{}"[{}]\t# {}\n'.format
+"""A cabled port: its number, the remote node and port, the cable label."""
+_NODE_LINES = '\n{}=0x{:016x}\n{} {} "{}"\n'.format
+"""A node's GUID line and header."""
 
 
 def topology_net(subnet: IbSubnet, blueprint: str) -> str:
     """ibnetdiscover/ibsim topology: a GUID line and a header per node, then a line per cabled port."""
-    ports: dict[str, list[tuple[int, str, int, str]]] = {name: [] for name in subnet.nodes}
-    for cable in subnet.cables:
-        low, high = cable.lower, cable.upper
-        ports[low.node].append((low.port, high.node, high.port, cable.label))
-        ports[high.node].append((high.port, low.node, low.port, cable.label))
     first = sm_adapter(subnet)
-    switches = [n.name for n in subnet.switches()]
-    adapters = [n.name for n in subnet.nodes.values() if n.kind == "Hca" and n is not first]
-    order = ([first.name] if first else []) + switches + adapters
-    out = [
+    switches = subnet.switches()
+    adapters = [n for n in subnet.nodes.values() if n.kind == "Hca" and n is not first]
+    order = ([first] if first else []) + switches + adapters
+    head = [
         f"# {blueprint}: planned InfiniBand subnet '{subnet.folder.removeprefix('infiniband/')}', "
         "ibnetdiscover topology format (ibsim -s -n topology.net); rendered by clusterforge\n",
         f"# {len(switches)} switches, {len(order) - len(switches)} host adapters, "
-        f"{len(subnet.cables)} cables; GUIDs are the plan's\n",
+        f"{len(subnet.links)} cables; GUIDs are the plan's\n",
     ]
-    for name in order:
-        node = subnet.nodes[name]
-        guid = "switchguid" if node.kind == "Switch" else "caguid"
-        out.append(f'\n{guid}=0x{node.guid:016x}\n{node.kind} {node.ports} "{name}"\n')
-        out.extend(
-            f'[{port}] "{remote}"[{remote_port}]\t# {label}\n'
-            for port, remote, remote_port, label in sorted(ports[name])
-        )
-    return "".join(out)
+    return "".join(head + _node_texts(subnet.links, order))
+
+
+def _node_texts(links: IbLinks, order: list[IbNode]) -> list[str]:
+    """Each node's lines in `order`: its GUID line and header, then a line per cabled port by port number
+    (then remote node, remote port and label). One sort of integers puts them in place: a node's lines are
+    keyed by its position, its header just before its ports."""
+    nodes, ports, remotes, remote_ports, labels = links.ends()
+    headers = [
+        _NODE_LINES("switchguid" if n.kind == "Switch" else "caguid", n.guid, n.kind, n.ports, n.name) for n in order
+    ]
+    base = max(ports, default=0) + 2
+    position = {node.name: i * base for i, node in enumerate(order)}
+    keys = [*range(0, len(order) * base, base), *map(add, map(position.__getitem__, nodes), map(add, ports, repeat(1)))]
+    placed = sorted(range(len(keys)), key=keys.__getitem__)
+    if len(set(keys)) < len(keys):  # two cables on one port (a fault the checks report): the rest decides
+        rest = [("", 0, "")] * len(headers) + list(zip(remotes, remote_ports, labels, strict=True))
+        placed.sort(key=lambda i: (keys[i], rest[i]))
+    return take(headers + list(map(_PORT_LINE, ports, remotes, remote_ports, labels)), placed)
 
 
 def partitions_model(subnet: IbSubnet, fabric: LeafSpineFabric, groups: dict[str, str]) -> list[dict[str, Any]]:

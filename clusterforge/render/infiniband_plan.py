@@ -11,9 +11,12 @@ ports per cage) is port 10; a port without a cage part (`ib7`) is port 7 (docs/i
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import NamedTuple
+from itertools import chain, compress, repeat, starmap
+from operator import add
+from typing import NamedTuple, TypeVar
 
 from ..catalog import Server, Switch
 from ..expand.topology import Topology
@@ -28,6 +31,9 @@ HCA_GUID_BASE = 0x0002_CA00_0000_0000
 """Node GUIDs of the simulated host adapters: base + (fabric, node group, node number, port), 4 apart (ibsim
 numbers an adapter's ports after its node GUID)."""
 _TIER_NUMBER = {"leaf": 0, "spine": 1, "core": 2}
+IB_TIERS = frozenset({"node-leaf", "leaf-spine", "spine-core"})
+"""Link tiers that are InfiniBand cables (a leaf-peer link is no InfiniBand cable)."""
+T = TypeVar("T")
 
 
 def switch_guid(fabric: int, tier: str, index: int) -> int:
@@ -78,6 +84,44 @@ class IbNode(NamedTuple):
     """For a host adapter: the host port it is."""
 
 
+@dataclass(frozen=True)
+class IbLinks:
+    """A subnet's cables as columns, in label order: entry i of each list is the i-th cable. A fabric of
+    100,000 GPUs has 300,000 InfiniBand cables: columns are made with map and zip, not an object per cable."""
+
+    labels: list[str] = field(default_factory=list)
+    tiers: list[str] = field(default_factory=list)
+    rails: list[int | None] = field(default_factory=list)
+    lower: list[str] = field(default_factory=list)
+    """Node description of the lower end: the host port of a node-leaf cable, the lower switch of a switch cable."""
+    lower_ports: list[int] = field(default_factory=list)
+    lower_devices: list[str] = field(default_factory=list)
+    lower_port_names: list[str] = field(default_factory=list)
+    upper: list[str] = field(default_factory=list)
+    """The upper end's switch (its node description and its device)."""
+    upper_ports: list[int] = field(default_factory=list)
+    upper_port_names: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def ends(self) -> tuple[list[str], list[int], list[str], list[int], list[str]]:
+        """Node, port, remote node, remote port and label of every cable end: the lower ends, then the upper."""
+        return (
+            self.lower + self.upper,
+            self.lower_ports + self.upper_ports,
+            self.upper + self.lower,
+            self.upper_ports + self.lower_ports,
+            self.labels + self.labels,
+        )
+
+    def switch_links(self) -> Iterator[tuple[str, str, str]]:
+        """(tier, lower switch, upper switch) of every switch-to-switch cable."""
+        return (
+            (t, low, high) for t, low, high in zip(self.tiers, self.lower, self.upper, strict=True) if t != "node-leaf"
+        )
+
+
 @dataclass
 class IbSubnet:
     """One InfiniBand subnet (a fabric, or one plane of a per-rail fabric): what one subnet manager sees."""
@@ -86,7 +130,7 @@ class IbSubnet:
     plane: int | None
     """None for a fabric of one subnet; else the plane's number (from 1)."""
     nodes: dict[str, IbNode] = field(default_factory=dict)
-    cables: list[IbCable] = field(default_factory=list)
+    links: IbLinks = field(default_factory=IbLinks)
     managers: list[str] = field(default_factory=list)
     """Hosts that run the subnet manager: master first, then standby."""
     tiers: int = 1
@@ -95,6 +139,14 @@ class IbSubnet:
     def folder(self) -> str:
         base = f"infiniband/{self.fabric}"
         return base if self.plane is None else f"{base}/plane{self.plane}"
+
+    @property
+    def cables(self) -> list[IbCable]:
+        """The cables one by one (for `verify`, which compares a few subnets with what was discovered)."""
+        links = self.links
+        lower = map(IbEnd, links.lower, links.lower_ports, links.lower_devices, links.lower_port_names)
+        upper = map(IbEnd, links.upper, links.upper_ports, links.upper, links.upper_port_names)
+        return list(map(IbCable, links.labels, links.tiers, links.rails, lower, upper))
 
     def switches(self, tier: str | None = None) -> list[IbNode]:
         return [n for n in self.nodes.values() if n.kind == "Switch" and (tier is None or n.tier == tier)]
@@ -151,9 +203,63 @@ def port_devices(valid: ValidBlueprint, model: str) -> dict[str, str]:
     return names
 
 
-def _islands(topo: Topology, fabric: str) -> dict[str, int]:
-    """Each switch of `fabric` -> the number (from 1) of its connected group over switch-to-switch links."""
-    parent: dict[str, str] = {d.name: d.name for d in topo.switches(fabric) if d.role != "oob"}
+class _PortNumbers(dict[tuple[str, str], int]):
+    """(switch model, port name) -> InfiniBand port number, worked out once per kind of port."""
+
+    def __init__(self, valid: ValidBlueprint) -> None:
+        super().__init__()
+        self.valid = valid
+
+    def __missing__(self, key: tuple[str, str]) -> int:
+        model, port = key
+        number = self[key] = port_number(port, *numbering_of(self.valid, model))
+        return number
+
+
+class _HostPorts(dict[str, tuple[dict[str, str], dict[str, int]]]):
+    """server model -> (compute port -> adapter name suffix, compute port -> its position among them)."""
+
+    def __init__(self, valid: ValidBlueprint) -> None:
+        super().__init__()
+        self.valid = valid
+
+    def __missing__(self, model: str) -> tuple[dict[str, str], dict[str, int]]:
+        names = port_devices(self.valid, model)
+        found = self[model] = names, {port: i for i, port in enumerate(names)}
+        return found
+
+
+class _HostGuids(dict[str, int]):
+    """host -> the node GUID of the adapter of its first port (see `hca_guid`), worked out once per host."""
+
+    def __init__(self, topo: Topology, fabric: int, group_number: dict[str, int]) -> None:
+        super().__init__()
+        self.topo, self.fabric, self.group_number = topo, fabric, group_number
+
+    def __missing__(self, name: str) -> int:
+        host = self.topo.devices[name]
+        guid = self[name] = hca_guid(self.fabric, self.group_number.get(host.group or "", 255), host.index, 0)
+        return guid
+
+
+class _PortGuids(dict[tuple[str, str], int]):
+    """(server model, compute port) -> what its adapter's node GUID adds to the host's (see `hca_guid`)."""
+
+    def __init__(self, valid: ValidBlueprint) -> None:
+        super().__init__()
+        self.host_ports = _HostPorts(valid)
+
+    def __missing__(self, key: tuple[str, str]) -> int:
+        model, port = key
+        names, positions = self.host_ports[model]
+        offset = self[key] = hca_guid(0, 0, 0, positions.get(port, len(names)) % 16) - HCA_GUID_BASE
+        return offset
+
+
+def _islands(switches: list[str], lows: list[str], highs: list[str]) -> dict[str, int]:
+    """Each switch -> the number (from 1) of its connected group over the switch-to-switch cables `lows[i]` to
+    `highs[i]`. `switches` in topology order: leaves first, so plane numbers follow the rails."""
+    parent: dict[str, str] = {name: name for name in switches}
 
     def root(name: str) -> str:
         while parent[name] != name:
@@ -161,12 +267,11 @@ def _islands(topo: Topology, fabric: str) -> dict[str, int]:
             name = parent[name]
         return name
 
-    for link in topo.fabric_links(fabric):
-        if link.tier in ("leaf-spine", "spine-core"):
-            parent[root(link.a)] = root(link.b)
+    for low, high in zip(lows, highs, strict=True):
+        parent[root(low)] = root(high)
     numbers: dict[str, int] = {}
     found: dict[str, int] = {}
-    for name in parent:  # switches in topology order: leaves first, so plane numbers follow the rails
+    for name in parent:
         numbers[name] = found.setdefault(root(name), len(found) + 1)
     return numbers
 
@@ -174,80 +279,125 @@ def _islands(topo: Topology, fabric: str) -> dict[str, int]:
 def plan_subnets(valid: ValidBlueprint, topo: Topology, table: CableTable | None = None) -> list[IbSubnet]:
     """Every InfiniBand subnet of the blueprint, in fabric order, its nodes and cables in plan order. `table`:
     the render's cable table, when it has one."""
-    labels = {id(row.link): row.label for row in (table or cable_table(valid, topo)).rows()}
+    table = table or cable_table(valid, topo)
+    segments = dict(table.segments())
     subnets: list[IbSubnet] = []
     for number, (name, _) in enumerate(infiniband_fabrics(valid)):
         if name not in topo.fabrics:
             continue
-        subnets.extend(_fabric_subnets(valid, topo, name, number, labels))
+        planner = _FabricPlanner(valid, topo, table, number)
+        subnets.extend(planner.subnets(name, segments.get(name, slice(0, 0))))
     return subnets
 
 
-def _fabric_subnets(
-    valid: ValidBlueprint, topo: Topology, name: str, number: int, labels: dict[int, str]
-) -> list[IbSubnet]:
-    islands = _islands(topo, name)
-    count = max(islands.values(), default=1)
-    subnets = {
-        i: IbSubnet(name, None if count == 1 else i, tiers=topo.fabrics[name].tiers) for i in range(1, count + 1)
-    }
-    for device in (d for d in topo.switches(name) if d.role != "oob"):
-        subnet = subnets[islands[device.name]]
-        guid = switch_guid(number, device.role, device.index)
-        subnet.nodes[device.name] = IbNode(device.name, "Switch", 0, guid, device.role, device.name)
-    cables = [link for link in topo.fabric_links(name) if link.tier in ("node-leaf", "leaf-spine", "spine-core")]
-    cables.sort(key=lambda link: labels.get(id(link), ""))
-    numbers: dict[tuple[str, str], int] = {}
-    models: dict[str, tuple[dict[str, str], dict[str, int]]] = {}
-    """server model -> (port -> adapter name suffix, port -> its position among the compute ports)"""
-    group_number = {g.name: i for i, g in enumerate(valid.blueprint.node_groups)}
-    for link in cables:
-        subnet = subnets[islands[link.b]]
-        upper = _switch_end(valid, topo, link.b, link.b_port, numbers)
-        if link.tier == "node-leaf":
-            host = topo.devices[link.a]
-            if host.model not in models:
-                names = port_devices(valid, host.model)
-                models[host.model] = names, {port: i for i, port in enumerate(names)}
-            names, positions = models[host.model]
-            hca = f"{host.name} {names.get(link.a_port, link.a_port)}"
-            if hca not in subnet.nodes:
-                port = positions.get(link.a_port, len(names))
-                guid = hca_guid(number, group_number.get(host.group or "", 255), host.index, port % 16)
-                subnet.nodes[hca] = IbNode(hca, "Hca", 1, guid, host.role, host.name, link.a_port)
-            lower = IbEnd(hca, 1, host.name, link.a_port)
-        else:
-            lower = _switch_end(valid, topo, link.a, link.a_port, numbers)
-        subnet.cables.append(IbCable(labels.get(id(link), ""), link.tier, link.rail, lower, upper))
-    for subnet in subnets.values():
-        _size_switches(subnet)
-        subnet.managers = _managers(subnet)
-    return list(subnets.values())
+def take(values: list[T], indexes: Iterable[int]) -> list[T]:
+    return list(map(values.__getitem__, indexes))
 
 
-def _switch_end(
-    valid: ValidBlueprint, topo: Topology, name: str, port: str, numbers: dict[tuple[str, str], int]
-) -> IbEnd:
-    """`numbers`: (model, port name) -> port number, worked out once per kind of port."""
-    model = topo.devices[name].model
-    number = numbers.get((model, port))
-    if number is None:
-        number = numbers[model, port] = port_number(port, *numbering_of(valid, model))
-    return IbEnd(name, number, name, port)
+class _FabricPlanner:
+    """The subnets of one fabric, worked out column by column from the cable table."""
+
+    def __init__(self, valid: ValidBlueprint, topo: Topology, table: CableTable, number: int) -> None:
+        self.valid, self.topo, self.table, self.number = valid, topo, table, number
+        self.numbers = _PortNumbers(valid)
+        self.host_ports = _HostPorts(valid)
+        self.group_number = {g.name: i for i, g in enumerate(valid.blueprint.node_groups)}
+        self.model = {name: device.model for name, device in topo.devices.items()}
+        self.role = {name: device.role for name, device in topo.devices.items()}
+        self.host_guids = _HostGuids(topo, number, self.group_number)
+        self.port_guids = _PortGuids(valid)
+
+    def subnets(self, name: str, segment: slice) -> list[IbSubnet]:
+        table = self.table
+        tiers = table.column("tier")
+        # the fabric's InfiniBand cables (table indexes) in label order
+        cables = list(compress(range(segment.start, segment.stop), map(IB_TIERS.__contains__, tiers[segment])))
+        cables.sort(key=table.link_labels.__getitem__)
+        a, b = take(table.column("a"), cables), take(table.column("b"), cables)
+        uplinks = list(compress(range(len(cables)), map("node-leaf".__ne__, take(tiers, cables))))
+        switches = [d for d in self.topo.switches(name) if d.role != "oob"]
+        islands = _islands([d.name for d in switches], take(a, uplinks), take(b, uplinks))
+        count = max(islands.values(), default=1)
+        members: dict[int, list[int]] = {1: cables}
+        if count > 1:
+            members = {i: [] for i in range(1, count + 1)}
+            for cable, island in zip(cables, map(islands.__getitem__, b), strict=True):
+                members[island].append(cable)
+        found = []
+        for island, indexes in members.items():
+            subnet = IbSubnet(name, None if count == 1 else island, links=self._links(indexes))
+            subnet.tiers = self.topo.fabrics[name].tiers
+            highest = _highest_ports(subnet.links)
+            for device in switches:
+                if islands[device.name] == island:
+                    guid = switch_guid(self.number, device.role, device.index)
+                    size = max(64, highest.get(device.name, 0))
+                    subnet.nodes[device.name] = IbNode(device.name, "Switch", size, guid, device.role, device.name)
+            subnet.nodes.update(self._adapters(subnet.links))
+            subnet.managers = _managers(subnet)
+            found.append(subnet)
+        return found
+
+    def _links(self, cables: list[int]) -> IbLinks:
+        table, numbers, model = self.table, self.numbers, self.model
+        tiers, a, a_ports = (take(table.column(name), cables) for name in ("tier", "a", "a_port"))
+        b, b_ports = take(table.column("b"), cables), take(table.column("b_port"), cables)
+        return IbLinks(
+            labels=take(table.link_labels, cables),
+            tiers=tiers,
+            rails=take(table.column("rail"), cables),
+            lower=self._lower_names(tiers, a, a_ports),
+            lower_ports=[
+                1 if tier == "node-leaf" else numbers[model[name], port]
+                for tier, name, port in zip(tiers, a, a_ports, strict=True)
+            ],
+            lower_devices=a,
+            lower_port_names=a_ports,
+            upper=b,
+            upper_ports=list(map(numbers.__getitem__, zip(map(model.__getitem__, b), b_ports, strict=True))),
+            upper_port_names=b_ports,
+        )
+
+    def _lower_names(self, tiers: list[str], a: list[str], a_ports: list[str]) -> list[str]:
+        """The lower end's node description: `<host> <device>` of a host port, the switch's name."""
+        model, host_ports = self.model, self.host_ports
+        return [
+            f"{name} {host_ports[model[name]][0].get(port, port)}" if tier == "node-leaf" else name
+            for tier, name, port in zip(tiers, a, a_ports, strict=True)
+        ]
+
+    def _adapters(self, links: IbLinks) -> dict[str, IbNode]:
+        """A host adapter per host port, in the order of their cables."""
+        hosts = list(map("node-leaf".__eq__, links.tiers))
+        names = list(compress(links.lower, hosts))
+        devices = list(compress(links.lower_devices, hosts))
+        ports = list(compress(links.lower_port_names, hosts))
+        if len(set(names)) < len(names):  # a host port on two cables: its adapter is its first cable's
+            first = sorted(dict(zip(reversed(names), reversed(range(len(names))), strict=True)).values())
+            names, devices, ports = take(names, first), take(devices, first), take(ports, first)
+        guids = map(
+            add,
+            map(self.host_guids.__getitem__, devices),
+            map(self.port_guids.__getitem__, zip(map(self.model.__getitem__, devices), ports, strict=True)),
+        )
+        roles = map(self.role.__getitem__, devices)
+        rows = zip(names, repeat("Hca"), repeat(1), guids, roles, devices, ports)
+        return dict(zip(names, starmap(IbNode, rows), strict=True))
 
 
-def _size_switches(subnet: IbSubnet) -> None:
-    """A switch's port count: its highest port number in use, at least 64 (what the tools show for an NDR
-    switch is the native count; a smaller number only hides free ports)."""
+def _highest_ports(links: IbLinks) -> dict[str, int]:
+    """Each switch's highest port number in use. A switch's port count is that, at least 64 (what the tools
+    show for an NDR switch is the native count; a smaller number only hides free ports)."""
     highest: dict[str, int] = {}
-    for cable in subnet.cables:
-        for end in (cable.lower, cable.upper):
-            highest[end.node] = max(highest.get(end.node, 0), end.port)
-    for name, node in list(subnet.nodes.items()):
-        if node.kind == "Switch":
-            subnet.nodes[name] = IbNode(
-                name, "Switch", max(64, highest.get(name, 0)), node.guid, node.tier, node.device
-            )
+    uplinks = list(map("node-leaf".__ne__, links.tiers))
+    ends = chain(
+        zip(links.upper, links.upper_ports, strict=True),
+        zip(compress(links.lower, uplinks), compress(links.lower_ports, uplinks), strict=True),
+    )
+    for node, port in ends:
+        if port > highest.get(node, 0):
+            highest[node] = port
+    return highest
 
 
 def _managers(subnet: IbSubnet) -> list[str]:
@@ -270,4 +420,4 @@ def top_tier(subnet: IbSubnet) -> str:
     return "core" if subnet.switches("core") else "spine" if subnet.switches("spine") else "leaf"
 
 
-__all__ = ["IbCable", "IbEnd", "IbNode", "IbSubnet", "plan_subnets"]
+__all__ = ["IbCable", "IbEnd", "IbLinks", "IbNode", "IbSubnet", "plan_subnets"]
