@@ -22,52 +22,98 @@ sys.path.insert(0, str(HERE))
 
 from sizes import max_rss_mib, run_sizes  # noqa: E402
 
+PLANE_HCAS = 64**3 // 4
+"""Ports a 3-tier fat tree of 64-port QM9700 switches holds: 65,536 HCAs per rail plane, so 65,536 DGX nodes
+(524,288 GPUs) per compute fabric."""
+
 
 def blueprint_data(gpus: int) -> dict[str, Any]:
-    from factories import dgx_data
-
-    data = dgx_data(
-        gpus // 8, tiers=3 if gpus > 16384 else "auto", planes="per-rail" if gpus > 65536 else "one"
-    )  # one subnet of 64-port switches: 65,536 ports
-    data["node_groups"][0]["nccl"] = {"NCCL_IB_QPS_PER_CONNECTION": 2}
+    """DGX H100 nodes (8 GPUs each) on rail-optimized NDR fabrics of QM9700 switches: one fabric up to 524,288
+    GPUs; above that, independent pods of equal size (a pod: its node rows, its network rows and its own compute
+    fabric, as a data hall of the size one 3-tier fat tree holds), since one per-rail plane of 64-port switches
+    reaches 65,536 HCAs at most."""
+    nodes = gpus // 8
+    pods = -(-nodes // PLANE_HCAS)
+    data = _pod_data(nodes, gpus) if pods == 1 else _pods_data(nodes, pods, gpus)
+    first_compute = next(f for f in data["fabrics"].values() if f["kind"] == "compute")
     data["node_groups"].append(
         {
             "name": "mgmt",
             "model": "generic/cpu-1u",
             "count": 2,
             "role": "management",
-            "placement": {"racks": [data["fabrics"]["compute"]["switch_racks"][0]]},
+            "placement": {"racks": [first_compute["switch_racks"][0]]},
         }
     )
     # No in-band network: when the LinkX cable catalog came, no part joined the DGX's 400G QSFP112 in-band
     # ports to leaves up to 90 m away in the network rows (single-mode QSFP112 DR4 parts came later), and
     # README's benchmark table was measured so. Ansible reaches the nodes on their BMC address.
+    gpu_groups = [g["name"] for g in data["node_groups"] if g["role"] == "compute"]
     data["slurm"] = {
         "cluster_name": "bench",
         "controllers": ["mgmt001", "mgmt002"],
         "topology": "tree",
-        "partitions": [{"name": "gpu", "node_groups": ["gpu"], "default": True}],
+        "partitions": [{"name": "gpu", "node_groups": gpu_groups, "default": True}],
     }
     return data
 
 
+def _pod_data(nodes: int, gpus: int) -> dict[str, Any]:
+    from factories import dgx_data
+
+    data = dgx_data(nodes, tiers=3 if gpus > 16384 else "auto", planes="per-rail" if gpus > 65536 else "one")
+    data["node_groups"][0]["nccl"] = {"NCCL_IB_QPS_PER_CONNECTION": 2}
+    return data
+
+
+def _pods_data(nodes: int, pods: int, gpus: int) -> dict[str, Any]:
+    """`pods` pods of (nearly) equal size: pod k's rows are named P<k>A1.. and P<k>N1.., its node group
+    gpu<k>, its fabric compute<k> with its own /10 of 10.0.0.0/8 (a pod of 65,536 nodes needs 524,288
+    addresses, a /10 holds 4,194,304)."""
+    merged: dict[str, Any] = {}
+    for k in range(1, pods + 1):
+        size = nodes // pods + (1 if k <= nodes % pods else 0)
+        pod = _pod_data(size, gpus)
+        rows = {row["name"]: f"P{k}{row['name']}" for row in pod["floor"]["rows"]}
+        for row in pod["floor"]["rows"]:
+            row["name"] = rows[row["name"]]
+        group = pod["node_groups"][0]
+        group["name"] = f"gpu{k}"
+        group["placement"]["rows"] = [rows[r] for r in group["placement"]["rows"]]
+        compute = pod["fabrics"].pop("compute")
+        compute["switch_racks"] = [f"{rows[r.split('-')[0]]}-{r.split('-')[1]}" for r in compute["switch_racks"]]
+        compute["node_groups"] = [group["name"]]
+        compute["ipv4_pool"] = f"10.{(k - 1) * 64}.0.0/10"
+        if not merged:
+            merged = pod
+            merged["fabrics"] = {"oob": pod["fabrics"]["oob"]}
+        else:
+            merged["floor"]["rows"] += pod["floor"]["rows"]
+            merged["node_groups"].append(group)
+        merged["fabrics"][f"compute{k}"] = compute
+    return merged
+
+
 def measure(gpus: int) -> dict[str, Any]:
+    """The CLI's render, stage by stage: each family written into the staging folder as soon as it is
+    rendered (that writing counts as `write`, with the swap at the end)."""
     from factories import valid_from
 
     from clusterforge.checks import run_checks
     from clusterforge.expand import expand
+    from clusterforge.pipeline import CONSISTENCY_READS
     from clusterforge.render import RENDERERS, RenderContext
     from clusterforge.render.consistency import consistency_findings
-    from clusterforge.writer import with_manifest, write_tree
+    from clusterforge.writer import MANIFEST, StagedTree, manifest_text
 
-    stages: dict[str, float] = {}
+    stages: dict[str, float] = {"write": 0.0}
     families: dict[str, tuple[float, int]] = {}
     start = last = time.perf_counter()
 
     def lap(name: str) -> None:
         nonlocal last
         now = time.perf_counter()
-        stages[name] = round(now - last, 2)
+        stages[name] = round(now - last + stages.get(name, 0.0), 2)
         last = now
 
     valid = valid_from(blueprint_data(gpus))
@@ -77,25 +123,28 @@ def measure(gpus: int) -> dict[str, Any]:
     findings = run_checks(valid, topo, findings)
     lap("check")
     ctx = RenderContext(valid, topo, findings)
-    files: dict[str, str] = {}
-    for family, renderer in RENDERERS.items():
-        t = time.perf_counter()
-        out = renderer(ctx)
-        families[family] = (round(time.perf_counter() - t, 2), sum(len(v) for v in out.values()))
-        files.update(out)
-    lap("render")
-    problems = consistency_findings(valid, topo, files)
-    assert not problems, problems
-    lap("consistency")
-    with tempfile.TemporaryDirectory() as tmp:
-        write_tree(with_manifest(dict(sorted(files.items())), valid.source_sha256()), Path(tmp) / "out")
-    lap("write")
+    with tempfile.TemporaryDirectory() as tmp, StagedTree(Path(tmp) / "out", keep=CONSISTENCY_READS) as staged:
+        for family, renderer in RENDERERS.items():
+            out = renderer(ctx)
+            families[family] = (round(time.perf_counter() - last, 2), sum(len(v) for v in out.values()))
+            lap("render")
+            for rel, text in out.items():
+                staged.put(rel, text)
+            del out
+            lap("write")
+        problems = consistency_findings(valid, topo, staged)  # type: ignore[arg-type]  # it only reads
+        assert not problems, problems
+        lap("consistency")
+        written = len(staged)
+        staged.put(MANIFEST, manifest_text(staged.digests, valid.source_sha256()))
+        staged.commit()
+        lap("write")
     return {
         "gpus": gpus,
         "nodes": len(list(topo.nodes())),
         "links": len(topo.links),
-        "files": len(files),
-        "stages": stages,
+        "files": written,
+        "stages": {name: stages[name] for name in ("validate", "expand", "check", "render", "consistency", "write")},
         "total_s": round(last - start, 2),
         "families": families,
         "max_rss_mib": max_rss_mib(),

@@ -18,7 +18,7 @@ from .catalog_view import catalog_list_text, catalog_show_text, close_keys
 from .diff import diff_markdown, diff_specs
 from .errors import ClusterforgeError, Finding, Severity, display_name, sorted_findings
 from .export import dot_to_svg, fabric_dot, node_link_json
-from .pipeline import analyse, load_valid, render_analysis, render_files
+from .pipeline import CONSISTENCY_READS, analyse, load_valid, render_analysis, render_files, render_staged
 from .plan import plan_text
 from .render.bom import bom_text
 from .render.context import RenderContext
@@ -28,7 +28,7 @@ from .verify import DiscoveryError, verify
 from .verify.report import verify_html, verify_json, verify_text
 from .version import __version__
 from .workload import fit_json, fit_text, fit_workloads
-from .writer import TreeDiff, compare_tree, write_tree
+from .writer import OutputError, StagedTree, TreeDiff, compare_tree
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INTERNAL = 0, 1, 3  # click exits 2 on a usage error
 FORMATS = click.Choice(["text", "json", "github"])
@@ -288,24 +288,25 @@ def render_cmd(
         valid = load_valid(blueprint, allow)
         progress("load", 1, 1)
         analysis = analyse(valid, progress)
-        files = render_analysis(analysis, templates, progress)
+        target = output or Path("inventories") / valid.blueprint.name
+        if check_only:
+            rendered = render_analysis(analysis, templates, progress)
+            diff = compare_tree(rendered, target)
+            _print_tree_diff(diff, target, len(rendered))
+            sys.exit(EXIT_OK if diff.fresh else EXIT_FINDINGS)
+        with StagedTree(target, force=force, keep=CONSISTENCY_READS) as files:
+            render_staged(analysis, files, templates, progress)
+            progress("write", 0, 1)
+            files.commit()
+            progress("write", 1, 1)
+    except OutputError as exc:
+        progress.stop()
+        _print_findings(exc.findings, "text")
+        sys.exit(EXIT_FINDINGS)
     except ClusterforgeError as exc:
         progress.stop()
         _print_findings(exc.findings, "text")
         click.echo(f"{display_name(blueprint)}: nothing written", err=True)
-        sys.exit(EXIT_FINDINGS)
-    target = output or Path("inventories") / valid.blueprint.name
-    if check_only:
-        diff = compare_tree(files, target)
-        _print_tree_diff(diff, target, len(files))
-        sys.exit(EXIT_OK if diff.fresh else EXIT_FINDINGS)
-    try:
-        progress("write", 0, 1)
-        write_tree(files, target, force=force)
-        progress("write", 1, 1)
-    except ClusterforgeError as exc:
-        progress.stop()
-        _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
     click.echo(f"{display_name(target)}: wrote {len(files)} files")
     warnings = [f for f in analysis.findings if f.severity is Severity.WARNING and not f.suppressed_by]

@@ -1,4 +1,5 @@
-"""File-system steps the writer builds on: an exclusive lock per output folder and an atomic folder swap."""
+"""File-system steps the writer builds on: an exclusive lock per output folder, a hold on a folder being
+written, and an atomic folder swap."""
 
 from __future__ import annotations
 
@@ -69,3 +70,26 @@ def locked(parent: Path, timeout_s: float = 120.0) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def hold(folder: Path) -> int:
+    """Lock `folder` for as long as the returned descriptor is open (the kernel lets go when the process dies),
+    so that `held` tells a folder a running render writes into from one a killed render left behind."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+def held(folder: Path) -> bool:
+    """Whether a live process holds `folder` (see `hold`)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False

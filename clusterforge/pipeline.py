@@ -6,20 +6,21 @@ The only module that puts the stages together: every command loads with `load_va
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import cast
 
 from .checks import run_checks
 from .errors import BlueprintError, Finding, Severity
 from .expand import Topology, expand
 from .loader import load_blueprint
 from .plan import Plan, build_plan
-from .render import render
+from .render import render_families
 from .render.consistency import consistency_findings
 from .validate import ValidBlueprint, validate
-from .writer import with_manifest
+from .writer import MANIFEST, StagedTree, manifest_text, with_manifest
 
 Progress = Callable[[str, int, int], None]
 """Told (stage, steps done, steps in all) as long work goes on; the CLI draws it on a terminal."""
@@ -69,18 +70,51 @@ def analyse(valid: ValidBlueprint, progress: Progress = _quiet) -> Analysis:
     return Analysis(valid, topo, findings)
 
 
+CONSISTENCY_READS = ("ansible/", "slurm/", "nccl/")
+"""The families whose texts the consistency check reads (render/consistency.py): a staged render keeps them
+in memory; it reads any other file back from the disk if asked."""
+
+
 def render_analysis(analysis: Analysis, templates: Path | None = None, progress: Progress = _quiet) -> dict[str, str]:
-    """Every output file of an analysed blueprint, with its manifest; raises when a check found an error."""
+    """Every output file of an analysed blueprint, with its manifest, in memory; raises when a check found an
+    error."""
+    files: dict[str, str] = {}
+    _render_checked(analysis, files.__setitem__, files, templates, progress)
+    return with_manifest(dict(sorted(files.items())), analysis.valid.source_sha256())
+
+
+def render_staged(
+    analysis: Analysis, staged: StagedTree, templates: Path | None = None, progress: Progress = _quiet
+) -> None:
+    """`render_analysis` into `staged`: each family written as soon as it is rendered, then the manifest; the
+    caller commits it. What a family leaves in memory is its digests (and the texts the consistency check
+    reads), not its text."""
+    _render_checked(analysis, staged.put, staged, templates, progress)
+    staged.put(MANIFEST, manifest_text(staged.digests, analysis.valid.source_sha256()))
+
+
+def _render_checked(
+    analysis: Analysis,
+    put: Callable[[str, str], None],
+    rendered: Mapping[str, str],
+    templates: Path | None,
+    progress: Progress,
+) -> None:
+    """Render family by family into `put` (whose files `rendered` then holds), then cross-check them."""
     if analysis.blocking:
         raise BlueprintError(analysis.blocking)
     # render: one renderer per output family, then a cross-check of what they wrote
-    files = render(analysis.valid, analysis.topo, analysis.findings, templates, analysis.plan, progress)
+    for files in render_families(analysis.valid, analysis.topo, analysis.findings, templates, analysis.plan, progress):
+        for path, text in files.items():
+            if path in rendered:
+                raise ValueError(f"two renderers write {path}")
+            put(path, text)
     progress("consistency", 0, 1)
-    problems = consistency_findings(analysis.valid, analysis.topo, files)
+    # the check only reads (`in`, `get`, items): any mapping of the files does
+    problems = consistency_findings(analysis.valid, analysis.topo, cast(dict[str, str], rendered))
     progress("consistency", 1, 1)
     if problems:
         raise BlueprintError(problems)
-    return with_manifest(files, analysis.valid.source_sha256())
 
 
 def render_files(valid: ValidBlueprint, templates: Path | None = None) -> dict[str, str]:

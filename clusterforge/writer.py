@@ -9,18 +9,19 @@ of its own is touched but the files of the same path.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import codes
 from .errors import ClusterforgeError, Finding, Severity, display_name
-from .fsops import FolderBusy, locked, swap_in
+from .fsops import FolderBusy, held, hold, locked, swap_in
 from .output_paths import UnsafePath, check_relative
 from .version import __version__
 
@@ -41,15 +42,21 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def with_manifest(files: dict[str, str], blueprint_sha256: str) -> dict[str, str]:
-    """The files plus `manifest.json`: every file's sha256, the blueprint's hash and the tool version."""
+def manifest_text(digests: Mapping[str, str], blueprint_sha256: str) -> str:
+    """`manifest.json` of files with these sha256 digests: each file's, the blueprint's hash, the tool version."""
     manifest = {
         "tool": TOOL,
         "version": __version__,
         "blueprint_sha256": blueprint_sha256,
-        "files": {path: sha256(text) for path, text in sorted(files.items())},
+        "files": dict(sorted(digests.items())),
     }
-    return {**files, MANIFEST: json.dumps(manifest, indent=2, sort_keys=True) + "\n"}
+    return json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+
+
+def with_manifest(files: dict[str, str], blueprint_sha256: str) -> dict[str, str]:
+    """The files plus `manifest.json`: every file's sha256, the blueprint's hash and the tool version."""
+    digests = {path: sha256(text) for path, text in files.items()}
+    return {**files, MANIFEST: manifest_text(digests, blueprint_sha256)}
 
 
 def manifest_files(folder: Path) -> set[str] | None:
@@ -74,12 +81,11 @@ def _walk(root: Path, rel: str = "") -> Iterator[tuple[str, os.DirEntry[str]]]:
                 yield from _walk(root, path)
 
 
-def _checked_paths(files: dict[str, str], target: Path) -> None:
-    for rel in files:
-        try:
-            check_relative(rel)
-        except UnsafePath as exc:
-            raise _fail(codes.OUTPUT_PATH_UNSAFE, target, f"refusing to write {exc}") from None
+def _checked_path(rel: str, target: Path) -> None:
+    try:
+        check_relative(rel)
+    except UnsafePath as exc:
+        raise _fail(codes.OUTPUT_PATH_UNSAFE, target, f"refusing to write {exc}") from None
 
 
 def _kept_entries(target: Path, ours: set[str]) -> dict[str, os.DirEntry[str]]:
@@ -96,32 +102,15 @@ def _kept_entries(target: Path, ours: set[str]) -> dict[str, os.DirEntry[str]]:
     return kept
 
 
-def _collisions(files: dict[str, str], kept: dict[str, os.DirEntry[str]]) -> list[str]:
+def _collisions(files: set[str], kept: dict[str, os.DirEntry[str]]) -> list[str]:
     """Kept paths that a new file would replace, or that stand where a new file needs a folder (or back)."""
     new_dirs = {"/".join(rel.split("/")[:i]) for rel in files for i in range(1, rel.count("/") + 1)}
     found = []
     for rel in kept:
         parents = {"/".join(rel.split("/")[:i]) for i in range(1, rel.count("/") + 1)}
-        if rel in files or (rel in new_dirs and not kept[rel].is_dir(follow_symlinks=False)) or parents & set(files):
+        if rel in files or (rel in new_dirs and not kept[rel].is_dir(follow_symlinks=False)) or parents & files:
             found.append(rel)
     return sorted(found)
-
-
-def _write_files(files: dict[str, str], root: Path) -> None:
-    """Each file created anew (O_EXCL), each folder made once: at 100,000 GPUs a render writes some 20,000."""
-    made: set[str] = set()
-    for rel, text in sorted(files.items()):
-        folder, _, _ = rel.rpartition("/")
-        if folder not in made:
-            (root / folder).mkdir(parents=True, exist_ok=True)
-            made.add(folder)
-        fd = os.open(root / rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            data = memoryview(text.encode("utf-8"))
-            while data:
-                data = data[os.write(fd, data) :]
-        finally:
-            os.close(fd)
 
 
 def _carry_over(kept: dict[str, os.DirEntry[str]], staging: Path) -> None:
@@ -143,7 +132,8 @@ def _carry_over(kept: dict[str, os.DirEntry[str]], staging: Path) -> None:
 
 def clean_leftovers(target: Path) -> None:
     """Remove what a killed render left beside `target`; if it was killed between two renames, put the
-    previous tree back first. Call with the folder's lock held."""
+    previous tree back first. Call with the folder's lock held. A staging folder that a running render still
+    holds (fsops.held) is left alone."""
     leftovers = sorted(target.parent.glob(f".{target.name}.{_NEW}*")) + sorted(
         target.parent.glob(f".{target.name}.{_OLD}*")
     )
@@ -153,24 +143,19 @@ def clean_leftovers(target: Path) -> None:
             os.rename(olds[-1], target)
             leftovers.remove(olds[-1])
     for path in leftovers:
-        shutil.rmtree(path, ignore_errors=True)
+        if not (_NEW in path.name and held(path)):
+            shutil.rmtree(path, ignore_errors=True)
 
 
-def _replace_folder(files: dict[str, str], target: Path, kept: dict[str, os.DirEntry[str]]) -> None:
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.{_NEW}", dir=target.parent))
+def _replace_folder(staging: Path, target: Path, kept: dict[str, os.DirEntry[str]]) -> None:
     old = target.parent / f".{target.name}.{_OLD}{os.getpid()}"
-    try:
-        _write_files(files, staging)
-        _carry_over(kept, staging)
-        os.chmod(staging, 0o755)
-        swap_in(staging, target, old)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    _carry_over(kept, staging)
+    os.chmod(staging, 0o755)
+    swap_in(staging, target, old)
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _write_into(files: dict[str, str], target: Path) -> None:
+def _write_into(staging: Path, files: set[str], target: Path) -> None:
     """Forced write into a folder that is not ours: file by file (each atomically), the manifest last,
     never through a symbolic link, deleting nothing."""
     for rel in files:
@@ -185,13 +170,13 @@ def _write_into(files: dict[str, str], target: Path) -> None:
                 )
         if (target / rel).is_dir() and not (target / rel).is_symlink():
             raise _fail(codes.OUTPUT_WOULD_REPLACE, target, f"cannot write {rel}: a folder of that name is in the way")
-    for rel, text in sorted(files.items(), key=lambda item: item[0] == MANIFEST):
+    for rel in sorted(files, key=lambda rel: (rel == MANIFEST, rel)):
         path = target / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_NEW}")
         try:
-            with open(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
+            with open(fd, "wb") as handle, open(staging / rel, "rb") as staged:
+                shutil.copyfileobj(staged, handle)
             os.chmod(temp, 0o644)
             os.replace(temp, path)
         except BaseException:
@@ -199,7 +184,7 @@ def _write_into(files: dict[str, str], target: Path) -> None:
             raise
 
 
-def _write_locked(files: dict[str, str], target: Path, force: bool) -> None:
+def _write_locked(staging: Path, files: set[str], target: Path, force: bool) -> None:
     clean_leftovers(target)
     if target.exists() and not target.is_dir():
         raise _fail(codes.OUTPUT_NOT_OURS, target, "the output path is a file, not a folder")
@@ -224,7 +209,7 @@ def _write_locked(files: dict[str, str], target: Path, force: bool) -> None:
             )
         ours = None
     if ours is None:
-        _write_into(files, target)
+        _write_into(staging, files, target)
         return
     kept = _kept_entries(target, ours) if target.exists() else {}
     collisions = _collisions(files, kept)
@@ -238,18 +223,14 @@ def _write_locked(files: dict[str, str], target: Path, force: bool) -> None:
         )
     for rel in collisions:
         del kept[rel]
-    _replace_folder(files, target, kept)
+    _replace_folder(staging, target, kept)
 
 
-def write_tree(files: dict[str, str], target: Path, *, force: bool = False) -> None:
-    """Write `files` (relative path -> text, a manifest among them) to the folder `target`; raise OutputError
-    and leave `target` as it was when that cannot be done safely."""
-    _checked_paths(files, target)
-    target = target.resolve()
+@contextlib.contextmanager
+def _output_errors(target: Path) -> Iterator[None]:
+    """File-system failures as OutputError naming the folder."""
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with locked(target.parent):
-            _write_locked(files, target, force)
+        yield
     except FolderBusy:
         raise _fail(
             codes.OUTPUT_BUSY,
@@ -264,6 +245,111 @@ def write_tree(files: dict[str, str], target: Path, *, force: bool = False) -> N
             target,
             f"cannot write the output: {exc.strerror or exc} ({where}); the folder is as it was",
         ) from None
+
+
+class StagedTree(Mapping[str, str]):
+    """A render's files, written one by one as they come into a new folder beside `target` (made at the first
+    file), then put in place by `commit`: the whole folder swapped in, or, into a folder that is not
+    clusterforge's, copied file by file. Leaving the `with` block without a commit removes the new folder, and
+    the folders made for it, so a failed render changes nothing.
+
+    As a mapping it is every file written so far by path. Only the texts under the `keep` prefixes stay in
+    memory; the others are read back from the disk when asked for, so a render of a million GPUs need not hold
+    its gigabytes of text. `digests` has every file's sha256 for the manifest."""
+
+    def __init__(self, target: Path, *, force: bool = False, keep: tuple[str, ...] = ()) -> None:
+        self.target = target.resolve()
+        self.force = force
+        self.keep = keep
+        self.digests: dict[str, str] = {}
+        self._kept: dict[str, str] = {}
+        self._staging: Path | None = None
+        self._hold: int | None = None
+        self._folders: set[str] = set()
+        self._made_parents: list[Path] = []
+        self._committed = False
+
+    def __enter__(self) -> StagedTree:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._staging is not None:
+            shutil.rmtree(self._staging, ignore_errors=True)  # after a commit: nothing, or a forced write's copy
+        if self._hold is not None:
+            os.close(self._hold)
+        if not self._committed:
+            for folder in self._made_parents:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+
+    def __getitem__(self, rel: str) -> str:
+        if rel in self._kept:
+            return self._kept[rel]
+        if rel not in self.digests:
+            raise KeyError(rel)
+        root = self.target if self._committed else self._staging
+        assert root is not None
+        return (root / rel).read_bytes().decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.digests)
+
+    def __len__(self) -> int:
+        return len(self.digests)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self.digests
+
+    def put(self, rel: str, text: str) -> None:
+        """Write one file (a path not written before) into the new folder."""
+        _checked_path(rel, self.target)
+        data = text.encode("utf-8")
+        with _output_errors(self.target):
+            staging = self._staging or self._start()
+            folder = rel.rpartition("/")[0]
+            if folder not in self._folders:
+                (staging / folder).mkdir(parents=True, exist_ok=True)
+                self._folders.add(folder)
+            fd = os.open(staging / rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+        self.digests[rel] = hashlib.sha256(data).hexdigest()
+        if rel.startswith(self.keep):
+            self._kept[rel] = text
+
+    def _start(self) -> Path:
+        """The new folder, held (fsops.hold) so that another render's clean-up leaves it alone."""
+        parent = self.target.parent
+        self._made_parents = [p for p in (parent, *parent.parents) if not p.exists()]
+        parent.mkdir(parents=True, exist_ok=True)
+        with locked(parent):
+            self._staging = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.{_NEW}", dir=parent))
+            self._hold = hold(self._staging)
+        return self._staging
+
+    def commit(self) -> None:
+        """Put the new folder in place; raise OutputError and leave `target` as it was when that cannot be
+        done safely."""
+        with _output_errors(self.target):
+            staging = self._staging or self._start()
+            with locked(self.target.parent):
+                _write_locked(staging, set(self.digests), self.target, self.force)
+        self._committed = True
+
+
+def write_tree(files: dict[str, str], target: Path, *, force: bool = False) -> None:
+    """Write `files` (relative path -> text, a manifest among them) to the folder `target`; raise OutputError
+    and leave `target` as it was when that cannot be done safely."""
+    for rel in files:
+        _checked_path(rel, target)
+    with StagedTree(target, force=force) as staged:
+        for rel, text in sorted(files.items()):
+            staged.put(rel, text)
+        staged.commit()
 
 
 @dataclass

@@ -16,7 +16,7 @@ from ..inputs import InputPolicy, InputRefused
 from ..model.base import _CATALOG_KEY
 from ..model.blueprint import CatalogFile
 from ..schema_errors import did_you_mean, findings_from_validation
-from ..yamlsafe import SourceMap, YamlError, read_yaml
+from ..yamlsafe import SourceMap, YamlError, read_shipped_yaml, read_yaml
 from .models import ENTRY_TYPES, GPU, NIC, Equipment, RackType, Server, Sourced, Switch
 from .netbox import netbox_entry
 
@@ -99,11 +99,11 @@ def _builtin() -> tuple[Catalog, list[Finding]]:
     catalog = Catalog()
     findings: list[Finding] = []
     for name in BUILTIN_FILES:
-        findings += _load_native(catalog, DATA_DIR / name, f"<catalog>/{name}")
+        findings += _load_native(catalog, DATA_DIR / name, f"<catalog>/{name}", shipped=True)
     return catalog, findings
 
 
-def _read(path: Path, display: str, policy: InputPolicy | None) -> tuple[Any, SourceMap]:
+def _read(path: Path, display: str, policy: InputPolicy | None, shipped: bool = False) -> tuple[Any, SourceMap]:
     try:
         text = policy.read_text(path) if policy else path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError, InputRefused) as exc:
@@ -117,7 +117,7 @@ def _read(path: Path, display: str, policy: InputPolicy | None) -> tuple[Any, So
         raise YamlError(
             _file_error(codes.CATALOG_UNREADABLE, f"cannot read catalog file {display}: {reason}", display)
         ) from None
-    return read_yaml(text, display)
+    return read_shipped_yaml(text, display) if shipped else read_yaml(text, display)
 
 
 def _file_error(code: str, message: str, display: str) -> Finding:
@@ -125,9 +125,11 @@ def _file_error(code: str, message: str, display: str) -> Finding:
     return Finding(code, Severity.ERROR, message, (), SourceLocation(display, 1, 1))
 
 
-def _load_native(catalog: Catalog, path: Path, display: str, policy: InputPolicy | None = None) -> list[Finding]:
+def _load_native(
+    catalog: Catalog, path: Path, display: str, policy: InputPolicy | None = None, shipped: bool = False
+) -> list[Finding]:
     try:
-        data, sources = _read(path, display, policy)
+        data, sources = _read(path, display, policy, shipped)
     except YamlError as exc:
         return [exc.finding]
     if not isinstance(data, dict):
