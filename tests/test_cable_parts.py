@@ -21,7 +21,7 @@ from clusterforge.catalog import load_catalog
 from clusterforge.errors import BlueprintError, Finding
 from clusterforge.expand import expand
 from clusterforge.expand.cable_parts import PartFinder
-from clusterforge.expand.cages import EndSpec, cage_and_slot
+from clusterforge.expand.cages import EndSpec, cage_and_slot, plug_fits_cage
 from clusterforge.expand.topology import Topology
 from clusterforge.pipeline import load_valid
 
@@ -78,23 +78,42 @@ def test_h200_pod_cables_by_hand() -> None:
 
 
 def test_gb200_cables_by_hand() -> None:
-    """72 GB200 trays x 4 compute ports + 1 UFM on 20 QM9700; SN5600 storage and in-band leaf/spine."""
+    """72 GB200 trays x 4 compute ports + 1 UFM on 20 QM9700; SN5600 storage leaf/spine; in-band management on
+    SN4600C leaf pairs and a spine, which also take the SN2201 OOB switches' uplinks: every link has a part."""
     topo, findings = example("gb200-nvl72")
-    got = cables_by(topo)
-    assert got[("compute", "leaf-spine", "nvidia/mca4j80", 2)] == 384 // 2
-    assert got[("compute", "node-leaf", "nvidia/mfp7e10", 1)] == 72 * 4 + 1
-    assert got[("storage", "node-leaf", "nvidia/mfp7e10", 1)] == 72 * 2
-    assert got[("inband", "node-leaf", "nvidia/mfp7e10", 1)] == 72 * 2
-    assert got[("storage", "leaf-spine", "nvidia/mca4j80", 1)] == 42  # 800G, one link per cable
-    assert got[("inband", "leaf-peer", "nvidia/mca4j80", 1)] == 2  # the in-band MLAG pair's 800G peer links
-    # 72 trays' and 5 hosts' BMCs; management ports of 20 QM9700, 5 SN5600 and the 8 SN2201 built into the
-    # four NVL72 racks; per rack 9 NVLink switch trays (bmc and nvos ports) and 8 power shelves (pmc)
-    assert got[("oob", "oob", "generic/cat6a", 1)] == 72 + 5 + 20 + 5 + 8 + 4 * (9 * 2 + 8)
-    # 25G SFP28 hosts and the 100G QSFP28 uplinks of the OOB switches on 4-way split SN5600 cages: no part
-    uncabled = [link for link in topo.links if link.cable < 0]
-    assert len(uncabled) == 17
-    assert {(link.fabric, link.speed_gbps) for link in uncabled} == {("inband", 25), ("oob", 100)}
-    assert sum(1 for f in findings if f.code == codes.ENDS_CANNOT_MEET) == 3
+    assert cables_by(topo) == {
+        ("compute", "leaf-spine", "nvidia/mca4j80", 2): 384 // 2,
+        ("compute", "node-leaf", "nvidia/mfp7e10", 1): 72 * 4 + 1,
+        ("storage", "node-leaf", "nvidia/mfp7e10", 1): 72 * 2,
+        # 3 login hosts x 2 100G QSFP56 ports (2 x 50G), 3 per leaf of the pair on one 4-way split SN5600 cage:
+        # per leaf one 1:2 splitter fibre with both legs used and one with one leg
+        ("storage", "node-leaf", "generic/om4-mpo12-upc-splitter", 2): 2,
+        ("storage", "node-leaf", "generic/om4-mpo12-upc-splitter", 1): 2,
+        ("storage", "leaf-spine", "nvidia/mca4j80", 1): 42,  # 800G, one link per cable
+        # In-band, SN4600C (64 x 100G QSFP28), 4:1: a leaf keeps 2 ports for its MLAG peer links and takes d
+        # downlinks and u = ceil(d / 4) uplinks with d + u <= 62: d = 49, u = 13. Trays first: 49 on the first
+        # pair, 23 on the second with the 6 x86 hosts (2 mgmt, 3 login, 1 UFM; one 25G port per leaf each,
+        # two per split cage) and the 7 OOB uplinks (100G QSFP28).
+        # 144 tray ports (QSFP112 at 4 x 25G NRZ) 6.6-9.2 m from the leaves, past the 5 m QSFP28 DAC: AOC.
+        ("inband", "node-leaf", "nvidia/mfa1a00", 1): 72 * 2,
+        # 12 25G SFP28 ports, 2 per cage: 6 4-way splitters (2 legs used); 3.2-3.5 m, past the 3 m
+        # splitter DAC: AOC
+        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 6 * 2 // 2,
+        ("inband", "leaf-peer", "nvidia/mcp1600", 1): 2 * 2,  # two pairs, two peer links each, 2.09 m
+        ("inband", "leaf-spine", "nvidia/mcp1600", 1): 4 * 13,  # one spine in N02, 2.1-2.4 m: passive copper
+        # 7 OOB uplinks: the 4 NVL72 racks' switches 6.6-7.8 m away (AOC), the N racks' 2.2-4.5 m (DAC)
+        ("oob", "oob-uplink", "nvidia/mfa1a00", 1): 4,
+        ("oob", "oob-uplink", "nvidia/mcp1600", 1): 3,
+        # 72 trays' and 6 hosts' BMCs; management ports of 20 QM9700, 3 SN5600, 5 SN4600C and the 8 SN2201
+        # built into the four NVL72 racks; per rack 9 NVLink switch trays (bmc and nvos ports) and 8 power
+        # shelves (pmc)
+        ("oob", "oob", "generic/cat6a", 1): 72 + 6 + 20 + 3 + 5 + 8 + 4 * (9 * 2 + 8),
+    }
+    assert [link for link in topo.links if link.cable < 0] == []
+    assert not any(f.code == codes.ENDS_CANNOT_MEET for f in findings)
+    # the in-band links are all copper or AOC: no transceiver in an SN4600C
+    sn4600c = {d.name for d in topo.devices.values() if d.model == "nvidia/sn4600c"}
+    assert len(sn4600c) == 5 and not [key for key in topo.modules if key[0] in sn4600c]
 
 
 def test_l40s_cables_by_hand() -> None:
@@ -194,13 +213,43 @@ def test_100g_qsfp28_against_a_4way_osfp_breakout_cannot_meet() -> None:
     )
 
 
-def test_gb200_reports_the_impossible_pairing() -> None:
-    _, findings = example("gb200-nvl72")
-    finding = next(f for f in findings if f.code == codes.ENDS_CANNOT_MEET and "100G" in f.message)
-    assert finding.message.startswith(
-        "fabric 'oob': 7 100G links between nvidia/sn2201 (QSFP28) and nvidia/sn5600 (OSFP, 4 ports per cage) "
+def test_oob_uplinks_and_sfp28_hosts_on_sn5600_cannot_be_cabled() -> None:
+    """The design the GB200 example had: 25G SFP28 hosts and an SN2201's 100G QSFP28 uplink on an SN5600
+    in-band leaf, whose split cages run 1 x 100G or 2 x 50G PAM4 lanes: no part, two CF-CABLE-002 warnings."""
+    data = one_rack(2, model="generic/cpu-1u")
+    data["node_groups"][0]["role"] = "management"
+    data["fabrics"] = {
+        "inband": {
+            "kind": "inband",
+            "leaf": "nvidia/sn5600",
+            "node_groups": ["n"],
+            "ipv4_pool": "10.0.0.0/24",
+            "switch_racks": ["A01"],
+        },
+        "oob": {"kind": "oob", "switch": "nvidia/sn2201", "uplink_to": "inband", "ipv4_pool": "10.1.0.0/24"},
+    }
+    topo, findings = expand(valid_from(data))
+    messages = sorted(f.message for f in findings if f.code == codes.ENDS_CANNOT_MEET)
+    assert len(messages) == 2
+    assert messages[1].startswith(
+        "fabric 'oob': 1 100G links between nvidia/sn2201 (QSFP28) and nvidia/sn5600 (OSFP, 4 ports per cage) "
         "cannot be cabled, no common lane rate: QSFP28 runs 100G as 4 x 25G"
     )
+    assert messages[0].startswith("fabric 'inband': 4 25G links between generic/cpu-1u (SFP28) and nvidia/sn5600")
+    assert sorted((link.fabric, link.speed_gbps) for link in topo.links if link.cable < 0) == [("inband", 25)] * 4 + [
+        ("oob", 100)
+    ]
+
+
+def test_qsfp112_ports_take_qsfp28_cables() -> None:
+    """A QSFP112 host port at 100G (BlueField-3, ConnectX-7) takes a QSFP28 cable at 4 x 25G NRZ, as the DGX
+    BasePOD RA runs BlueField-3 ports on its SN4600C management fabric; a QSFP28 cage takes no QSFP112 plug."""
+    finder = PartFinder(load_catalog())
+    qsfp112_100g = EndSpec("qsfp112", "flat", 4, 100, 1, False)
+    assert finder.common_lanes(qsfp112_100g, QSFP28_100G, 100) == [(25, 4)]
+    assert finder.straight(qsfp112_100g, QSFP28_100G, 100, 1)[0].key == "nvidia/mcp1600"
+    assert plug_fits_cage("qsfp28", "qsfp112") and plug_fits_cage("qsfp28", "qsfp56")
+    assert not plug_fits_cage("qsfp112", "qsfp28") and not plug_fits_cage("qsfp28", "osfp")
 
 
 def test_a_run_beyond_every_part_is_an_error() -> None:

@@ -49,14 +49,24 @@ def test_plan_of_the_h200_pod() -> None:
 
 def test_plan_of_the_nvl72_system() -> None:
     plan = plan_of("gb200-nvl72.yaml")
-    assert (plan["nodes"], plan["gpus"]) == (77, 288)
+    assert (plan["nodes"], plan["gpus"]) == (78, 288)
     assert plan["nvlink_domains"] == {"72": 4}
-    # storage: an EVPN-MH leaf pair, each leaf one port of each of 72 trays (400G) and 2 login nodes (100G);
+    # storage: an EVPN-MH leaf pair, each leaf one port of each of 72 trays (400G) and 3 login nodes (100G);
     # at 2:1 an SN5600 leaf is planned for 84 downlinks of 400G (42 cages + 21 uplinks of 800G <= 64), so
-    # 21 uplinks: 29,000 / 16,800 Gb/s = 1.726
+    # 21 uplinks: (72 x 400 + 3 x 100) / (21 x 800) = 29,100 / 16,800 Gb/s = 1.732
     storage = plan["fabrics"]["storage"]
     assert (storage["leaf_pairs"], storage["dual_homing"], storage["links"]["leaf-spine"]) == (1, "evpn-mh", 42)
-    assert storage["oversubscription"]["leaf"] == 1.726
+    assert storage["oversubscription"]["leaf"] == 1.732
+    # in-band on SN4600C (64 x 100G) at 4:1: a leaf keeps 2 ports for MLAG peer links and takes d downlinks
+    # and ceil(d / 4) uplinks within 62 ports: d = 49, u = 13, so 49 / 13 = 3.769. 78 nodes x 2 ports (72
+    # trays at 100G, 6 hosts at 25G) need two leaf pairs (49 trays on the first); 4 x 13 = 52 uplinks fit
+    # one spine. Ports used: 2 x 64 on the first pair; on the second 23 trays + 3 cages of 25G hosts + 13
+    # uplinks + 2 peer ports + the OOB uplinks (4 and 3 of the 7): 45 and 44.
+    inband = plan["fabrics"]["inband"]
+    assert (inband["switches"], inband["leaf_pairs"]) == ({"leaf": 4, "spine": 1}, 2)
+    assert inband["links"] == {"node-leaf": 156, "leaf-peer": 4, "leaf-spine": 52}
+    assert inband["oversubscription"]["leaf"] == round(49 / 13, 3)
+    assert inband["ports_used"] == {"leaf": [2 * 64 + 45 + 44, 256], "spine": [52, 64]}
 
 
 def test_plan_text_reads_well() -> None:

@@ -7,6 +7,9 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+from factories import valid_from
+
 from clusterforge.pipeline import load_valid, render_files
 from clusterforge.render.software import group_software
 
@@ -45,6 +48,68 @@ def test_pcie_gpus_get_neither() -> None:
     inf = packages("l40s-inference.yaml")["inf"]
     assert inf[0] == f"nvidia-driver-570-server-open={DRIVER}-*"
     assert not [p for p in inf if "fabricmanager" in p or "imex" in p]
+
+
+BRIDGE_SERVER = """servers:
+  site/nvlink-bridge-4gpu:
+    vendor: Site
+    name: 4-GPU server, GPUs joined by NVLink bridges (no NVSwitch)
+    u_height: 4
+    weight_kg: 40
+    max_power_w: 4000
+    cpu: {model: X, sockets: 2, cores_per_socket: 32}
+    memory_gb: 1024
+    gpus: {model: nvidia/h100-sxm, count: 4, nvlink_domain: 4, NVSWITCH}
+    ports:
+      - {name: eno, count: 2, speed_gbps: 25, cage: sfp28, role: inband}
+      - {name: bmc, count: 1, speed_gbps: 1, cage: rj45, role: oob}
+"""
+
+
+def bridge_packages(tmp_path: Path, nvswitch: str) -> list[str]:
+    """The packages of two site-catalog servers whose 4 GPUs form one NVLink domain of 4."""
+    catalog = tmp_path / "site-catalog.yaml"
+    catalog.write_text(BRIDGE_SERVER.replace("NVSWITCH", f"nvswitch: {nvswitch}"), encoding="utf-8")
+    data = {
+        "version": 1,
+        "name": "bridges",
+        "site": {"name": "lab"},
+        "catalogs": [str(catalog)],
+        "floor": {"rows": [{"name": "A", "racks": 1, "rack_type": "generic/air-42u-40kw"}]},
+        "node_groups": [{"name": "gpu", "model": "site/nvlink-bridge-4gpu", "count": 2, "role": "compute"}],
+        "software": {"nvidia_driver": DRIVER},
+        "fabrics": {"oob": {"kind": "oob", "switch": "nvidia/sn2201", "ipv4_pool": "10.1.0.0/24"}},
+    }
+    valid = valid_from(data)
+    return [p.spec for p in group_software(valid, valid.blueprint.node_groups[0]).packages]
+
+
+def test_nvlink_bridges_get_no_fabric_manager(tmp_path: Path) -> None:
+    """4 GPUs in one NVLink domain of 4 (nvlink_domain = count, as on an HGX board) but joined by bridges:
+    no NVSwitch to configure, so the driver alone (NVIDIA Fabric Manager user guide: Fabric Manager is for
+    NVSwitch-based HGX and DGX systems); the same board said to carry NVSwitches gets Fabric Manager."""
+    assert bridge_packages(tmp_path, "false") == [f"nvidia-driver-570-server-open={DRIVER}-*"]
+    assert bridge_packages(tmp_path, "true") == [
+        f"nvidia-driver-570-server-open={DRIVER}-*",
+        f"nvidia-fabricmanager-570={DRIVER}-*",
+    ]
+
+
+def test_an_nvswitch_board_joins_all_its_gpus() -> None:
+    """nvswitch: true with a smaller domain (pairs of bridged GPUs) contradicts itself: a catalog error."""
+    from pydantic import ValidationError
+
+    from clusterforge.catalog.models import GPUComplement
+
+    with pytest.raises(ValidationError, match="nvswitch: true needs nvlink_domain equal to count"):
+        GPUComplement.model_validate({"model": "nvidia/h100-sxm", "count": 4, "nvlink_domain": 2, "nvswitch": True})
+    with pytest.raises(ValidationError, match="say whether NVSwitch chips join the 8 GPUs"):
+        GPUComplement.model_validate({"model": "nvidia/h100-sxm", "count": 8, "nvlink_domain": 8})
+    # pairs of bridged GPUs, PCIe GPUs and NVL72 trays need not say
+    for count, domain in ((8, 2), (8, 1), (4, 72)):
+        assert not GPUComplement.model_validate(
+            {"model": "nvidia/h100-sxm", "count": count, "nvlink_domain": domain}
+        ).fabric_manager
 
 
 def test_no_version_no_package() -> None:

@@ -187,6 +187,11 @@ class GPUComplement(Strict):
     count: Count
     nvlink_domain: Count
     """GPUs in one NVLink/NVSwitch domain: 8 for an HGX board, 72 for a GB200 NVL72 rack."""
+    nvswitch: bool | None = None
+    """NVSwitch chips on the board join its GPUs in one NVLink domain (HGX and DGX 8-GPU baseboards): NVIDIA
+    Fabric Manager configures them, so the nodes get it. False for GPUs joined directly or by NVLink
+    bridges, and for NVL72 trays (their NVSwitches sit in the rack's switch trays; the trays run IMEX).
+    Required when nvlink_domain equals count above 1, where both kinds of board exist."""
     sockets: list[Annotated[int, Field(ge=0)]] | None = None
     """CPU socket of each GPU by index, where CPU and GPUs are one package (Grace superchips) and no
     PCIe layout applies; Slurm's gres.conf binds each GPU to its socket's cores."""
@@ -196,6 +201,25 @@ class GPUComplement(Strict):
         if self.sockets is not None and len(self.sockets) != self.count:
             raise ValueError(f"sockets lists {len(self.sockets)} sockets for {self.count} GPUs")
         return self
+
+    @model_validator(mode="after")
+    def _nvswitch_said_where_it_matters(self) -> GPUComplement:
+        if self.nvswitch and self.nvlink_domain != self.count:
+            raise ValueError(
+                f"nvswitch: true needs nvlink_domain equal to count: an NVSwitch board joins its {self.count} "
+                f"GPUs in one domain (nvlink_domain {self.nvlink_domain})"
+            )
+        if self.nvswitch is None and self.nvlink_domain == self.count > 1:
+            raise ValueError(
+                f"say whether NVSwitch chips join the {self.count} GPUs of the NVLink domain: nvswitch: true "
+                "(HGX/DGX baseboard, gets NVIDIA Fabric Manager) or nvswitch: false (direct NVLink or bridges)"
+            )
+        return self
+
+    @property
+    def fabric_manager(self) -> bool:
+        """NVIDIA Fabric Manager runs on the node: its board's NVSwitches form the (single-node) domain."""
+        return bool(self.nvswitch) and self.count > 1
 
 
 class CPU(Strict):

@@ -13,7 +13,7 @@ from functools import cache
 
 from ..catalog import CableMedia, Catalog, Transceiver
 from ..catalog.models import CableEnd
-from .cages import CAGE_LANES, EndSpec
+from .cages import CAGE_LANES, EndSpec, plug_fits_cage
 
 Lane = tuple[int, int]
 """(lane rate in Gb/s, lanes)."""
@@ -49,7 +49,7 @@ def lane_text(options: list[Lane]) -> str:
 
 
 def _fits(plug: CableEnd, end: EndSpec) -> bool:
-    return plug.connector == end.cage and plug.top in ("any", end.top)
+    return plug_fits_cage(plug.connector, end.cage) and plug.top in ("any", end.top)
 
 
 def _module_fits(module: Transceiver, end: EndSpec, rate: int, lanes: int) -> bool:
@@ -59,7 +59,7 @@ def _module_fits(module: Transceiver, end: EndSpec, rate: int, lanes: int) -> bo
     needed = min(end.ports_per_cage * lanes, CAGE_LANES.get(end.cage, lanes))
     twin_ok = module.optical_ports == 1 or end.ports_per_cage > 1 or lanes == module.lanes
     return (
-        module.cage == end.cage
+        plug_fits_cage(module.cage, end.cage)
         and module.top in ("any", end.top)
         and module.lane_gbps == rate
         and module.lanes >= needed

@@ -46,6 +46,15 @@ MAX_LANE_GBPS = {
 """Fastest lane rate of a cage type's generation (SFF/OSFP MSA: QSFP112 4 x 100G, QSFP56 4 x 50G, QSFP28
 4 x 25G); a port group sets `lane_gbps` for faster ports (XDR's 200G lanes)."""
 LANE_RATES = (200, 100, 50, 25, 10, 1)
+PLUGS_TAKEN = {"qsfp112": ("qsfp112", "qsfp28"), "qsfp56": ("qsfp56", "qsfp28")}
+"""Plugs a cage takes besides its own: QSFP112 and QSFP56 cages take QSFP28 plugs and run them at 4 x 25G NRZ
+(NVIDIA DGX BasePOD RA, Table 1: the DGX B200's QSFP112 BlueField-3 ports on the SN4600C QSFP28 management
+fabric)."""
+
+
+def plug_fits_cage(connector: str, cage: str) -> bool:
+    return connector in PLUGS_TAKEN.get(cage, (cage,))
+
 
 _PORT = re.compile(r"^(?P<prefix>.*?)(?P<native>\d+)?(?:/(?P<slot>\d+)|s(?P<sub>\d+))?$")
 

@@ -1,12 +1,13 @@
 """software output family: the node software of each node group as pinned packages, and /etc/hosts.
 
-From the blueprint's `software` versions and the catalog's view of each server (NVIDIA GPUs or not, one-node
-NVSwitch board or multi-node NVLink domain, NVIDIA NICs or not), every node group gets the packages it needs
+From the blueprint's `software` versions and the catalog's view of each server (NVIDIA GPUs or not, NVSwitch
+board (`gpus.nvswitch`) or multi-node NVLink domain, NVIDIA NICs or not), every node group gets the packages it needs
 with an apt preferences file that pins them (Pin-Priority 1001, so apt neither upgrades nor replaces them):
 
 - NVIDIA driver `nvidia-driver-<branch>-server-open` (Ubuntu's data-centre branch packages);
-- Fabric Manager `nvidia-fabricmanager-<branch>` on NVSwitch boards (HGX: one node is the whole NVLink domain),
-  at the driver's exact version, since Fabric Manager refuses to start with any other (NVIDIA Fabric Manager
+- Fabric Manager `nvidia-fabricmanager-<branch>` on NVSwitch boards (HGX/DGX: the catalog's `gpus.nvswitch`;
+  GPUs joined directly or by NVLink bridges have no NVSwitch to configure and get none), at the driver's exact
+  version, since Fabric Manager refuses to start with any other (NVIDIA Fabric Manager
   user guide; its packages depend on the driver version, e.g. cuda-drivers-fabricmanager-570 on
   nvidia-fabricmanager-570 (= 570.172.08-0ubuntu1));
 - IMEX `nvidia-imex-<branch>` on multi-node NVLink systems (GB200 NVL72), at the driver's version;
@@ -57,13 +58,14 @@ def _nvidia_nics(valid: ValidBlueprint, server: Server) -> bool:
 
 
 def _driver_packages(server: Server, driver: str) -> tuple[list[Package], list[str]]:
-    """The driver, and Fabric Manager (NVSwitch board) or IMEX (multi-node NVLink) at the same version."""
+    """The driver, and Fabric Manager (NVSwitch board) or IMEX (multi-node NVLink) at the same version; NVLink
+    bridges need neither."""
     assert server.gpus is not None
     branch = driver.split(".")[0]
     packages = [Package(f"nvidia-driver-{branch}-server-open", f"{driver}-*")]
     if server.gpus.nvlink_domain > server.gpus.count:
         return [*packages, Package(f"nvidia-imex-{branch}", f"{driver}-*")], []
-    if server.gpus.nvlink_domain == server.gpus.count > 1:
+    if server.gpus.fabric_manager:
         return [*packages, Package(f"nvidia-fabricmanager-{branch}", f"{driver}-*")], ["nvidia-fabricmanager"]
     return packages, []
 

@@ -173,7 +173,7 @@ def test_catalog_cross_references_are_checked(tmp_path: Path) -> None:
             max_power_w: 2000
             cpu: {model: X, sockets: 1, cores_per_socket: 8}
             memory_gb: 64
-            gpus: {model: nvidia/h100-sx, count: 4, nvlink_domain: 4}
+            gpus: {model: nvidia/h100-sx, count: 4, nvlink_domain: 4, nvswitch: false}
     """),
         encoding="utf-8",
     )
