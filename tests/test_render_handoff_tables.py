@@ -35,6 +35,7 @@ from clusterforge.render.cabling import (
     LINKS_CSV,
     cable_cells,
     cabling_csv,
+    csv_text,
     rack_rows,
     rack_summaries,
     render_cabling,
@@ -407,8 +408,12 @@ def test_cabling_csv_equals_its_cells_written_one_by_one(name: str) -> None:
     ctx = RenderContext(valid, topo, findings)
     cables = shared_cable_list(ctx)
     assert 0 < len(cables.irregular) < len(cables)  # the example has cables of both sorts
-    lines: list[list[object]] = [list(CSV_HEADER), *map(cable_cells, cables.rows())]
-    assert cabling_csv(cables) == "".join(f"{csv_line(cells)}\n" for cells in lines)
+    hostile = dataclasses.replace(cables, labels=[f'={label}"' for label in cables.labels])
+    for listed in (cables, hostile):  # labels that need more than quotes make every line go cell by cell
+        lines: list[list[object]] = [list(CSV_HEADER), *map(cable_cells, listed.rows())]
+        assert cabling_csv(listed) == "".join(f"{csv_line(cells)}\n" for cells in lines)
+    links = read_csv(csv_text(cables.table, [f'={label}"' for label in cables.link_labels]))
+    assert [row["label"] for row in links] == [f"'={label}\"" for label in cables.link_labels]
     per_rack = rack_rows(cables)
     summaries = rack_summaries(cables, list(topo.racks))
     assert {rack: count for rack, count, _ in summaries} == {rack: len(items) for rack, items in per_rack.items()}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from operator import itemgetter
 
 from ..catalog import CableMedia, Switch, Transceiver
 from ..catalog.models import Airflow, Sourced
@@ -20,7 +21,7 @@ from ..catalog.models import Device as CatalogDevice
 from ..physical import required_airflow
 from .cable_rows import shared_cable_list
 from .context import RenderContext
-from .escape import csv_text
+from .escape import Escaped, csv_cells, csv_field, csv_line, csv_text
 
 BOM_CSV = "handoff/bom.csv"
 BOM_RACKS_CSV = "handoff/bom-racks.csv"
@@ -96,15 +97,33 @@ def _product(entry: Sourced | None, key: str) -> str:
 
 
 def collect(ctx: RenderContext) -> Bom:
-    """Every installed part, counted per rack (a cable in the rack of its A end, a module in its device's)."""
-    topo, catalog = ctx.topo, ctx.valid.catalog
-    per_rack: dict[str, Counter[Part]] = defaultdict(Counter)
-    notes: dict[Part, str] = {}
-    psu_only: set[Part] = set()
-    facing = ctx.valid.blueprint.floor.switch_ports_face
-    for rack in topo.racks.values():
+    """Every installed part, counted per rack (a cable in the rack of its A end, a module in its device's).
+    Things alike (devices of a model, modules of a kind, cables of a kind in a rack) are counted first and
+    made a Part once: a cluster of 100,000 GPUs has some 300,000 modules and cables but a few dozen parts."""
+    bom = Bom(defaultdict(Counter), {}, set())
+    _count_racks(ctx, bom)
+    _count_devices(ctx, bom)
+    per_rack, catalog = bom.per_rack, ctx.valid.catalog
+    modules = ctx.topo.modules
+    rack_of = {name: device.rack or "" for name, device in ctx.topo.devices.items()}
+    in_racks = Counter(zip(map(rack_of.__getitem__, map(itemgetter(0), modules)), modules.values(), strict=True))
+    for (rack, key), n in in_racks.items():
+        entry = catalog.entries.get(key)
+        part_number = entry.part_number if isinstance(entry, Transceiver) else ""
+        per_rack[rack][_part("transceiver", key, _product(entry, key), part_number)] += n
+    for (_, a_racks, _, (_, product_key, part_number, length, pieces)), n in shared_cable_list(ctx).tally.items():
+        product = catalog.entries.get(product_key)
+        name = product.name if isinstance(product, CableMedia) else product_key
+        part = _part("cable", product_key, f"{name}, {length:g} m", part_number, "", length)
+        per_rack[a_racks[0]][part] += pieces * n
+    return Bom(dict(per_rack), bom.notes, bom.psu_only)
+
+
+def _count_racks(ctx: RenderContext, bom: Bom) -> None:
+    """Each rack, and its PDUs: one per feed."""
+    for rack in ctx.topo.racks.values():
         rack_type = rack.rack_type
-        per_rack[rack.name][_part("rack", rack.type_key, _product(rack_type, rack.type_key))] += 1
+        bom.per_rack[rack.name][_part("rack", rack.type_key, _product(rack_type, rack.type_key))] += 1
         feed = rack_type.feed
         kw = feed.capacity_kw
         phases = "3-phase" if feed.phases == 3 else "single-phase"
@@ -114,48 +133,48 @@ def collect(ctx: RenderContext) -> Bom:
             f"Rack PDU, {feed.voltage_v:g} V {phases} {feed.current_a:g} A ({kw:.1f} kW), "
             f"{ctx.valid.blueprint.procurement.pdu_outlets} outlets",
         )
-        per_rack[rack.name][pdu] += rack_type.feeds
-        notes[pdu] = f"one per feed per rack; outlets per device in {POWER_CSV}"
+        bom.per_rack[rack.name][pdu] += rack_type.feeds
+        bom.notes[pdu] = f"one per feed per rack; outlets per device in {POWER_CSV}"
+
+
+def _count_devices(ctx: RenderContext, bom: Bom) -> None:
+    """Servers, switches and other equipment, with the airflow the hall needs, and their PSUs."""
+    topo = ctx.topo
     built_in = {f"{rack.name}-{fixed.name}" for rack in topo.racks.values() for fixed in rack.rack_type.fixed_devices}
-    for device in topo.devices.values():
-        entry = catalog.entries.get(device.model)
-        if device.name in built_in:
-            category = "built-in equipment"
-        else:
-            category = {"node": "server", "switch": "switch"}.get(device.kind, "equipment")
-        airflow: Airflow | None = None
-        part_number = ""
-        if isinstance(entry, CatalogDevice) and entry.airflow:
-            airflow = required_airflow("switch" if isinstance(entry, Switch) else device.kind, facing)
-            part_number = entry.airflow.get(airflow, "")
-        part = _part(
-            category, device.model, _product(entry, device.model), part_number, AIRFLOW_TEXT.get(airflow or "", "")
-        )
-        per_rack[device.rack or ""][part] += 1
-        if category == "built-in equipment":
-            notes[part] = "built into its rack type, ships with the rack"
-        if isinstance(entry, CatalogDevice) and entry.psus is not None and category != "built-in equipment":
-            psu = _part(
-                "psu",
-                f"psu:{device.model}",
-                f"PSU of the {_product(entry, device.model)}, {entry.psus.rating_w:g} W",
-                entry.psus.part_numbers.get(airflow, "") if airflow else "",
-                AIRFLOW_TEXT.get(airflow or "", ""),
-            )
-            per_rack[device.rack or ""][psu] += entry.psus.count
-            psu_only.add(psu)
-            notes[psu] = "installed PSUs ship with their devices: only spares are ordered"
-    for (device_name, _cage), key in topo.modules.items():
-        entry = catalog.entries.get(key)
-        part_number = entry.part_number if isinstance(entry, Transceiver) else ""
-        part = _part("transceiver", key, _product(entry, key), part_number)
-        per_rack[topo.devices[device_name].rack or ""][part] += 1
-    for (_, a_racks, _, (_, product_key, part_number, length, pieces)), n in shared_cable_list(ctx).tally.items():
-        product = catalog.entries.get(product_key)
-        name = product.name if isinstance(product, CableMedia) else product_key
-        part = _part("cable", product_key, f"{name}, {length:g} m", part_number, "", length)
-        per_rack[a_racks[0]][part] += pieces * n
-    return Bom(dict(per_rack), notes, psu_only)
+    alike = Counter((d.rack or "", d.model, d.kind, d.name in built_in) for d in topo.devices.values())
+    parts: dict[tuple[str, str, bool], list[tuple[Part, int]]] = {}
+    for (rack, model, kind, fixed), n in alike.items():
+        if (model, kind, fixed) not in parts:
+            parts[model, kind, fixed] = _device_parts(ctx, bom, model, kind, fixed)
+        for part, per_device in parts[model, kind, fixed]:
+            bom.per_rack[rack][part] += per_device * n
+
+
+def _device_parts(ctx: RenderContext, bom: Bom, model: str, kind: str, fixed: bool) -> list[tuple[Part, int]]:
+    """What one device of a model installs: itself and its PSUs (with how many), each a Part."""
+    entry = ctx.valid.catalog.entries.get(model)
+    category = "built-in equipment" if fixed else {"node": "server", "switch": "switch"}.get(kind, "equipment")
+    airflow: Airflow | None = None
+    part_number = ""
+    if isinstance(entry, CatalogDevice) and entry.airflow:
+        kind = "switch" if isinstance(entry, Switch) else kind
+        airflow = required_airflow(kind, ctx.valid.blueprint.floor.switch_ports_face)
+        part_number = entry.airflow.get(airflow, "")
+    part = _part(category, model, _product(entry, model), part_number, AIRFLOW_TEXT.get(airflow or "", ""))
+    if fixed:
+        bom.notes[part] = "built into its rack type, ships with the rack"
+    if not isinstance(entry, CatalogDevice) or entry.psus is None or fixed:
+        return [(part, 1)]
+    psu = _part(
+        "psu",
+        f"psu:{model}",
+        f"PSU of the {_product(entry, model)}, {entry.psus.rating_w:g} W",
+        entry.psus.part_numbers.get(airflow, "") if airflow else "",
+        AIRFLOW_TEXT.get(airflow or "", ""),
+    )
+    bom.psu_only.add(psu)
+    bom.notes[psu] = "installed PSUs ship with their devices: only spares are ordered"
+    return [(part, 1), (psu, entry.psus.count)]
 
 
 def bom_rows(ctx: RenderContext, bom: Bom | None = None) -> list[list[object]]:
@@ -203,26 +222,39 @@ def bom_rows(ctx: RenderContext, bom: Bom | None = None) -> list[list[object]]:
     return rows
 
 
-def rack_rows(bom: Bom, rack_order: list[str]) -> list[list[object]]:
+def racks_csv(bom: Bom, rack_order: list[str]) -> str:
+    """bom-racks.csv: per rack (floor order), the installed quantity of each part (in bom.csv's order)."""
+    cell = csv_cells()
+    parts = sorted(bom.total())
+    part_cells = {p: "".join(map(cell.__getitem__, (p.category, p.item, p.part_number, p.description))) for p in parts}
+    rank = {part: i for i, part in enumerate(parts)}
     order = {name: i for i, name in enumerate(rack_order)}
-    out: list[list[object]] = []
+    lines = [f"{csv_line(RACK_HEADER)}\n"]
     for rack in sorted(bom.per_rack, key=lambda name: (order.get(name, len(order)), name)):
-        for part, n in sorted(bom.per_rack[rack].items()):
-            out.append([rack, part.category, part.item, part.part_number, part.description, n])
-    return out
+        here = cell[rack]
+        counts = sorted(bom.per_rack[rack].items(), key=lambda item: rank[item[0]])
+        lines.extend(f"{here}{part_cells[part]}{csv_field(n)}\n" for part, n in counts)
+    return "".join(lines)
 
 
-def power_rows(ctx: RenderContext) -> list[list[object]]:
+def power_csv(ctx: RenderContext) -> str:
+    """power.csv: every PSU's rack, PDU, feed and outlet, and its device, the device's U and the PSU's number."""
     devices = ctx.topo.devices
-    return [[o.rack, o.pdu, o.feed, o.outlet, o.device, devices[o.device].u, o.psu] for o in ctx.topo.outlets]
+    cell = csv_cells()
+    device = Escaped(lambda name: f"{cell[name]}{cell[devices[name].u]}")  # and its U
+    lines = [
+        f"{cell[o.rack]}{cell[o.pdu]}{cell[o.feed]}{cell[o.outlet]}{device[o.device]}{csv_field(o.psu)}\n"
+        for o in ctx.topo.outlets
+    ]
+    return "".join([f"{csv_line(POWER_HEADER)}\n", *lines])
 
 
 def render_bom(ctx: RenderContext) -> dict[str, str]:
     bom = ctx.shared(collect)
     return {
         BOM_CSV: csv_text(BOM_HEADER, bom_rows(ctx, bom)),
-        BOM_RACKS_CSV: csv_text(RACK_HEADER, rack_rows(bom, list(ctx.topo.racks))),
-        POWER_CSV: csv_text(POWER_HEADER, power_rows(ctx)),
+        BOM_RACKS_CSV: racks_csv(bom, list(ctx.topo.racks)),
+        POWER_CSV: power_csv(ctx),
     }
 
 

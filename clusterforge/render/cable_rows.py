@@ -97,8 +97,10 @@ class CableList:
     table: CableTable
     labels: list[str]
     cables: list[Cable]
-    positions: list[int]
-    """Where each cable's first link stands in the cable table (plan order)."""
+    kinds: list[CableKind]
+    positions: list[int] | None
+    """Where each cable's first link stands in the cable table (plan order); None when every link is a
+    cable of its own, so that the i-th cable is the table's i-th link."""
     irregular: dict[int, CableRow]
     """The cables whose ends are not simply their one link's A and B ends (several links, a hub at the B
     end), by position in the list."""
@@ -116,16 +118,15 @@ class CableList:
         return self.table.link_labels
 
     def at_cables(self, values: list[T]) -> list[T]:
-        """Values given per link in plan order, taken at each cable's first link."""
-        return in_order(values, self.positions)
+        """Values given per link in plan order, taken at each cable's first link (do not change the result:
+        it may be `values` itself)."""
+        return taken_at(values, self.positions)
 
     def rows(self) -> list[CableRow]:
         """Every cable as a CableRow: for the per-rack lists of a small cluster (an object per cable)."""
         if not self._rows:
             links = self.table.links.source
-            rows = (
-                _row(self.table, cable, label, links) for cable, label in zip(self.cables, self.labels, strict=True)
-            )
+            rows = (_row(self.table, c, label, links) for c, label in zip(self.cables, self.labels, strict=True))
             self._rows.extend(rows)
         return self._rows
 
@@ -139,40 +140,68 @@ def _cable_list(ctx: RenderContext) -> CableList:
 
 
 def cable_list(ctx: RenderContext, table: CableTable) -> CableList:
-    all_cables, links = ctx.topo.cables, ctx.topo.links
     labels = list(table.cable_labels.values())
-    cables = in_order(all_cables, list(table.cable_labels))
+    cables = in_order(ctx.topo.cables, list(table.cable_labels))
+    positions = _first_links(table)
+    irregular = {} if _all_simple(cables) else _irregular(table, cables, labels, ctx.topo.links)
+    fabrics = taken_at(table.column("fabric"), positions)
+    if irregular:
+        fabrics = list(fabrics)
+        for i, row in irregular.items():
+            fabrics[i] = row.fabric
+    kinds = _kinds(cables)
+    tally = _tally(fabrics, taken_at(table.a, positions), taken_at(table.b, positions), kinds, irregular)
+    return CableList(table, labels, cables, kinds, positions, irregular, fabrics, tally)
+
+
+def taken_at(values: list[T], positions: list[int] | None) -> list[T]:
+    """`values` at `positions`; `values` itself for None."""
+    return values if positions is None else in_order(values, positions)
+
+
+def _kinds(cables: list[Cable]) -> list[CableKind]:
+    """Each cable's kind, equal kinds one tuple: 320,000 cables share a few dozen tuples (a tuple per cable
+    would be 320,000 more objects for the garbage collector to go over, again and again)."""
+    first: dict[CableKind, CableKind] = {}
+    return [first.setdefault(kind, kind) for kind in map(cable_kind, cables)]
+
+
+def _first_links(table: CableTable) -> list[int] | None:
+    """Where each cable's first link stands in the table; None when each link is a cable of its own."""
     carriers = table.column("cable")
     first_at = dict(zip(reversed(carriers), range(len(carriers) - 1, -1, -1), strict=True))  # the first wins
-    positions = list(map(first_at.__getitem__, table.cable_labels))
-    irregular = {
+    if len(table.cable_labels) == len(carriers) and -1 not in first_at:
+        return None
+    return list(map(first_at.__getitem__, table.cable_labels))
+
+
+def _all_simple(cables: list[Cable]) -> bool:
+    """Whether every cable carries one link, with its plug at the link's A end."""
+    return sum(map(len, map(attrgetter("links"), cables))) == len(cables) and not any(
+        map(attrgetter("hub_is_b"), cables)
+    )
+
+
+def _irregular(table: CableTable, cables: list[Cable], labels: list[str], links: list[Link]) -> dict[int, CableRow]:
+    return {
         i: _row(table, cable, labels[i], links)
         for i, cable in enumerate(cables)
         if len(cable.links) > 1 or cable.hub_is_b
     }
-    fabrics = in_order(table.column("fabric"), positions)
-    for i, row in irregular.items():
-        fabrics[i] = row.fabric
-    return CableList(table, labels, cables, positions, irregular, fabrics, _tally(table, cables, positions, irregular))
 
 
 def _tally(
-    table: CableTable, cables: list[Cable], positions: list[int], irregular: dict[int, CableRow]
+    fabrics: list[str], a: list[Place], b: list[Place], kinds: list[CableKind], irregular: dict[int, CableRow]
 ) -> Counter[TallyKey]:
     """Cables counted by fabric, end racks and kind: a few thousand keys for 320,000 cables. The columns are
     counted as if every cable were its first link; the irregular cables are then counted again right."""
     rack = attrgetter("rack")
-    columns = (
-        in_order(table.column("fabric"), positions),
-        list(map(rack, in_order(table.a, positions))),
-        list(map(rack, in_order(table.b, positions))),
-        list(map(cable_kind, cables)),
-    )
+    columns = (fabrics, list(map(rack, a)), list(map(rack, b)), kinds)
     simple: Counter[tuple[str, str, str, CableKind]] = Counter(zip(*columns, strict=True))
     for i in irregular:
         simple[columns[0][i], columns[1][i], columns[2][i], columns[3][i]] -= 1
     tally: Counter[TallyKey] = Counter(
-        {(fabric, (a,), (b,), kind): n for (fabric, a, b, kind), n in simple.items() if n}
+        {(fabric, (a_rack,), (b_rack,), kind): n for (fabric, a_rack, b_rack, kind), n in simple.items() if n}
     )
     for row in irregular.values():
         tally[row.fabric, row.a.racks(), row.b.racks(), cable_kind(row.cable)] += 1

@@ -10,9 +10,9 @@ from itertools import chain
 from operator import add, attrgetter
 from typing import Any
 
-from .cable_rows import CableEnd, CableKind, CableList, CableRow, TallyKey, cable_kind, place_where, shared_cable_list
+from .cable_rows import CableEnd, CableKind, CableList, CableRow, TallyKey, place_where, shared_cable_list
 from .context import RenderContext
-from .escape import Escaped, csv_field, csv_line, md_cell
+from .escape import Escaped, csv_cells, csv_field, csv_line, md_cell, plain_texts
 from .handoff_common import CableTable, shared_cable_table
 from .link_parts import LinkParts
 
@@ -58,46 +58,64 @@ def _port_text(end: CableEnd) -> str:
     return "+".join(end.ports) if len(end.places) == 1 else " / ".join(end.ports)
 
 
-def cabling_csv(cables: CableList) -> str:
-    """cabling.csv: the header, then one line per physical cable (the columns of CSV_HEADER).
+def cabling_csv(cables: CableList, heads: list[str] | None = None) -> str:
+    """cabling.csv: the header, then one line per physical cable (the columns of CSV_HEADER). `heads` are
+    the fabric, tier and rail cells of each link (`link_heads`), when the caller has them."""
+    lines = _simple_lines(cables, link_heads(cables.table) if heads is None else heads)
+    if lines is None:
+        lines = [f"{csv_line(cable_cells(r))}\n" for r in cables.rows()]
+    else:
+        for i, row in cables.irregular.items():
+            lines[i] = f"{csv_line(cable_cells(row))}\n"
+    return "".join([f"{csv_line(CSV_HEADER)}\n", *lines])
 
-    A cable of one link is written from texts escaped once per distinct value (its device's row, rack, U and
-    name; its port; its optics; its kind of cable), with the comma that follows them: only its label and the
-    two label texts are escaped per cable. The other cables (`CableList.irregular`) go cell by cell."""
+
+def _simple_lines(cables: CableList, heads: list[str]) -> list[str] | None:
+    """The line of every cable as if it were its first link alone (right for all but the irregular cables),
+    from texts escaped once per distinct value (a device's row, rack, U and name; a port; optics; a kind of
+    cable), each with the comma that follows it. The labels and the label texts, new for every cable, are
+    quoted as they stand: None when some label or device text would need more than quotes."""
     table, at = cables.table, cables.at_cables
-    cell = Escaped(lambda value: f"{csv_field(value)},")
-    link = Escaped(lambda key: "".join(cell[v] for v in (key[0], key[1], "" if key[2] is None else key[2], 1)))
+    cell = csv_cells()
     place = Escaped(lambda p: "".join(cell[v] for v in (p.row, p.rack, "" if p.u is None else str(p.u), p.device)))
-    where = Escaped(place_where)
     a_module = Escaped(lambda parts: cell[parts.a_transceiver])
     b_module = Escaped(lambda parts: cell[parts.b_transceiver] + cell[f"{parts.speed_gbps:g}"])  # and the speed
     kind = Escaped(lambda k: "".join(cell[v] for v in (*k[:3], f"{k[3]:g}")))  # media, product, part, length
     run = Escaped(lambda metres: cell[f"{metres:g}"])
     a_places, b_places = at(table.a), at(table.b)
     a_ports, b_ports = at(table.column("a_port")), at(table.column("b_port"))
+    where = Escaped(place_where)
+    a_where = list(map(add, map(where.__getitem__, a_places), a_ports))
+    b_where = list(map(add, map(where.__getitem__, b_places), b_ports))
+    if not (plain_texts(cables.labels) and '"' not in "".join(a_where) and '"' not in "".join(b_where)):
+        return None
     columns = zip(
         cables.labels,
-        map(link.__getitem__, zip(*(at(table.column(name)) for name in ("fabric", "tier", "rail")), strict=True)),
+        at(heads),
         map(place.__getitem__, a_places),
         a_ports,
-        map(add, map(where.__getitem__, a_places), a_ports),
+        a_where,
         map(place.__getitem__, b_places),
         b_ports,
-        map(add, map(where.__getitem__, b_places), b_ports),
+        b_where,
         at(table.parts),
-        map(cable_kind, cables.cables),
+        cables.kinds,
         map(attrgetter("run_m"), cables.cables),
         strict=True,
     )
-    lines = [
-        f"{csv_field(label)},{fabric}{a_place}{cell[a_port]}{a_module[parts]}{b_place}{cell[b_port]}"
-        f"{b_module[parts]}{kind[k]}{run[metres]}{k[4]},{csv_field(f'{label} | {a_where} | to {b_where}')},"
-        f"{csv_field(f'{label} | {b_where} | to {a_where}')}\n"
-        for label, fabric, a_place, a_port, a_where, b_place, b_port, b_where, parts, k, metres in columns
+    return [
+        f'"{label}",{head}1,{a_place}{cell[a_port]}{a_module[parts]}{b_place}{cell[b_port]}{b_module[parts]}'
+        f'{kind[k]}{run[metres]}{k[4]},"{label} | {a_at} | to {b_at}","{label} | {b_at} | to {a_at}"\n'
+        for label, head, a_place, a_port, a_at, b_place, b_port, b_at, parts, k, metres in columns
     ]
-    for i, row in cables.irregular.items():
-        lines[i] = f"{csv_line(cable_cells(row))}\n"
-    return "".join([f"{csv_line(CSV_HEADER)}\n", *lines])
+
+
+def link_heads(table: CableTable) -> list[str]:
+    """The fabric, tier and rail cells of every link, in plan order, each with the comma that follows."""
+    cell = csv_cells()
+    head = Escaped(lambda key: f"{cell[key[0]]}{cell[key[1]]}{cell['' if key[2] is None else key[2]]}")
+    links = table.links  # made in the topology's order, then put in plan order
+    return table.in_order(list(map(head.__getitem__, zip(links["fabric"], links["tier"], links["rail"], strict=True))))
 
 
 def cable_cells(r: CableRow) -> list[object]:
@@ -127,15 +145,14 @@ def _end_cells(end: CableEnd) -> list[object]:
     return [end.column("row"), end.column("rack"), end.column("u"), end.column("device"), _port_text(end), end.module]
 
 
-def csv_text(table: CableTable, labels: list[str]) -> str:
-    """links.csv: the header, then one line per link (the columns of LINKS_HEADER).
+def csv_text(table: CableTable, labels: list[str], heads: list[str] | None = None) -> str:
+    """links.csv: the header, then one line per link (the columns of LINKS_HEADER). `heads` are the fabric,
+    tier and rail cells of each link (`link_heads`), when the caller has them.
 
     Every cell that repeats (devices, ports, optics, cable types, lengths) is escaped once, with the comma
     or newline that follows it, and neighbouring cells that go together (a device's row, rack, U and name)
     as one text; the file is then one join of ready texts, without a string per line in between."""
-    cell = Escaped(lambda value: f"{csv_field(value)},")
-    # fabric, tier and rail
-    link = Escaped(lambda key: f"{cell[key[0]]}{cell[key[1]]}{cell['' if key[2] is None else key[2]]}")
+    cell = csv_cells()
     place = Escaped(lambda p: "".join((cell[p.row], cell[p.rack], cell["" if p.u is None else p.u], cell[p.device])))
     a_module = Escaped(lambda parts: cell[parts.a_transceiver])
     b_module = Escaped(
@@ -147,11 +164,11 @@ def csv_text(table: CableTable, labels: list[str]) -> str:
         return map(escape.__getitem__, values)
 
     links = table.links  # cells made of several columns are made in the topology's order, then put in plan order
-    link_cells = list(cells(link, zip(links["fabric"], links["tier"], links["rail"], strict=True)))
     length_cells = list(cells(lengths, zip(links["length_class_m"], links["length_m"], strict=True)))
+    quoted = map('"{}",'.format, labels) if plain_texts(labels) else (f"{csv_field(label)}," for label in labels)
     rows = zip(
-        (f"{csv_field(label)}," for label in labels),
-        table.in_order(link_cells),
+        quoted,
+        link_heads(table) if heads is None else heads,
         cells(place, table.a),
         cells(cell, table.column("a_port")),
         cells(a_module, table.parts),
@@ -302,8 +319,9 @@ def markdown_model(ctx: RenderContext, cables: CableList, limit: int = MD_CABLE_
 def render_cabling(ctx: RenderContext) -> dict[str, str]:
     table = shared_cable_table(ctx)
     cables = shared_cable_list(ctx)
+    heads = link_heads(table)
     return {
-        CABLING_CSV: cabling_csv(cables),
-        LINKS_CSV: csv_text(table, cables.link_labels),
+        CABLING_CSV: cabling_csv(cables, heads),
+        LINKS_CSV: csv_text(table, cables.link_labels, heads),
         CABLING_MD: ctx.render("handoff/cabling.md.j2", markdown_model(ctx, cables, MD_CABLE_LIMIT)),
     }

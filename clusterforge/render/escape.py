@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from operator import itemgetter
 from typing import Any
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n")
@@ -57,6 +58,15 @@ def csv_field(value: object) -> str:
     return '"' + csv_cell(value).replace('"', '""') + '"'
 
 
+_first_character = itemgetter(slice(0, 1))
+
+
+def plain_texts(texts: list[str]) -> bool:
+    """Whether csv_field quotes each of `texts` as it stands (no double quote in any, none starting with a
+    space or a formula prefix), so that a column can be quoted without a call per cell."""
+    return '"' not in "".join(texts) and _NOT_PLAIN_START.isdisjoint(map(_first_character, texts))
+
+
 def csv_line(row: Iterable[object]) -> str:
     return ",".join(map(csv_field, row))
 
@@ -78,6 +88,16 @@ class Escaped(dict[Hashable, str]):
     def __missing__(self, value: Hashable) -> str:
         text = self[value] = self._escape(value)
         return text
+
+
+def csv_cells() -> Escaped:
+    """Each value as a CSV cell with the comma that follows it, worked out once per value (ints and strs
+    alike; not for bools: see Escaped)."""
+    return Escaped(_cell_and_comma)
+
+
+def _cell_and_comma(value: object) -> str:
+    return f"{csv_field(value)},"
 
 
 def md_cell(value: object) -> str:
