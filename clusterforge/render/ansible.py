@@ -24,8 +24,10 @@ from .inventory_json import inventory_json
 from .nccl import nccl_groups, pinned_ports
 from .slurm import slurm_paths
 from .software import hosts_text
+from .yaml_text import text_mapping_yaml
 
 INVENTORY = "ansible/inventory.json"
+HOSTS_VARS = "ansible/roles/cf_hosts/vars/main.yml"
 
 # Files of the family that are the same for every blueprint: template -> output path.
 STATIC = {
@@ -63,11 +65,20 @@ def render_ansible(ctx: RenderContext) -> dict[str, str]:
         "ansible/roles/cf_slurm/vars/main.yml": slurm_role_vars(rendered),
         "ansible/roles/cf_nccl/vars/main.yml": nccl_role_vars(ctx.valid, rendered),
         "ansible/roles/cf_software/vars/main.yml": software_role_vars(ctx.valid),
-        "ansible/roles/cf_hosts/vars/main.yml": {"cf_hosts_block": hosts_text(ctx).rstrip()},
     }
     files = {INVENTORY: ctx.render("ansible/inventory.json.j2", {**model, "inventory": inventory_json(inventory)})}
     for path, values in data.items():
         files[path] = ctx.render(f"{path}.j2", {**model, "vars": values})
+    hosts_block = hosts_text(ctx).rstrip()
+    files[HOSTS_VARS] = ctx.render(
+        f"{HOSTS_VARS}.j2",
+        # the block written as YAML here: PyYAML's emitter takes seconds over a large cluster's hosts
+        {
+            **model,
+            "vars": {"cf_hosts_block": hosts_block},
+            "vars_yaml": text_mapping_yaml("cf_hosts_block", hosts_block),
+        },
+    )
     for template, path in STATIC.items():
         files[path] = ctx.render(template, model)
     files.update(render_host_data(ctx.topo))

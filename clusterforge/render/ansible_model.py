@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from ipaddress import IPv4Address
+from socket import inet_ntoa
 from typing import Any
 
 from ..catalog import Server
@@ -108,10 +110,15 @@ def interfaces(topo: Topology) -> tuple[dict[str, dict[str, str]], dict[str, dic
         for key, address in topo.addresses[network].items():
             device, _, port = key.partition(":")
             if port:
-                ports[device][network][port] = str(address)
+                ports[device][network][port] = address_text(address)
             else:
-                single[device][network] = str(address)
+                single[device][network] = address_text(address)
     return single, ports
+
+
+def address_text(address: IPv4Address) -> str:
+    """str(address), three times as fast (what ipaddress does in Python, inet_ntoa does in C)."""
+    return inet_ntoa(address.packed)
 
 
 def _network_of_kind(valid: ValidBlueprint, kind: str) -> str | None:

@@ -10,14 +10,12 @@ parse a small file each, and at 100,000 GPUs the render writes 3,600 files inste
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from ipaddress import IPv4Address
 from typing import Any
 
 from ..expand.topology import Topology
 from .ansible_model import InstallFile, install_vars, interfaces
-from .inventory_json import json_value
+from .inventory_json import json_lines
 from .network import network_paths
 
 HOST_DATA_DIR = "ansible/host_data"
@@ -31,18 +29,24 @@ def host_data_path(rack: str) -> str:
 def _rails(topo: Topology) -> dict[str, dict[int, dict[str, str]]]:
     """node -> rail -> its NIC on that rail, the leaf and leaf port, the NIC's address, subnet and gateway."""
     compute = {name for name, fabric in topo.fabrics.items() if fabric.kind == "compute"}
+    ports = interfaces(topo)[1]
+    texts: dict[int, tuple[str, str | None]] = {}
+    """id of a rail segment -> its subnet and gateway as text: many ports share one segment"""
     rails: dict[str, dict[int, dict[str, str]]] = defaultdict(dict)
     for link in topo.links:
         if link.fabric in compute and link.tier == "node-leaf" and link.rail is not None:
-            address: IPv4Address | None = topo.addresses.get(link.fabric, {}).get(f"{link.a}:{link.a_port}")
             entry = {"fabric": link.fabric, "port": link.a_port, "leaf": link.b, "leaf_port": link.b_port}
+            address = ports.get(link.a, {}).get(link.fabric, {}).get(link.a_port)
             if address is not None:
-                entry["address"] = str(address)
+                entry["address"] = address
             segment = topo.segments.get(link.fabric, {}).get(f"{link.a}:{link.a_port}")
             if segment is not None:
-                entry["subnet"] = str(segment.subnet)
-                if segment.gateway is not None:
-                    entry["gateway"] = str(segment.gateway)
+                if id(segment) not in texts:
+                    gateway = segment.gateway
+                    texts[id(segment)] = str(segment.subnet), None if gateway is None else str(gateway)
+                entry["subnet"], gateway_text = texts[id(segment)]
+                if gateway_text is not None:
+                    entry["gateway"] = gateway_text
             rails[link.a][link.rail] = entry
     return rails
 
@@ -71,8 +75,7 @@ def build_host_data(topo: Topology) -> dict[str, dict[str, dict[str, Any]]]:
 
 def host_data_json(hosts: dict[str, dict[str, Any]]) -> str:
     """One rack's host data as JSON, one line per host (template syntax in a value is written unsafe)."""
-    lines = [f"  {json.dumps(name)}: {json_value(values)}" for name, values in sorted(hosts.items())]
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+    return "{\n" + ",\n".join(json_lines(sorted(hosts.items()), "  ")) + "\n}\n"
 
 
 def render_host_data(topo: Topology) -> dict[str, str]:

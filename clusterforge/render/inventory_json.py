@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from json.encoder import encode_basestring_ascii  # what json.dumps does with a str
 from typing import Any
 
 _ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "'": "\\u0027"})
@@ -49,9 +50,26 @@ def json_value(value: Any) -> str:
     """`value` as compact JSON, keys sorted, template syntax wrapped as unsafe, HTML-unsafe characters escaped.
     JSON's own syntax never holds a template mark, so only a value whose text has one is walked."""
     text = _ENCODER.encode(value)
-    if any(mark in text for mark in _TEMPLATE_MARKS):
+    if _templated(text):
         text = _ENCODER.encode(_safe(value))
-    return text.translate(_ESCAPES)
+    return text.translate(_ESCAPES) if _escaped(text) else text
+
+
+def _escaped(text: str) -> bool:
+    """Whether `text` has a character `_ESCAPES` replaces (translate looks up every character; this does not)."""
+    return "<" in text or ">" in text or "&" in text or "'" in text
+
+
+def json_lines(items: list[tuple[str, Any]], pad: str) -> list[str]:
+    """`<pad>"<name>": <value>` for each (name, value), the value as `json_value` writes it. Encoded one by
+    one, the values are looked over for template syntax and characters to escape all at once, and one by one
+    only when some value has them."""
+    names, values = [name for name, _ in items], [value for _, value in items]
+    texts = ["{}" if value == {} else _ENCODER.encode(value) for value in values]
+    every = "".join(texts)
+    if _templated(every) or _escaped(every):
+        texts = list(map(json_value, values))
+    return [f"{pad}{name}: {text}" for name, text in zip(map(encode_basestring_ascii, names), texts, strict=True)]
 
 
 def _vars_names(group: dict[str, Any]) -> Iterator[str]:
@@ -61,12 +79,15 @@ def _vars_names(group: dict[str, Any]) -> Iterator[str]:
 
 
 _ABSENT = object()
+_EXACT = (str, int, bool, type(None))
 
 
 def _all_equal(value: Any, others: list[Any]) -> bool:
     """Every one of `others` is `value` (as JSON: 1 and True differ, key order does not)."""
     if not all(other == value for other in others):
         return False
+    if type(value) in _EXACT and all(type(other) is type(value) for other in others):
+        return True  # equal values of one of these types are the same JSON
     text = _ENCODER.encode(value)
     return all(_ENCODER.encode(other) == text for other in others)
 
@@ -97,9 +118,9 @@ def factored(inventory: dict[str, Any]) -> dict[str, Any]:
 def _group(name: str, body: dict[str, Any], pad: str, out: list[str]) -> None:
     parts: list[tuple[str, list[str]]] = []
     if body.get("vars"):
-        parts.append(("vars", [f"{pad}    {json.dumps(k)}: {json_value(v)}" for k, v in body["vars"].items()]))
+        parts.append(("vars", json_lines(list(body["vars"].items()), f"{pad}    ")))
     if body.get("hosts"):
-        parts.append(("hosts", [f"{pad}    {json.dumps(h)}: {json_value(v)}" for h, v in body["hosts"].items()]))
+        parts.append(("hosts", json_lines(list(body["hosts"].items()), f"{pad}    ")))
     if not parts and not body.get("children"):
         out.append(f"{pad}{json.dumps(name)}: {{}}")
         return
