@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from .. import codes
 from ..errors import Finding, Severity, sorted_findings
+from ..expand.gc_paused import gc_paused
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from .addresses import check_address_agreement
@@ -55,10 +56,11 @@ CHECKS: tuple[Check, ...] = (
 def run_checks(valid: ValidBlueprint, topo: Topology, earlier: Iterable[Finding] = ()) -> list[Finding]:
     """Every check's findings plus `earlier` ones (from expansion), with suppressions applied, then those that
     repeat per rack or node grouped into one (checks/grouping.py)."""
-    ctx = CheckContext(valid, topo)
     findings = list(earlier)
-    for check in CHECKS:
-        findings.extend(check(ctx))
+    with gc_paused():
+        ctx = CheckContext(valid, topo)
+        for check in CHECKS:
+            findings.extend(check(ctx))
     return group_repeats(apply_suppressions(valid, findings))
 
 

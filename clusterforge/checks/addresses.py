@@ -4,7 +4,7 @@ address, and no address on two interfaces. netplan accepts all of these mistakes
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter
 from collections.abc import Iterator
 from ipaddress import IPv4Address, IPv4Network
 
@@ -13,16 +13,30 @@ from ..errors import Finding, Severity
 from .context import CheckContext
 
 
-def _disagreement(address: IPv4Address, subnet: IPv4Network, gateway: IPv4Address | None) -> str | None:
-    if address not in subnet:
-        return f"is outside its subnet {subnet}"
-    if subnet.prefixlen < 31 and address in (subnet.network_address, subnet.broadcast_address):
-        return f"is the network or broadcast address of {subnet}"
-    if gateway is not None and gateway not in subnet:
-        return f"has its gateway {gateway} outside its subnet {subnet}"
-    if gateway == address:
-        return "is its own gateway"
-    return None
+class _Subnet:
+    """A subnet and gateway as integers, worked out once for all the interfaces that share them."""
+
+    def __init__(self, subnet: IPv4Network, gateway: IPv4Address | None) -> None:
+        self.subnet = subnet
+        self.first, self.last = int(subnet.network_address), int(subnet.broadcast_address)
+        self.has_edges = subnet.prefixlen < 31  # a /31 has no network or broadcast address (RFC 3021)
+        self.gateway = None if gateway is None else int(gateway)
+        self.gateway_problem = (
+            f"has its gateway {gateway} outside its subnet {subnet}"
+            if gateway is not None and gateway not in subnet
+            else None
+        )
+
+    def disagreement(self, address: int) -> str | None:
+        if not self.first <= address <= self.last:
+            return f"is outside its subnet {self.subnet}"
+        if self.has_edges and address in (self.first, self.last):
+            return f"is the network or broadcast address of {self.subnet}"
+        if self.gateway_problem is not None:
+            return self.gateway_problem
+        if self.gateway == address:
+            return "is its own gateway"
+        return None
 
 
 def _interfaces(ctx: CheckContext) -> Iterator[tuple[str, str, IPv4Address, IPv4Network | None, IPv4Address | None]]:
@@ -41,12 +55,15 @@ def _interfaces(ctx: CheckContext) -> Iterator[tuple[str, str, IPv4Address, IPv4
 
 
 def check_address_agreement(ctx: CheckContext) -> Iterator[Finding]:
-    owners: dict[IPv4Address, list[str]] = defaultdict(list)
-    for network, key, address, subnet, gateway in _interfaces(ctx):
-        owners[address].append(f"{key} on '{network}'")
+    interfaces = list(_interfaces(ctx))
+    numbers = [int(address) for _, _, address, _, _ in interfaces]
+    subnets: dict[tuple[IPv4Network, IPv4Address | None], _Subnet] = {}
+    for (network, key, address, subnet, gateway), number in zip(interfaces, numbers, strict=True):
         if subnet is None:
             continue
-        problem = _disagreement(address, subnet, gateway)
+        if (subnet, gateway) not in subnets:
+            subnets[(subnet, gateway)] = _Subnet(subnet, gateway)
+        problem = subnets[(subnet, gateway)].disagreement(number)
         if problem is not None:
             yield ctx.finding(
                 codes.ADDRESS_SUBNET_DISAGREE,
@@ -55,12 +72,16 @@ def check_address_agreement(ctx: CheckContext) -> Iterator[Finding]:
                 ("fabrics", network, "ipv4_pool"),
                 key,
             )
-    for address, where in owners.items():
-        if len(where) > 1:
-            yield ctx.finding(
-                codes.ADDRESS_ON_TWO_INTERFACES,
-                Severity.ERROR,
-                f"address {address} is on {len(where)} interfaces: {', '.join(where)}",
-                ("fabrics",),
-                str(address),
-            )
+    shared = {number for number, count in Counter(numbers).items() if count > 1}
+    owners: dict[int, tuple[IPv4Address, list[str]]] = {}
+    for (network, key, address, _, _), number in zip(interfaces, numbers, strict=True):
+        if number in shared:
+            owners.setdefault(number, (address, []))[1].append(f"{key} on '{network}'")
+    for address, where in owners.values():
+        yield ctx.finding(
+            codes.ADDRESS_ON_TWO_INTERFACES,
+            Severity.ERROR,
+            f"address {address} is on {len(where)} interfaces: {', '.join(where)}",
+            ("fabrics",),
+            str(address),
+        )

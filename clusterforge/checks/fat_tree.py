@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 
 from .. import codes
 from ..errors import Finding, Severity
+from ..expand.union_find import UnionFind
 from .context import CheckContext
 
 SWITCH_LEVELS = (("leaf-spine", "leaf"), ("spine-core", "spine"))
@@ -24,32 +25,25 @@ def level_faults(lower: Iterable[str], pairs: Iterable[tuple[str, str]]) -> list
     of ports in an upward port group")."""
     links: Counter[tuple[str, str]] = Counter(pairs)
     ups: dict[str, set[str]] = defaultdict(set)
-    parent: dict[str, str] = {}
-
-    def root(name: str) -> str:
-        parent.setdefault(name, name)
-        while parent[name] != name:
-            parent[name] = parent[parent[name]]
-            name = parent[name]
-        return name
-
+    joins = UnionFind()
     for low, high in links:
         ups[low].add(high)
-        parent[root(low)] = root(high)
+        joins.join(low, high)
+    group_of = {low: joins.root(low) for low in ups}  # each lower switch's group, once all are joined
     group_ups: dict[str, set[str]] = defaultdict(set)
     widths: dict[str, Counter[int]] = defaultdict(Counter)
     for (low, _), count in links.items():
-        widths[root(low)][count] += 1
+        widths[group_of[low]][count] += 1
     for low, highs in ups.items():
-        group_ups[root(low)] |= highs
+        group_ups[group_of[low]] |= highs
     faults = []
     for low in sorted(set(lower)):
         if not ups.get(low):
             faults.append(f"{low} has no uplink")
             continue
-        missing = sorted(group_ups[root(low)] - ups[low])
+        missing = sorted(group_ups[group_of[low]] - ups[low])
         faults.extend(f"{low} has no link to {high}" for high in missing)
-        usual = widths[root(low)].most_common(1)[0][0]
+        usual = widths[group_of[low]].most_common(1)[0][0]
         faults.extend(
             f"{low} has {_links(links[low, high])} to {high}, where its group has {usual}"
             for high in sorted(ups[low])
@@ -80,7 +74,7 @@ def fat_tree_faults(tiers: int, switches: dict[str, str], links: Iterable[tuple[
 def topology_faults(ctx: CheckContext, fabric: str) -> list[str]:
     topo = ctx.topo
     switches = {d.name: d.role for d in topo.switches(fabric) if d.role != "oob"}
-    links = ((link.tier, link.a, link.b) for link in topo.fabric_links(fabric) if link.tier != "node-leaf")
+    links = [(link.tier, link.a, link.b) for link in topo.fabric_links(fabric) if link.tier != "node-leaf"]
     return fat_tree_faults(topo.fabrics[fabric].tiers, switches, links)
 
 

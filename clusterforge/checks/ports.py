@@ -33,13 +33,15 @@ def check_switch_radix(ctx: CheckContext) -> Iterator[Finding]:
 def check_unconnected_ports(ctx: CheckContext) -> Iterator[Finding]:
     bp, catalog = ctx.valid.blueprint, ctx.valid.catalog
     kinds = {"oob" if isinstance(f, OobFabric) else f.kind for f in bp.fabrics.values()}
-    connected: Counter[tuple[str, str]] = Counter()
-    for link in ctx.topo.links:
-        connected[(link.a, link.a_port.rstrip("0123456789"))] += 1
+    a_ports = [link.a_port for link in ctx.topo.links]
+    group_of = {port: port.rstrip("0123456789") for port in set(a_ports)}
+    connected = Counter(zip([link.a for link in ctx.topo.links], map(group_of.__getitem__, a_ports), strict=True))
     idle: dict[tuple[str, str], int] = defaultdict(int)
+    servers: dict[str, Server] = {}
     for node in ctx.topo.nodes():
-        server = catalog.require(node.model, Server)
-        for group in server.ports:
+        if node.model not in servers:
+            servers[node.model] = catalog.require(node.model, Server)
+        for group in servers[node.model].ports:
             if group.role in _FABRIC_OF_ROLE:
                 left = group.count - connected[(node.name, group.name)]
                 if left > 0:

@@ -10,6 +10,7 @@ from .addressing import assign_addresses
 from .cabling import cable_links
 from .context import ExpandContext
 from .fabric import build_fabrics
+from .gc_paused import gc_paused
 from .nvlink import build_domains
 from .oob import build_oob
 from .outlets import assign_outlets
@@ -35,10 +36,11 @@ EXPANDERS: tuple[Expander, ...] = (
 def expand(valid: ValidBlueprint) -> tuple[Topology, list[Finding]]:
     """Build the topology; raise BlueprintError when an expander reports an error."""
     ctx = ExpandContext(valid, Topology(valid.blueprint.name))
-    for expander in EXPANDERS:
-        expander(ctx)
-        if ctx.failed:
-            raise BlueprintError(ctx.findings)
+    with gc_paused():
+        for expander in EXPANDERS:
+            expander(ctx)
+            if ctx.failed:
+                raise BlueprintError(ctx.findings)
     return ctx.topo, [f for f in ctx.findings if f.severity is not Severity.ERROR]
 
 

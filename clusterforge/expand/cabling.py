@@ -155,7 +155,7 @@ class Cabler:
         for p, (cage_a, cage_b) in enumerate(zip(self.cage_a, self.cage_b, strict=True)):
             self.on_cage[cage_a].append(p)
             self.on_cage[cage_b].append(p)
-        self.hub_legs = [self._hub_leg(cage) for cage in range(len(cage_ids))]
+        self.hub_legs = self._hub_legs()
         """Cage number -> the kind of end a splitter from it would reach, or None."""
         self.split_fibres: dict[tuple[str, int, int], list[int]] = {}
         self.fibre_parts: dict[tuple[str, int, int], OpticPart] = {}
@@ -197,6 +197,18 @@ class Cabler:
             if leg is not None:
                 return list(on_hub), self.finder.splitter(hub.spec, leg, speed, len(on_hub)), hub_is_b
         return [p], None, False
+
+    def _hub_legs(self) -> list[EndSpec | None]:
+        """A splitter from a cage can carry its links when it has several, each to a cage of its own: the
+        cages one of whose links goes to a shared cage are ruled out first, for all links at once."""
+        alone = [len(on) == 1 for on in self.on_cage]
+        shared_far = bytearray(len(self.on_cage))
+        for cage_a, cage_b in zip(self.cage_a, self.cage_b, strict=True):
+            if not alone[cage_b]:
+                shared_far[cage_a] = 1
+            if not alone[cage_a]:
+                shared_far[cage_b] = 1
+        return [None if alone[cage] or shared_far[cage] else self._hub_leg(cage) for cage in range(len(self.on_cage))]
 
     def _hub_leg(self, cage: int) -> EndSpec | None:
         """The kind of end a splitter from `cage` would reach, when one could: the cage has several links, at

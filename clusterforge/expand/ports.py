@@ -17,7 +17,7 @@ from weakref import WeakKeyDictionary
 from ..catalog import Catalog, PortGroup, Switch
 
 if TYPE_CHECKING:
-    from .topology import Link, Topology
+    from .topology import Topology
 
 NO_DATA_PORTS_HINT = "its catalog entry lists management ports only: pick a switch model with data ports"
 
@@ -185,21 +185,19 @@ def booked_ports(topo: Topology, catalog: Catalog) -> Booked:
     return result
 
 
-def _data_ends(link: Link) -> tuple[str | None, str | None]:
-    """The devices whose data ports a link books, None for a management port: an OOB link's A end, and its B
-    end too when that is the same device (a management switch's own management port in one of its ports)."""
-    if link.tier != "oob":
-        return link.a, link.b
-    return None, None if link.b == link.a else link.b
-
-
 def _booked_ports(topo: Topology, catalog: Catalog) -> Booked:
     """Link ends are counted per (device, port kind, speed) first (a port's kind: the group names its name
     starts with), so the booking rule runs once per switch and port group, not once per link."""
     links = topo.links
-    devices = list(chain.from_iterable(_data_ends(x) for x in links))
-    ports = list(chain.from_iterable((x.a_port, x.b_port) for x in links))
-    speeds = list(chain.from_iterable((x.speed_gbps, x.speed_gbps) for x in links))
+    tiers, a_names, b_names = [x.tier for x in links], [x.a for x in links], [x.b for x in links]
+    # an OOB link's A end is a management port, not a data port (nor its B end when that is the same device:
+    # a management switch's own management port in one of its ports)
+    a_data = [None if tier == "oob" else a for tier, a in zip(tiers, a_names, strict=True)]
+    b_data = [None if tier == "oob" and a == b else b for tier, a, b in zip(tiers, a_names, b_names, strict=True)]
+    devices = list(chain.from_iterable(zip(a_data, b_data, strict=True)))  # in link order, A end first
+    ports = list(chain.from_iterable(zip([x.a_port for x in links], [x.b_port for x in links], strict=True)))
+    link_speeds = [x.speed_gbps for x in links]
+    speeds = chain.from_iterable(zip(link_speeds, link_speeds, strict=True))
     switches = {model: catalog.get(model, Switch) for model in {d.model for d in topo.devices.values()}}
     names = sorted({g.name for switch in switches.values() if switch is not None for g in data_groups(switch)})
     kind = {port: tuple(n for n in names if port.startswith(n)) for port in set(ports)}

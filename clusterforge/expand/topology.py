@@ -1,7 +1,8 @@
 """The expanded cluster: racks, devices, links, NVLink domains and addresses, over one adjacency map.
 
 Devices are the vertices; two devices with at least one link are neighbours, the pair carrying the indexes
-of those links in `Topology.links`. This is the only module that imports networkx (for connected components).
+of those links in `Topology.links`. Plain dicts and lists: at 100,000 GPUs a networkx graph of the links costs
+more to build than the rest of expansion (the node-link JSON export is still networkx's form).
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Network
 from typing import Literal
 
-import networkx as nx
-
 from ..catalog import RackType
+from .union_find import UnionFind
 
 DeviceKind = Literal["node", "switch", "equipment"]
 Tier = Literal["leaf", "spine", "core", "oob"]
@@ -319,8 +319,10 @@ class Topology:
                     found[group].add(link.fabric)
         return dict(found)
 
-    def fabric_links(self, fabric: str, tier: LinkTier | None = None) -> Iterable[Link]:
-        return (link for link in self.links if link.fabric == fabric and (tier is None or link.tier == tier))
+    def fabric_links(self, fabric: str, tier: LinkTier | None = None) -> list[Link]:
+        if tier is None:
+            return [link for link in self.links if link.fabric == fabric]
+        return [link for link in self.links if link.fabric == fabric and link.tier == tier]
 
     def switch_islands(self, fabric: str) -> int:
         """Connected groups of `fabric`'s switches over switch-to-switch links (an InfiniBand subnet each);
@@ -328,12 +330,11 @@ class Topology:
         known = self._islands.get(fabric)
         if known is not None and known[:2] == (len(self.devices), len(self.links)):
             return known[2]
-        sub = nx.Graph()
-        sub.add_nodes_from(d.name for d in self.switches(fabric) if d.role != "oob")
-        for link in self.fabric_links(fabric):
-            if link.tier in ("leaf-peer", "leaf-spine", "spine-core"):
-                sub.add_edge(link.a, link.b)
-        islands: int = nx.number_connected_components(sub)
+        joins = UnionFind(d.name for d in self.switches(fabric) if d.role != "oob")
+        for link in self.links:
+            if link.fabric == fabric and link.tier in ("leaf-peer", "leaf-spine", "spine-core"):
+                joins.join(link.a, link.b)
+        islands = joins.groups()
         self._islands[fabric] = (len(self.devices), len(self.links), islands)
         return islands
 

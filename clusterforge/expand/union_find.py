@@ -1,0 +1,26 @@
+"""Which names are joined through pairs: union-find with path halving, near-linear in the pairs (a
+networkx graph of the same 200,000 switch links costs seconds to build at 100,000 GPUs)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class UnionFind:
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        self._parent = {name: name for name in names}
+
+    def root(self, name: str) -> str:
+        """The name that stands for `name`'s group (a name not seen before is a group of its own)."""
+        parent = self._parent
+        parent.setdefault(name, name)
+        while parent[name] != name:
+            parent[name] = parent[parent[name]]
+            name = parent[name]
+        return name
+
+    def join(self, a: str, b: str) -> None:
+        self._parent[self.root(a)] = self.root(b)
+
+    def groups(self) -> int:
+        return sum(1 for name, parent in self._parent.items() if name == parent)
