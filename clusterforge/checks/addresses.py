@@ -57,13 +57,16 @@ def _interfaces(ctx: CheckContext) -> Iterator[tuple[str, str, IPv4Address, IPv4
 def check_address_agreement(ctx: CheckContext) -> Iterator[Finding]:
     interfaces = list(_interfaces(ctx))
     numbers = [int(address) for _, _, address, _, _ in interfaces]
-    subnets: dict[tuple[IPv4Network, IPv4Address | None], _Subnet] = {}
+    subnets: dict[tuple[int, int], _Subnet] = {}
+    """By the identity of the subnet and gateway objects: the topology keeps them for the whole check, and
+    the thousands of interfaces of a segment share them (hashing an ipaddress object is slow Python)."""
     for (network, key, address, subnet, gateway), number in zip(interfaces, numbers, strict=True):
         if subnet is None:
             continue
-        if (subnet, gateway) not in subnets:
-            subnets[(subnet, gateway)] = _Subnet(subnet, gateway)
-        problem = subnets[(subnet, gateway)].disagreement(number)
+        same = (id(subnet), id(gateway))
+        if same not in subnets:
+            subnets[same] = _Subnet(subnet, gateway)
+        problem = subnets[same].disagreement(number)
         if problem is not None:
             yield ctx.finding(
                 codes.ADDRESS_SUBNET_DISAGREE,

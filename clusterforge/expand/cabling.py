@@ -41,14 +41,28 @@ def _spot(device: Device, rack: Rack) -> Spot:
     return rack.name, height, rack.rack_type.u_height * U_METRES - height, rack.position, rack.row_index
 
 
-def _run_between(
-    a: Spot, b: Spot, rack_pitch_m: float, row_pitch_m: float, slack_m: float, tray_m: float, entry_m: float
-) -> float:
-    if a[0] == b[0]:
-        run = abs(a[1] - b[1])
-    else:
-        run = a[2] + b[2] + 2 * tray_m + abs(a[3] - b[3]) * rack_pitch_m + abs(a[4] - b[4]) * row_pitch_m
-    return round(run + 2 * entry_m + slack_m, 2)
+@dataclass(frozen=True, slots=True)
+class RunRule:
+    """How a run is measured on this floor: rack and row pitch, slack, tray rise and rack entry, in metres."""
+
+    rack_pitch_m: float
+    row_pitch_m: float
+    slack_m: float
+    tray_m: float = TRAY_RISE_M
+    entry_m: float = END_ALLOWANCE_M
+
+    def between(self, a: Spot, b: Spot) -> float:
+        if a[0] == b[0]:
+            run = abs(a[1] - b[1])
+        else:
+            run = (
+                a[2]
+                + b[2]
+                + 2 * self.tray_m
+                + abs(a[3] - b[3]) * self.rack_pitch_m
+                + abs(a[4] - b[4]) * self.row_pitch_m
+            )
+        return round(run + 2 * self.entry_m + self.slack_m, 2)
 
 
 def run_length_m(
@@ -64,8 +78,8 @@ def run_length_m(
 ) -> float:
     """Cable length between two devices: straight up/down inside one rack, else up to the overhead tray,
     along rows and across aisles (Manhattan), and down again; `entry_m` inside the rack at each end."""
-    spots = _spot(a, rack_a), _spot(b, rack_b)
-    return _run_between(*spots, rack_pitch_m, row_pitch_m, slack_m, tray_m, entry_m)
+    rule = RunRule(rack_pitch_m, row_pitch_m, slack_m, tray_m, entry_m)
+    return rule.between(_spot(a, rack_a), _spot(b, rack_b))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -340,19 +354,14 @@ def _length_class(product: CableMedia, run: float) -> float | None:
 def link_runs(ctx: ExpandContext) -> dict[int, float]:
     """Link index -> run in metres, for every link whose two ends are racked (also set on the link)."""
     topo, floor = ctx.topo, ctx.bp.floor
-    constants = (
-        floor.rack_pitch_mm / 1000,
-        floor.row_pitch_mm / 1000,
-        floor.cable_slack_m,
-        floor.cable_tray_m,
-        floor.rack_entry_m,
-    )
+    pitches = floor.rack_pitch_mm / 1000, floor.row_pitch_mm / 1000
+    between = RunRule(*pitches, floor.cable_slack_m, floor.cable_tray_m, floor.rack_entry_m).between
     spots = _spots(topo)
     runs: dict[int, float] = {}
     for i, link in enumerate(topo.links):
         a, b = spots.get(link.a), spots.get(link.b)
         if a is not None and b is not None:
-            link.length_m = runs[i] = _run_between(a, b, *constants)
+            link.length_m = runs[i] = between(a, b)
     return runs
 
 

@@ -200,9 +200,11 @@ def _booked_ports(topo: Topology, catalog: Catalog) -> Booked:
     speeds = chain.from_iterable(zip(link_speeds, link_speeds, strict=True))
     switches = {model: catalog.get(model, Switch) for model in {d.model for d in topo.devices.values()}}
     names = sorted({g.name for switch in switches.values() if switch is not None for g in data_groups(switch)})
-    kind = {port: tuple(n for n in names if port.startswith(n)) for port in set(ports)}
-    ends = Counter(zip(devices, map(kind.__getitem__, ports), speeds, strict=True))
-    groups: dict[tuple[str, tuple[str, ...]], PortGroup | None] = {}
+    kinds: dict[tuple[str, ...], int] = {}
+    kind = {port: kinds.setdefault(tuple(n for n in names if port.startswith(n)), len(kinds)) for port in set(ports)}
+    kind_names = list(kinds)
+    ends = Counter(zip(devices, map(kind.__getitem__, ports), speeds, strict=True))  # kinds as numbers: fast hash
+    groups: dict[tuple[str, int], PortGroup | None] = {}
     shares: dict[tuple[str, str, float], float] = {}
     booked: dict[str, dict[str, list[float]]] = {}
     for (device_name, port_kind, speed), count in ends.items():
@@ -213,7 +215,7 @@ def _booked_ports(topo: Topology, catalog: Catalog) -> Booked:
         if switch is None:
             continue
         if (model, port_kind) not in groups:
-            groups[(model, port_kind)] = _longest(g for g in data_groups(switch) if g.name in port_kind)
+            groups[(model, port_kind)] = _longest(g for g in data_groups(switch) if g.name in kind_names[port_kind])
         group = groups[(model, port_kind)]
         if group is not None:
             entry = booked.setdefault(device_name, {}).setdefault(group.name, [0.0, group.count])

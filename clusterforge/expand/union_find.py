@@ -13,7 +13,8 @@ class UnionFind:
     def root(self, name: str) -> str:
         """The name that stands for `name`'s group (a name not seen before is a group of its own)."""
         parent = self._parent
-        parent.setdefault(name, name)
+        if parent.setdefault(name, name) == name:
+            return name
         while parent[name] != name:
             parent[name] = parent[parent[name]]
             name = parent[name]
