@@ -160,15 +160,34 @@ def test_every_host_resolves_to_the_vars_it_was_given(blueprint: Path) -> None:
     file holds fewer values with its hosts than the model (so something was moved). Real Ansible's view of the same
     hosts is compared with the topology in test_render_ansible.py."""
     from clusterforge.render.ansible_model import build_inventory
-    from clusterforge.render.consistency import _hosts, _inventory
+    from clusterforge.render.consistency import _hosts, read_inventory
 
     valid, topo, files = _rendered(blueprint)
     model = json.loads(json.dumps(build_inventory(valid, topo)))["all"]["children"]
-    written = _inventory(files)
-    assert written is not None
+    written = read_inventory(files[INVENTORY])
     for top in ("nodes", "switches"):
         assert _hosts(written[top]) == _hosts(model[top])
     assert _own_values(written) < _own_values(model)
+
+
+@pytest.mark.parametrize("blueprint", BLUEPRINTS, ids=lambda p: p.stem)
+def test_what_the_check_takes_from_the_renderer_is_what_the_files_say(blueprint: Path) -> None:
+    """The check reads the inventory's groups and the host data's facts from the renderer where the files are
+    exactly its texts (at 100,000 GPUs it would parse 20 MB of JSON): reading the files gives the same."""
+    from clusterforge.render.ansible import made_inventory
+    from clusterforge.render.consistency import read_host_data, read_inventory
+    from clusterforge.render.host_data import HOST_DATA_DIR, made_host_data
+
+    _, topo, files = _rendered(blueprint)
+    made = made_inventory(topo)
+    assert made is not None and made[0] == files[INVENTORY]
+    assert json.loads(json.dumps(made[1])) == read_inventory(files[INVENTORY])
+    host_data = made_host_data(topo)
+    assert host_data is not None
+    written = {path: text for path, text in files.items() if path.startswith(f"{HOST_DATA_DIR}/")}
+    assert host_data[0] == written
+    assert host_data[1] == read_host_data(written)
+    assert sum(facts.rails for facts in host_data[1].values()) > 0
 
 
 def _own_values(group: dict[str, Any]) -> int:

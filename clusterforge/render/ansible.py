@@ -7,6 +7,9 @@ The roles only copy: every host's list of files (source in the output folder, de
 
 from __future__ import annotations
 
+from typing import Any
+from weakref import WeakKeyDictionary
+
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from . import paths
@@ -20,7 +23,7 @@ from .ansible_model import (
 )
 from .context import RenderContext
 from .host_data import render_host_data
-from .inventory_json import inventory_json
+from .inventory_json import factored, factored_json
 from .nccl import nccl_groups, pinned_ports
 from .slurm import slurm_paths
 from .software import hosts_text
@@ -28,6 +31,14 @@ from .yaml_text import text_mapping_yaml
 
 INVENTORY = "ansible/inventory.json"
 HOSTS_VARS = "ansible/roles/cf_hosts/vars/main.yml"
+_MADE: WeakKeyDictionary[Topology, tuple[str, dict[str, Any]]] = WeakKeyDictionary()
+
+
+def made_inventory(topo: Topology) -> tuple[str, dict[str, Any]] | None:
+    """The inventory last rendered for `topo`: its file's text and the groups (`all.children`, shared vars
+    factored) that text was written from, so the consistency check need not parse it again."""
+    return _MADE.get(topo)
+
 
 # Files of the family that are the same for every blueprint: template -> output path.
 STATIC = {
@@ -66,7 +77,9 @@ def render_ansible(ctx: RenderContext) -> dict[str, str]:
         "ansible/roles/cf_nccl/vars/main.yml": nccl_role_vars(ctx.valid, rendered),
         "ansible/roles/cf_software/vars/main.yml": software_role_vars(ctx.valid),
     }
-    files = {INVENTORY: ctx.render("ansible/inventory.json.j2", {**model, "inventory": inventory_json(inventory)})}
+    groups = factored(inventory)
+    files = {INVENTORY: ctx.render("ansible/inventory.json.j2", {**model, "inventory": factored_json(groups)})}
+    _MADE[ctx.topo] = files[INVENTORY], groups["all"]["children"]
     for path, values in data.items():
         files[path] = ctx.render(f"{path}.j2", {**model, "vars": values})
     hosts_block = hosts_text(ctx).rstrip()

@@ -34,8 +34,9 @@ from ..errors import Finding, Severity
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from . import paths
-from .ansible import INVENTORY
-from .host_data import HOST_DATA_DIR
+from .ansible import INVENTORY, made_inventory
+from .ansible_model import interfaces
+from .host_data import HOST_DATA_DIR, HostFacts, host_facts, made_host_data
 from .inventory_json import UNSAFE_KEY
 from .nccl import hca_devices, nccl_groups
 
@@ -47,13 +48,13 @@ ROLES, ROLE_VARS = "ansible/roles/", "/vars/main.yml"
 
 def consistency_findings(valid: ValidBlueprint, topo: Topology, files: dict[str, str]) -> list[Finding]:
     try:
-        top = _inventory(files)
+        top = _inventory(topo, files)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         top, unreadable = None, [f"{INVENTORY} is not an inventory this check can read: {exc}"]
     else:
         unreadable = []
     try:
-        per_host = _host_data(files)
+        per_host = _host_data(topo, files)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         per_host, unreadable = {}, [*unreadable, f"{HOST_DATA_DIR} holds a file this check cannot read: {exc}"]
     problems = [
@@ -126,10 +127,21 @@ def _loads(text: str) -> Any:
     return json.loads(text, object_hook=_unwrap) if UNSAFE_KEY in text else json.loads(text)
 
 
-def _inventory(files: dict[str, str]) -> dict[str, Any] | None:
+def _inventory(topo: Topology, files: dict[str, str]) -> dict[str, Any] | None:
+    """The inventory's groups (`all.children`): those the renderer wrote it from when the file is exactly the
+    text it made of them (tests/test_render_consistency.py proves reading the text gives the same), else read
+    from the text (a site's template made it)."""
     text = files.get(INVENTORY)
     if text is None:
         return None
+    made = made_inventory(topo)
+    if made is not None and made[0] == text:
+        return made[1]
+    return read_inventory(text)
+
+
+def read_inventory(text: str) -> dict[str, Any]:
+    """The groups (`all.children`) of an inventory file's text."""
     children: dict[str, Any] = _loads(text)["all"]["children"]
     return children
 
@@ -141,13 +153,14 @@ def _inventory_problems(topo: Topology, files: dict[str, str], top: dict[str, An
     yield from _differ(f"{INVENTORY} group nodes", {n.name for n in topo.nodes()}, set(nodes))
     hosts = {**nodes, **_hosts(top.get("switches"))}
     yield from _differ(f"{INVENTORY} hosts vs topology devices", set(hosts) & set(topo.devices), set(hosts))
+    addresses = interfaces(topo)[0]  # device -> network -> its address, as text
     for name, host_vars in sorted(hosts.items()):
-        own = {str(a) for network in topo.addresses.values() for a in ([network[name]] if name in network else [])}
-        if "ansible_host" in host_vars and host_vars["ansible_host"] not in own:
+        own = addresses.get(name, {})
+        if "ansible_host" in host_vars and host_vars["ansible_host"] not in own.values():
             yield f"{INVENTORY}: {name} has ansible_host {host_vars['ansible_host']}, not one of its addresses"
         for network, address in sorted((host_vars.get("cf_addresses") or {}).items()):
-            real = topo.addresses.get(network, {}).get(name)
-            if real is None or str(real) != address:
+            real = own.get(network)
+            if real is None or real != address:
                 yield f"{INVENTORY}: {name} has {network} address {address}, the topology {real}"
     for group_vars in _group_vars({"children": top}):
         for key, value in sorted(group_vars.items()):
@@ -177,28 +190,37 @@ def _copied(value: Any) -> Iterator[str]:
             yield from _copied(item)
 
 
-def _host_data(files: dict[str, str]) -> dict[str, tuple[str, dict[str, Any]]]:
-    """host -> (the rack its host data file names, its entry)."""
-    found: dict[str, tuple[str, dict[str, Any]]] = {}
+def _host_data(topo: Topology, files: dict[str, str]) -> dict[str, HostFacts]:
+    """host -> what its host data entry says: as the renderer wrote the files when they are exactly its texts,
+    else read from them."""
     prefix = f"{HOST_DATA_DIR}/"
-    for path in files:  # the paths first: a staged render reads a text back from the disk when asked for it
-        if path.startswith(prefix) and path.endswith(".json"):
-            rack = path[len(prefix) : -len(".json")]
-            for host, entry in _loads(files[path]).items():
-                found[host] = (rack, entry)
-    return found
+    # the paths first: a staged render reads a text back from the disk when asked for it
+    found = [path for path in files if path.startswith(prefix) and path.endswith(".json")]
+    made = made_host_data(topo)
+    if made is not None and len(made[0]) == len(found) and all(made[0].get(p) == files[p] for p in found):
+        return made[1]
+    return read_host_data({path: files[path] for path in found})
 
 
-def _host_data_problems(
-    topo: Topology, files: dict[str, str], per_host: dict[str, tuple[str, dict[str, Any]]]
-) -> Iterator[str]:
-    for host, (rack, entry) in sorted(per_host.items()):
+def read_host_data(files: dict[str, str]) -> dict[str, HostFacts]:
+    """host -> its facts, read from the host data files `files` (path -> text)."""
+    prefix = f"{HOST_DATA_DIR}/"
+    facts: dict[str, HostFacts] = {}
+    for path, text in files.items():
+        rack = path[len(prefix) : -len(".json")]
+        for host, entry in _loads(text).items():
+            facts[host] = host_facts(rack, entry)
+    return facts
+
+
+def _host_data_problems(topo: Topology, files: dict[str, str], per_host: dict[str, HostFacts]) -> Iterator[str]:
+    for host, (rack, copies, _) in sorted(per_host.items()):
         device = topo.devices.get(host)
         if device is None or device.kind != "node" or device.rack != rack:
             yield f"{HOST_DATA_DIR}/{rack}.json: {host} is not a node of rack {rack}"
-        for item in entry.get("cf_network_files") or []:
-            if item["src"] not in files:
-                yield f"{HOST_DATA_DIR}/{rack}.json: {host} copies {item['src']}, which was not rendered"
+        for src in copies:
+            if src not in files:
+                yield f"{HOST_DATA_DIR}/{rack}.json: {host} copies {src}, which was not rendered"
 
 
 # --- Slurm -----------------------------------------------------------------------------------------------
@@ -258,8 +280,11 @@ def _gres_problems(
     slurm_nodes: set[str],
 ) -> Iterator[str]:
     gpus: dict[str, int] = {}
+    servers: dict[str, Server] = {}
     for node in topo.nodes():
-        server = valid.catalog.require(node.model, Server)
+        if node.model not in servers:
+            servers[node.model] = valid.catalog.require(node.model, Server)
+        server = servers[node.model]
         if node.name in slurm_nodes and server.gpus is not None:
             gpus[node.name] = server.gpus.count
     text = files.get(paths.SLURM_GRES)
@@ -267,10 +292,13 @@ def _gres_problems(
         if gpus:
             yield f"{paths.SLURM_GRES} is missing, though {len(gpus)} Slurm nodes have GPUs"
         return
-    devices: Counter[str] = Counter()
+    per_list: Counter[str] = Counter()  # a node list (gpu[001-128]) -> its devices, over the lines that name it
     for line in _lines(text, "NodeName"):
-        for name in _names(line["NodeName"]):
-            devices[name] += len(_names(line["File"])) if "File" in line else int(line.get("Count", "0"))
+        per_list[line["NodeName"]] += len(_names(line["File"])) if "File" in line else int(line.get("Count", "0"))
+    devices: Counter[str] = Counter()
+    for nodes, count in per_list.items():
+        for name in _names(nodes):
+            devices[name] += count
     yield from _differ(f"{paths.SLURM_GRES} NodeName", set(gpus), set(devices))
     if wrong := {n for n in set(gpus) & set(devices) if gpus[n] != devices[n]}:
         yield f"{paths.SLURM_GRES} gives nodes other GPU counts than their model: {_sample(wrong)}"
@@ -297,7 +325,7 @@ def _nccl_problems(
     valid: ValidBlueprint,
     topo: Topology,
     files: dict[str, str],
-    per_host: dict[str, tuple[str, dict[str, Any]]],
+    per_host: dict[str, HostFacts],
 ) -> Iterator[str]:
     for entry in nccl_groups(valid, topo):
         text = files.get(entry.conf)
@@ -319,7 +347,7 @@ def _nccl_problems(
         if len(hcas) != ports:
             yield f"{entry.conf}: NCCL_IB_HCA lists {len(hcas)} devices, {entry.group.model} has {ports} compute ports"
         members = [n.name for n in topo.nodes() if n.group == entry.group.name]
-        if wrong := {n for n in members if len((per_host.get(n) or ("", {}))[1].get("cf_rails") or {}) != len(hcas)}:
+        if wrong := {n for n in members if (per_host[n].rails if n in per_host else 0) != len(hcas)}:
             yield f"{HOST_DATA_DIR}: rails of {_sample(wrong)} do not match the {len(hcas)} HCAs of {entry.conf}"
         if entry.topology is not None and entry.topology in files:
             yield from _topology_xml_problems(entry.topology, files[entry.topology], entry.server, hcas)

@@ -142,8 +142,13 @@ def _group(name: str, body: dict[str, Any], pad: str, out: list[str]) -> None:
 
 def inventory_json(inventory: dict[str, Any]) -> str:
     """The groups of `inventory` ({"all": {"children": ...}}), shared host vars factored, as JSON text."""
+    return factored_json(factored(inventory))
+
+
+def factored_json(inventory: dict[str, Any]) -> str:
+    """A `factored` inventory as JSON text."""
     out: list[str] = ["{"]
-    groups = list(factored(inventory).items())
+    groups = list(inventory.items())
     for index, (name, body) in enumerate(groups):
         _group(name, body, "  ", out)
         if index < len(groups) - 1:
