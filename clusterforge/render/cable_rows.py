@@ -143,7 +143,8 @@ def cable_list(ctx: RenderContext, table: CableTable) -> CableList:
     labels = list(table.cable_labels.values())
     cables = in_order(ctx.topo.cables, list(table.cable_labels))
     positions = _first_links(table)
-    irregular = {} if _all_simple(cables) else _irregular(table, cables, labels, ctx.topo.links)
+    simple = positions is None and not any(map(attrgetter("hub_is_b"), cables))  # one link each, plug at A
+    irregular = {} if simple else _irregular(table, cables, labels, ctx.topo.links)
     fabrics = taken_at(table.column("fabric"), positions)
     if irregular:
         fabrics = list(fabrics)
@@ -169,17 +170,10 @@ def _kinds(cables: list[Cable]) -> list[CableKind]:
 def _first_links(table: CableTable) -> list[int] | None:
     """Where each cable's first link stands in the table; None when each link is a cable of its own."""
     carriers = table.column("cable")
-    first_at = dict(zip(reversed(carriers), range(len(carriers) - 1, -1, -1), strict=True))  # the first wins
-    if len(table.cable_labels) == len(carriers) and -1 not in first_at:
+    if carriers == list(table.cable_labels):  # cables numbered as their links come: each link its own cable
         return None
+    first_at = dict(zip(reversed(carriers), range(len(carriers) - 1, -1, -1), strict=True))  # the first wins
     return list(map(first_at.__getitem__, table.cable_labels))
-
-
-def _all_simple(cables: list[Cable]) -> bool:
-    """Whether every cable carries one link, with its plug at the link's A end."""
-    return sum(map(len, map(attrgetter("links"), cables))) == len(cables) and not any(
-        map(attrgetter("hub_is_b"), cables)
-    )
 
 
 def _irregular(table: CableTable, cables: list[Cable], labels: list[str], links: list[Link]) -> dict[int, CableRow]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from itertools import chain
-from operator import add, attrgetter
+from itertools import chain, repeat
+from operator import attrgetter
 from typing import Any
 
 from .cable_rows import CableEnd, CableKind, CableList, CableRow, TallyKey, place_where, shared_cable_list
@@ -82,32 +82,20 @@ def _simple_lines(cables: CableList, heads: list[str]) -> list[str] | None:
     b_module = Escaped(lambda parts: cell[parts.b_transceiver] + cell[f"{parts.speed_gbps:g}"])  # and the speed
     kind = Escaped(lambda k: "".join(cell[v] for v in (*k[:3], f"{k[3]:g}")))  # media, product, part, length
     run = Escaped(lambda metres: cell[f"{metres:g}"])
-    a_places, b_places = at(table.a), at(table.b)
     a_ports, b_ports = at(table.column("a_port")), at(table.column("b_port"))
-    where = Escaped(place_where)
-    a_where = list(map(add, map(where.__getitem__, a_places), a_ports))
-    b_where = list(map(add, map(where.__getitem__, b_places), b_ports))
-    if not (plain_texts(cables.labels) and '"' not in "".join(a_where) and '"' not in "".join(b_where)):
+    if not plain_texts(cables.labels) or '"' in "".join(a_ports) or '"' in "".join(b_ports):
         return None
-    columns = zip(
-        cables.labels,
-        at(heads),
-        map(place.__getitem__, a_places),
-        a_ports,
-        a_where,
-        map(place.__getitem__, b_places),
-        b_ports,
-        b_where,
-        at(table.parts),
-        cables.kinds,
-        map(attrgetter("run_m"), cables.cables),
-        strict=True,
-    )
-    return [
-        f'"{label}",{head}1,{a_place}{cell[a_port]}{a_module[parts]}{b_place}{cell[b_port]}{b_module[parts]}'
-        f'{kind[k]}{run[metres]}{k[4]},"{label} | {a_at} | to {b_at}","{label} | {b_at} | to {a_at}"\n'
-        for label, head, a_place, a_port, a_at, b_place, b_port, b_at, parts, k, metres in columns
+    where = Escaped(place_where)
+    ends = (at(table.a), a_ports, at(table.b), b_ports)
+    runs = map(attrgetter("run_m"), cables.cables)
+    columns = zip(cables.labels, at(heads), *ends, at(table.parts), cables.kinds, runs, strict=True)
+    lines = [
+        f'"{label}",{head}1,{place[a]}{cell[a_port]}{a_module[parts]}{place[b]}{cell[b_port]}{b_module[parts]}'
+        f'{kind[k]}{run[metres]}{k[4]},"{label} | {where[a]}{a_port} | to {where[b]}{b_port}",'
+        f'"{label} | {where[b]}{b_port} | to {where[a]}{a_port}"\n'
+        for label, head, a, a_port, b, b_port, parts, k, metres in columns
     ]
+    return None if '"' in "".join(where.values()) else lines
 
 
 def link_heads(table: CableTable) -> list[str]:
@@ -165,9 +153,11 @@ def csv_text(table: CableTable, labels: list[str], heads: list[str] | None = Non
 
     links = table.links  # cells made of several columns are made in the topology's order, then put in plan order
     length_cells = list(cells(lengths, zip(links["length_class_m"], links["length_m"], strict=True)))
-    quoted = map('"{}",'.format, labels) if plain_texts(labels) else (f"{csv_field(label)}," for label in labels)
+    plain = plain_texts(labels)  # then each is quoted as it stands, the quotes joined in with the other texts
     rows = zip(
-        quoted,
+        repeat('"' if plain else "", len(labels)),
+        labels if plain else map(csv_field, labels),
+        repeat('",' if plain else ",", len(labels)),
         link_heads(table) if heads is None else heads,
         cells(place, table.a),
         cells(cell, table.column("a_port")),
@@ -178,7 +168,7 @@ def csv_text(table: CableTable, labels: list[str], heads: list[str] | None = Non
         table.in_order(length_cells),
         strict=True,
     )
-    return "".join([f"{csv_line(LINKS_HEADER)}\n", *chain.from_iterable(rows)])
+    return "".join(chain((f"{csv_line(LINKS_HEADER)}\n",), chain.from_iterable(rows)))
 
 
 SummaryKey = tuple[str, str, float]
