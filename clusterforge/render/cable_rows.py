@@ -150,21 +150,25 @@ def cable_list(ctx: RenderContext, table: CableTable) -> CableList:
         fabrics = list(fabrics)
         for i, row in irregular.items():
             fabrics[i] = row.fabric
-    kinds = _kinds(cables)
-    tally = _tally(fabrics, taken_at(table.a, positions), taken_at(table.b, positions), kinds, irregular)
+    numbers = _Numbering()
+    kind_numbers = list(map(numbers.__getitem__, map(cable_kind, cables)))
+    kinds = in_order(list(numbers), kind_numbers)  # equal kinds one tuple: no tuple per cable to keep
+    columns = (fabrics, taken_at(table.a, positions), taken_at(table.b, positions), kind_numbers)
+    tally = _tally(*columns, list(numbers), irregular)
     return CableList(table, labels, cables, kinds, positions, irregular, fabrics, tally)
+
+
+class _Numbering(dict[CableKind, int]):
+    """A number for each distinct value, from 0 in the order they come."""
+
+    def __missing__(self, value: CableKind) -> int:
+        number = self[value] = len(self)
+        return number
 
 
 def taken_at(values: list[T], positions: list[int] | None) -> list[T]:
     """`values` at `positions`; `values` itself for None."""
     return values if positions is None else in_order(values, positions)
-
-
-def _kinds(cables: list[Cable]) -> list[CableKind]:
-    """Each cable's kind, equal kinds one tuple: 320,000 cables share a few dozen tuples (a tuple per cable
-    would be 320,000 more objects for the garbage collector to go over, again and again)."""
-    first: dict[CableKind, CableKind] = {}
-    return [first.setdefault(kind, kind) for kind in map(cable_kind, cables)]
 
 
 def _first_links(table: CableTable) -> list[int] | None:
@@ -185,17 +189,23 @@ def _irregular(table: CableTable, cables: list[Cable], labels: list[str], links:
 
 
 def _tally(
-    fabrics: list[str], a: list[Place], b: list[Place], kinds: list[CableKind], irregular: dict[int, CableRow]
+    fabrics: list[str],
+    a: list[Place],
+    b: list[Place],
+    kind_numbers: list[int],
+    kinds: list[CableKind],
+    irregular: dict[int, CableRow],
 ) -> Counter[TallyKey]:
-    """Cables counted by fabric, end racks and kind: a few thousand keys for 320,000 cables. The columns are
-    counted as if every cable were its first link; the irregular cables are then counted again right."""
+    """Cables counted by fabric, end racks and kind (by its number in `kinds`): a few thousand keys for
+    320,000 cables. The columns are counted as if every cable were its first link; the irregular cables are
+    then counted again right."""
     rack = attrgetter("rack")
-    columns = (fabrics, list(map(rack, a)), list(map(rack, b)), kinds)
-    simple: Counter[tuple[str, str, str, CableKind]] = Counter(zip(*columns, strict=True))
+    columns = (fabrics, list(map(rack, a)), list(map(rack, b)), kind_numbers)
+    simple: Counter[tuple[str, str, str, int]] = Counter(zip(*columns, strict=True))
     for i in irregular:
         simple[columns[0][i], columns[1][i], columns[2][i], columns[3][i]] -= 1
     tally: Counter[TallyKey] = Counter(
-        {(fabric, (a_rack,), (b_rack,), kind): n for (fabric, a_rack, b_rack, kind), n in simple.items() if n}
+        {(fabric, (a_rack,), (b_rack,), kinds[kind]): n for (fabric, a_rack, b_rack, kind), n in simple.items() if n}
     )
     for row in irregular.values():
         tally[row.fabric, row.a.racks(), row.b.racks(), cable_kind(row.cable)] += 1

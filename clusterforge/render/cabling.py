@@ -61,41 +61,56 @@ def _port_text(end: CableEnd) -> str:
 def cabling_csv(cables: CableList, heads: list[str] | None = None) -> str:
     """cabling.csv: the header, then one line per physical cable (the columns of CSV_HEADER). `heads` are
     the fabric, tier and rail cells of each link (`link_heads`), when the caller has them."""
-    lines = _simple_lines(cables, link_heads(cables.table) if heads is None else heads)
-    if lines is None:
-        lines = [f"{csv_line(cable_cells(r))}\n" for r in cables.rows()]
-    else:
+    header = f"{csv_line(CSV_HEADER)}\n"
+    rows = _simple_rows(cables, link_heads(cables.table) if heads is None else heads)
+    if rows is None:
+        return "".join([header, *(f"{csv_line(cable_cells(r))}\n" for r in cables.rows())])
+    if cables.irregular:
+        listed: list[tuple[str, ...]] = list(rows)
         for i, row in cables.irregular.items():
-            lines[i] = f"{csv_line(cable_cells(row))}\n"
-    return "".join([f"{csv_line(CSV_HEADER)}\n", *lines])
+            listed[i] = (f"{csv_line(cable_cells(row))}\n",)
+        rows = iter(listed)
+    return "".join(chain((header,), chain.from_iterable(rows)))
 
 
-def _simple_lines(cables: CableList, heads: list[str]) -> list[str] | None:
-    """The line of every cable as if it were its first link alone (right for all but the irregular cables),
-    from texts escaped once per distinct value (a device's row, rack, U and name; a port; optics; a kind of
-    cable), each with the comma that follows it. The labels and the label texts, new for every cable, are
-    quoted as they stand: None when some label or device text would need more than quotes."""
-    table, at = cables.table, cables.at_cables
+def _simple_rows(cables: CableList, heads: list[str]) -> Iterator[tuple[str, ...]] | None:
+    """The texts of every cable's line as if it were its first link alone (right for all but the irregular
+    cables), to be joined: texts escaped once per distinct value (a device's row, rack, U and name; a port;
+    optics; a kind of cable), each with the comma that follows it, and the labels and label texts, new for
+    every cable, quoted as they stand. None when some label or device text would need more than quotes."""
+    table, at, labels = cables.table, cables.at_cables, cables.labels
+    a, b, a_ports, b_ports = at(table.a), at(table.b), at(table.column("a_port")), at(table.column("b_port"))
+    plain_places = '"' not in "".join(map(place_where, table.places.values()))
+    if not (plain_places and plain_texts(labels)) or '"' in "".join(a_ports) or '"' in "".join(b_ports):
+        return None
     cell = csv_cells()
-    place = Escaped(lambda p: "".join(cell[v] for v in (p.row, p.rack, "" if p.u is None else str(p.u), p.device)))
+    place = Escaped(lambda p: f"{cell[p.row]}{cell[p.rack]}{cell['' if p.u is None else str(p.u)]}{cell[p.device]}")
     a_module = Escaped(lambda parts: cell[parts.a_transceiver])
     b_module = Escaped(lambda parts: cell[parts.b_transceiver] + cell[f"{parts.speed_gbps:g}"])  # and the speed
     kind = Escaped(lambda k: "".join(cell[v] for v in (*k[:3], f"{k[3]:g}")))  # media, product, part, length
     run = Escaped(lambda metres: cell[f"{metres:g}"])
-    a_ports, b_ports = at(table.column("a_port")), at(table.column("b_port"))
-    if not plain_texts(cables.labels) or '"' in "".join(a_ports) or '"' in "".join(b_ports):
-        return None
+    pieces = Escaped(lambda k: f"{k[4]},")
     where = Escaped(place_where)
-    ends = (at(table.a), a_ports, at(table.b), b_ports)
-    runs = map(attrgetter("run_m"), cables.cables)
-    columns = zip(cables.labels, at(heads), *ends, at(table.parts), cables.kinds, runs, strict=True)
-    lines = [
-        f'"{label}",{head}1,{place[a]}{cell[a_port]}{a_module[parts]}{place[b]}{cell[b_port]}{b_module[parts]}'
-        f'{kind[k]}{run[metres]}{k[4]},"{label} | {where[a]}{a_port} | to {where[b]}{b_port}",'
-        f'"{label} | {where[b]}{b_port} | to {where[a]}{a_port}"\n'
-        for label, head, a, a_port, b, b_port, parts, k, metres in columns
-    ]
-    return None if '"' in "".join(where.values()) else lines
+    parts, kinds, runs = at(table.parts), cables.kinds, map(attrgetter("run_m"), cables.cables)
+
+    def text(value: str) -> Iterator[str]:
+        return repeat(value, len(labels))
+
+    columns = (
+        *(text('"'), labels, text('",'), at(heads), text("1,")),  # label, fabric, tier, rail; one link
+        *(each(place, a), each(cell, a_ports), each(a_module, parts)),
+        *(each(place, b), each(cell, b_ports), each(b_module, parts)),  # and the speed
+        *(each(kind, kinds), each(run, runs), each(pieces, kinds)),
+        *(text('"'), labels, text(" | "), each(where, a), a_ports, text(" | to "), each(where, b), b_ports),
+        *(text('","'), labels, text(" | "), each(where, b), b_ports, text(" | to "), each(where, a), a_ports),
+        text('"\n'),
+    )
+    return zip(*columns, strict=True)
+
+
+def each(escape: Escaped, values: Iterable[Any]) -> Iterator[str]:
+    """The escaped text of each value."""
+    return map(escape.__getitem__, values)
 
 
 def link_heads(table: CableTable) -> list[str]:
@@ -148,23 +163,20 @@ def csv_text(table: CableTable, labels: list[str], heads: list[str] | None = Non
     )  # and the link's speed, media and cable
     lengths = Escaped(lambda key: f"{cell[key[0]]}{csv_field(key[1])}\n")  # ordered, run
 
-    def cells(escape: Escaped, values: Iterable[Any]) -> Iterator[str]:
-        return map(escape.__getitem__, values)
-
     links = table.links  # cells made of several columns are made in the topology's order, then put in plan order
-    length_cells = list(cells(lengths, zip(links["length_class_m"], links["length_m"], strict=True)))
+    length_cells = list(each(lengths, zip(links["length_class_m"], links["length_m"], strict=True)))
     plain = plain_texts(labels)  # then each is quoted as it stands, the quotes joined in with the other texts
     rows = zip(
         repeat('"' if plain else "", len(labels)),
         labels if plain else map(csv_field, labels),
         repeat('",' if plain else ",", len(labels)),
         link_heads(table) if heads is None else heads,
-        cells(place, table.a),
-        cells(cell, table.column("a_port")),
-        cells(a_module, table.parts),
-        cells(place, table.b),
-        cells(cell, table.column("b_port")),
-        cells(b_module, table.parts),
+        each(place, table.a),
+        each(cell, table.column("a_port")),
+        each(a_module, table.parts),
+        each(place, table.b),
+        each(cell, table.column("b_port")),
+        each(b_module, table.parts),
         table.in_order(length_cells),
         strict=True,
     )
@@ -194,7 +206,7 @@ def _pieces(tally: Iterable[tuple[TallyKey, int]]) -> int:
     return sum(key[3][4] * n for key, n in tally)
 
 
-def _mix_text(mix: Counter[str]) -> str:
+def _mix_text(mix: dict[str, int]) -> str:
     """Cables by media and ordered length: '12 x MMF 10 m, 2 x ACC 4 m'."""
     return ", ".join(f"{n} x {what}" for what, n in sorted(mix.items()))
 
@@ -205,10 +217,12 @@ def _mix_key(kind: CableKind) -> str:
 
 def _rack_pairs(tally: Iterable[tuple[TallyKey, int]]) -> list[list[str]]:
     """Cables between each pair of racks (either way round), with their media and ordered length."""
-    pairs: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    pairs: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
     for (_, a_racks, b_racks, kind), n in tally:
         first, second = sorted((" / ".join(a_racks), " / ".join(b_racks)))
-        pairs[(first, second)][_mix_key(kind)] += kind[4] * n
+        mix = pairs[first, second]
+        what = _mix_key(kind)
+        mix[what] = mix.get(what, 0) + kind[4] * n
     out = []
     for (first, second), mix in sorted(pairs.items()):
         out.append([md_cell(first), md_cell(second), str(sum(mix.values())), md_cell(_mix_text(mix))])
@@ -218,13 +232,14 @@ def _rack_pairs(tally: Iterable[tuple[TallyKey, int]]) -> list[list[str]]:
 def rack_summaries(cables: CableList, rack_order: list[str]) -> list[tuple[str, int, str]]:
     """Per rack (floor order) with a cable end in it: its cables (a cable within one rack counted once) and
     their mix of media and ordered length ('12 x MMF 10 m, 2 x ACC 4 m')."""
-    counts: Counter[str] = Counter()
-    mixes: dict[str, Counter[str]] = defaultdict(Counter)
+    counts: dict[str, int] = {}
+    mixes: dict[str, dict[str, int]] = defaultdict(dict)
     for (_, a_racks, b_racks, kind), n in cables.tally.items():
         what = _mix_key(kind)
         for rack in {*a_racks, *b_racks}:
-            counts[rack] += n
-            mixes[rack][what] += kind[4] * n
+            counts[rack] = counts.get(rack, 0) + n
+            mix = mixes[rack]
+            mix[what] = mix.get(what, 0) + kind[4] * n
     order = {name: i for i, name in enumerate(rack_order)}
     racks = sorted(counts, key=lambda name: (order.get(name, len(order)), name))
     return [(rack, counts[rack], _mix_text(mixes[rack])) for rack in racks]
