@@ -21,6 +21,7 @@ from ..expand.topology import LanSegment, RailSegment, Topology
 from ..model.fabric import LeafSpineFabric
 from ..validate import ValidBlueprint
 from . import paths
+from .addresses import address_text
 from .context import RenderContext, per_topology
 
 ARP_SYSCTLS = {"net.ipv4.conf.all.arp_ignore": 1, "net.ipv4.conf.all.arp_announce": 2}
@@ -65,7 +66,7 @@ def rail_ports(topo: Topology) -> dict[str, dict[str, tuple[str, str, RailSegmen
     for network in sorted(topo.segments):
         for key, segment in topo.segments[network].items():
             node, _, port = key.partition(":")
-            out[node][port] = (network, str(topo.addresses[network][key]), segment)
+            out[node][port] = (network, address_text(topo.addresses[network][key]), segment)
     return out
 
 
@@ -95,21 +96,48 @@ def node_networks(valid: ValidBlueprint, topo: Topology) -> dict[str, NodeNetwor
     return {node: out[node] for node in topo.devices if node in out}
 
 
-def _rail_lines(ctx: RenderContext, ports: dict[str, tuple[str, str, RailSegment]]) -> list[str]:
+class _RailTexts:
+    """What rail ports share, written once: a port name's JSON, a network's MTU, a rail segment's comment
+    and prefix length (many ports share one segment)."""
+
+    def __init__(self, valid: ValidBlueprint) -> None:
+        self.valid = valid
+        self.names: dict[str, str] = {}
+        self.mtus: dict[str, int | None] = {}
+        self.segments: dict[tuple[str, int], tuple[str, int]] = {}
+
+    def name(self, port: str) -> str:
+        if port not in self.names:
+            self.names[port] = json.dumps(port)
+        return self.names[port]
+
+    def mtu(self, network: str) -> int | None:
+        if network not in self.mtus:
+            fabric = self.valid.blueprint.fabrics[network]
+            self.mtus[network] = fabric.host_mtu if isinstance(fabric, LeafSpineFabric) else None
+        return self.mtus[network]
+
+    def segment(self, network: str, segment: RailSegment) -> tuple[str, int]:
+        """The comment line and prefix length of a port in `segment` (kept alive by the topology, so its id
+        stays its own during the render)."""
+        key = network, id(segment)
+        if key not in self.segments:
+            self.segments[key] = f"      # rail {segment.rail} of fabric {network}", segment.subnet.prefixlen
+        return self.segments[key]
+
+
+def _rail_lines(texts: _RailTexts, ports: dict[str, tuple[str, str, RailSegment]]) -> list[str]:
     lines: list[str] = []
     for table, port in enumerate(sorted(ports, key=lambda p: (ports[p][2].rail, p)), POLICY_TABLE_BASE + 1):
         network, address, segment = ports[port]
-        fabric = ctx.valid.blueprint.fabrics[network]
-        mtu = fabric.host_mtu if isinstance(fabric, LeafSpineFabric) else None
-        lines += [
-            f"    {json.dumps(port)}:",
-            f"      # rail {segment.rail} of fabric {network}",
-            f"      addresses: [{json.dumps(f'{address}/{segment.subnet.prefixlen}')}]",
-        ]
+        comment, prefix = texts.segment(network, segment)
+        mtu = texts.mtu(network)
+        # an address and prefix are digits, dots and a slash: their JSON is the text quoted
+        lines += [f"    {texts.name(port)}:", comment, f'      addresses: ["{address}/{prefix}"]']
         if mtu is not None:
             lines.append(f"      mtu: {mtu}")
-        gateway = json.dumps(str(segment.gateway))
         if segment.gateway is not None and segment.rail_block != segment.subnet:
+            gateway = json.dumps(str(segment.gateway))
             routes = [f"{{to: {json.dumps(str(segment.rail_block))}, via: {gateway}}}"]
             if segment.subnet.prefixlen == 31:
                 routes.append(f"{{to: default, via: {gateway}, table: {table}}}")
@@ -138,7 +166,7 @@ def _bond_lines(bonds: list[Bond]) -> list[str]:
     return lines
 
 
-def _netplan(ctx: RenderContext, node: str, network: NodeNetwork) -> str:
+def _netplan(texts: _RailTexts, node: str, network: NodeNetwork) -> str:
     lines = [
         f"# clusterforge: network of {node}: rail interfaces (one subnet per rail) and storage and in-band "
         f"bonds; installed as {paths.NETPLAN_RAILS_INSTALLED}",
@@ -149,7 +177,7 @@ def _netplan(ctx: RenderContext, node: str, network: NodeNetwork) -> str:
     members = [m for bond in network.bonds if len(bond.members) > 1 for m in bond.members]
     single = [bond for bond in network.bonds if len(bond.members) == 1]
     if network.rails or members or single:
-        lines += ["  ethernets:", *_rail_lines(ctx, network.rails)]
+        lines += ["  ethernets:", *_rail_lines(texts, network.rails)]
     for member in members:
         lines.append(f"    {json.dumps(member)}: {{}}")
     for bond in single:  # one port: no bond, the address on the port itself
@@ -195,7 +223,8 @@ def _interface_counts(topo: Topology) -> dict[str, int]:
 
 def render_network(ctx: RenderContext) -> dict[str, str]:
     networks = node_networks(ctx.valid, ctx.topo)
-    files = {paths.netplan_rails(node): _netplan(ctx, node, network) for node, network in networks.items()}
+    texts = _RailTexts(ctx.valid)
+    files = {paths.netplan_rails(node): _netplan(texts, node, network) for node, network in networks.items()}
     if any(network.interfaces > 1 for network in networks.values()):
         files[paths.SYSCTL_RAILS] = _sysctl()
     return dict(sorted(files.items()))
