@@ -143,13 +143,14 @@ class PortAllocator:
 
     def take_low_many(self, speed: float, count: int) -> list[str]:
         """`count` ports as `take_low` gives them one after another; the caller checked `capacity`."""
-        assert count <= self.capacity(speed)
         if self.booking(speed)[1] == 1:
             names = self._names[self.low : self.low + count]
             self.low += count
             self.used += count
             return list(names)
-        return [port for _ in range(count) if (port := self.take_low(speed)) is not None]
+        ports = [port for _ in range(count) if (port := self.take_low(speed)) is not None]
+        assert len(ports) == count
+        return ports
 
     def take_reserved(self) -> str | None:
         if self.reserved_next >= self.group.count:

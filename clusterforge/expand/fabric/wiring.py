@@ -109,19 +109,24 @@ class FabricWiring:
 
     def mesh(self, tier: LinkTier, lows: list[Device], highs: list[Device], counts: list[list[int]]) -> bool:
         """counts[i][j] links from lows[i] to highs[j]."""
-        for low, row in zip(lows, counts, strict=True):
-            for high, k in zip(highs, row, strict=True):
-                if not self._uplinks(tier, low, high, k):
-                    return False
-        return True
+        return all(self._row(tier, low, highs, row) for low, row in zip(lows, counts, strict=True))
 
-    def _uplinks(self, tier: LinkTier, low: Device, high: Device, count: int) -> bool:
-        """`count` uplinks from `low` to `high`: their ports taken at once when both switches have enough,
-        else one by one up to the one that finds none."""
-        up, down = self._up[low.name], self._down[high.name]
-        if up.free_native < count or down.capacity(self.up_speed) < count:
-            return all(self.uplink(tier, low, high) for _ in range(count))
-        pairs = zip(up.take_high_many(count), down.take_low_many(self.up_speed, count), strict=True)
-        name, speed, rail = self.name, self.up_speed, low.rail
-        self.topo.add_links(Link(name, tier, low.name, a, high.name, b, speed, rail) for a, b in pairs)
+    def _row(self, tier: LinkTier, low: Device, highs: list[Device], row: list[int]) -> bool:
+        """row[j] uplinks from `low` to highs[j]: their ports taken at once when every switch has enough, else
+        link by link up to the one that finds none."""
+        up, speed = self._up[low.name], self.up_speed
+        downs = [self._down[high.name] for high in highs]
+        if up.free_native < sum(row) or any(down.capacity(speed) < k for down, k in zip(downs, row, strict=True)):
+            return all(self.uplink(tier, low, high) for high, k in zip(highs, row, strict=True) for _ in range(k))
+        a_ports = up.take_high_many(sum(row))
+        b_ends = [
+            (high.name, port)
+            for high, down, k in zip(highs, downs, row, strict=True)
+            if k
+            for port in down.take_low_many(speed, k)
+        ]
+        name, rail = self.name, low.rail
+        self.topo.add_links(
+            Link(name, tier, low.name, a, high, b, speed, rail) for a, (high, b) in zip(a_ports, b_ends, strict=True)
+        )
         return True
