@@ -14,22 +14,18 @@ import click
 
 from . import codes
 from .catalog import load_catalog
-from .catalog_view import catalog_list_text, catalog_show_text, close_keys
-from .diff import diff_markdown, diff_specs
 from .errors import ClusterforgeError, Finding, Severity, display_name, sorted_findings
-from .export import dot_to_svg, fabric_dot, node_link_json
 from .pipeline import CONSISTENCY_READS, analyse, load_valid, render_analysis, render_files, render_staged
 from .plan import plan_text
 from .render.bom import bom_text
 from .render.context import RenderContext
 from .render.report import REPORT_HTML, REPORT_MD
-from .schema_doc import blueprint_schema, reference_markdown
-from .verify import DiscoveryError, verify
-from .verify.report import verify_html, verify_json, verify_text
 from .version import __version__
 from .workload import fit_json, fit_text, fit_workloads
 from .writer import OutputError, StagedTree, TreeDiff, compare_tree
 
+# Modules only some commands need (verify, diff, export, schema, catalog) are imported inside those commands:
+# start-up is most of a small render's time.
 EXIT_OK, EXIT_FINDINGS, EXIT_INTERNAL = 0, 1, 3  # click exits 2 on a usage error
 FORMATS = click.Choice(["text", "json", "github"])
 ALLOW_DIR = click.option(
@@ -321,6 +317,8 @@ def render_cmd(
 def catalog_cmd(ctx: click.Context) -> None:
     """List the catalog entries a blueprint can name (servers, switches, GPUs, NICs, racks, cables, ...),
     or show one with the sources of its figures. Without a subcommand: list."""
+    from .catalog_view import catalog_list_text
+
     if ctx.invoked_subcommand is None:
         click.echo(catalog_list_text(load_catalog()), nl=False)
 
@@ -328,6 +326,8 @@ def catalog_cmd(ctx: click.Context) -> None:
 @catalog_cmd.command("list")
 def catalog_list_cmd() -> None:
     """One line per built-in entry: kind, key, vendor and name, estimated figures."""
+    from .catalog_view import catalog_list_text
+
     click.echo(catalog_list_text(load_catalog()), nl=False)
 
 
@@ -335,6 +335,8 @@ def catalog_list_cmd() -> None:
 @click.argument("key")
 def catalog_show_cmd(key: str) -> None:
     """Every field of the entry KEY and where each figure comes from. Exit 1 for an unknown key."""
+    from .catalog_view import catalog_show_text, close_keys
+
     catalog = load_catalog()
     text = catalog_show_text(catalog, key)
     if text is None:
@@ -403,6 +405,8 @@ def _print_tree_diff(diff: TreeDiff, target: Path, count: int) -> None:
 def diff_cmd(old: str, new: str, fmt: str) -> None:
     """What a blueprint change does to the cluster. OLD and NEW are paths or Git revisions of one
     (`origin/main:blueprints/x.yaml`). Exit 0 whether or not they differ: it is a report."""
+    from .diff import diff_markdown, diff_specs
+
     try:
         diff = diff_specs(old, new)
     except ClusterforgeError as exc:
@@ -428,6 +432,8 @@ def export_cmd(
     blueprint: Path, fmt: str, fabrics: tuple[str, ...], output: Path | None, allow: tuple[Path, ...]
 ) -> None:
     """Export the expanded topology as JSON, or its fabrics as a Graphviz diagram."""
+    from .export import dot_to_svg, fabric_dot, node_link_json
+
     try:
         topo = analyse(load_valid(blueprint, allow)).topo
         if fmt == "json":
@@ -504,6 +510,9 @@ def verify_cmd(
 ) -> None:
     """Compare the cabled fabric, as discovered, with the plan: missing, unexpected and swapped cables, wrong
     rails, by rack, U, device, port and cable label. Exit 1 when the fabric differs from the plan."""
+    from .verify import DiscoveryError, verify
+    from .verify.report import verify_html, verify_json, verify_text
+
     if not ib_files and not lldp_files:
         raise click.UsageError("give at least one --ibnetdiscover or --lldp file")
     try:
@@ -532,6 +541,8 @@ def verify_cmd(
 @click.option("--format", "fmt", type=click.Choice(["json", "markdown"]), default="json", show_default=True)
 def schema_cmd(fmt: str) -> None:
     """Print the JSON Schema of the blueprint format (for editors), or its Markdown reference."""
+    from .schema_doc import blueprint_schema, reference_markdown
+
     if fmt == "markdown":
         click.echo(reference_markdown(), nl=False)
     else:
