@@ -4,7 +4,8 @@
 
 The synthetic blueprint (tests/factories.py) gets management nodes, Slurm with a tree topology and NCCL
 settings, so every output family has work to do. Each size runs in a fresh process so that its
-peak memory (max RSS) is its own. Prints one line per size with seconds per stage, then seconds and
+peak memory (max RSS) is its own. Prints one line per size with CPU seconds per stage (this process's user
+and system time: the machine is shared, and others' work stretches wall time), then CPU seconds and
 output size per render family.
 """
 
@@ -68,17 +69,18 @@ def _pod_data(nodes: int, gpus: int) -> dict[str, Any]:
 
 def _pods_data(nodes: int, pods: int, gpus: int) -> dict[str, Any]:
     """`pods` pods of (nearly) equal size: pod k's rows are named P<k>A1.. and P<k>N1.., its node group
-    gpu<k>, its fabric compute<k> with its own /10 of 10.0.0.0/8 (a pod of 65,536 nodes needs 524,288
-    addresses, a /10 holds 4,194,304)."""
+    gpu<letter> (gpua, gpub, ...: with digits, gpu1 and gpu2 nodes would read as one range of 125,000
+    numbers, more than python-hostlist expands), its fabric compute<letter> with its own /10 of 10.0.0.0/8
+    (a pod of 65,536 nodes needs 524,288 addresses, a /10 holds 4,194,304)."""
     merged: dict[str, Any] = {}
-    for k in range(1, pods + 1):
+    for k, letter in zip(range(1, pods + 1), "abcdefgh", strict=False):
         size = nodes // pods + (1 if k <= nodes % pods else 0)
         pod = _pod_data(size, gpus)
         rows = {row["name"]: f"P{k}{row['name']}" for row in pod["floor"]["rows"]}
         for row in pod["floor"]["rows"]:
             row["name"] = rows[row["name"]]
         group = pod["node_groups"][0]
-        group["name"] = f"gpu{k}"
+        group["name"] = f"gpu{letter}"
         group["placement"]["rows"] = [rows[r] for r in group["placement"]["rows"]]
         compute = pod["fabrics"].pop("compute")
         compute["switch_racks"] = [f"{rows[r.split('-')[0]]}-{r.split('-')[1]}" for r in compute["switch_racks"]]
@@ -90,7 +92,7 @@ def _pods_data(nodes: int, pods: int, gpus: int) -> dict[str, Any]:
         else:
             merged["floor"]["rows"] += pod["floor"]["rows"]
             merged["node_groups"].append(group)
-        merged["fabrics"][f"compute{k}"] = compute
+        merged["fabrics"][f"compute{letter}"] = compute
     return merged
 
 
@@ -108,11 +110,11 @@ def measure(gpus: int) -> dict[str, Any]:
 
     stages: dict[str, float] = {"write": 0.0}
     families: dict[str, tuple[float, int]] = {}
-    start = last = time.perf_counter()
+    start = last = time.process_time()
 
     def lap(name: str) -> None:
         nonlocal last
-        now = time.perf_counter()
+        now = time.process_time()
         stages[name] = round(now - last + stages.get(name, 0.0), 2)
         last = now
 
@@ -126,7 +128,7 @@ def measure(gpus: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp, StagedTree(Path(tmp) / "out", keep=CONSISTENCY_READS) as staged:
         for family, renderer in RENDERERS.items():
             out = renderer(ctx)
-            families[family] = (round(time.perf_counter() - last, 2), sum(len(v) for v in out.values()))
+            families[family] = (round(time.process_time() - last, 2), sum(len(v) for v in out.values()))
             lap("render")
             for rel, text in out.items():
                 staged.put(rel, text)

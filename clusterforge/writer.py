@@ -305,12 +305,12 @@ class StagedTree(Mapping[str, str]):
         _checked_path(rel, self.target)
         data = text.encode("utf-8")
         with _output_errors(self.target):
-            staging = self._staging or self._start()
+            root = str(self._staging or self._start())
             folder = rel.rpartition("/")[0]
             if folder not in self._folders:
-                (staging / folder).mkdir(parents=True, exist_ok=True)
+                os.makedirs(f"{root}/{folder}", exist_ok=True)
                 self._folders.add(folder)
-            fd = os.open(staging / rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            fd = os.open(f"{root}/{rel}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             try:
                 view = memoryview(data)
                 while view:
