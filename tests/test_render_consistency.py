@@ -146,6 +146,22 @@ def test_a_template_override_that_drops_hosts_fails_the_render(tmp_path: Path) -
     assert not out.exists()
 
 
+def test_an_inventory_template_override_that_changes_addresses_fails_the_render(tmp_path: Path) -> None:
+    """The renderer's groups stand for the file only where it is their JSON text: a site's inventory template
+    that changes the text is read and checked."""
+    override = tmp_path / "templates" / "ansible"
+    override.mkdir(parents=True)
+    (override / "inventory.json.j2").write_text(
+        """{{ inventory | replace('"ansible_host": "', '"ansible_host": "9') }}\n"""
+    )
+    out = tmp_path / "out"
+    result = run_cli("render", str(H200), "-o", str(out), "--templates", str(tmp_path / "templates"))
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "CF-RENDER-002" in output and "not one of its addresses" in output
+    assert not out.exists()
+
+
 def test_an_inventory_that_is_not_json_is_reported() -> None:
     problems = _problems(H200, _edit(INVENTORY, '"all": {', '"all": ['))
     assert len(problems) == 1 and problems[0].startswith(
@@ -180,7 +196,7 @@ def test_what_the_check_takes_from_the_renderer_is_what_the_files_say(blueprint:
 
     _, topo, files = _rendered(blueprint)
     made = made_inventory(topo)
-    assert made is not None and made[0] == files[INVENTORY]
+    assert made is not None and files[INVENTORY] == made[0] + "\n"
     assert json.loads(json.dumps(made[1])) == read_inventory(files[INVENTORY])
     host_data = made_host_data(topo)
     assert host_data is not None

@@ -35,8 +35,9 @@ _MADE: WeakKeyDictionary[Topology, tuple[str, dict[str, Any]]] = WeakKeyDictiona
 
 
 def made_inventory(topo: Topology) -> tuple[str, dict[str, Any]] | None:
-    """The inventory last rendered for `topo`: its file's text and the groups (`all.children`, shared vars
-    factored) that text was written from, so the consistency check need not parse it again."""
+    """The inventory last rendered for `topo`: the JSON text the template was given and the groups
+    (`all.children`, shared vars factored) it was written from, so the consistency check need not parse a
+    file that is that text."""
     return _MADE.get(topo)
 
 
@@ -78,8 +79,9 @@ def render_ansible(ctx: RenderContext) -> dict[str, str]:
         "ansible/roles/cf_software/vars/main.yml": software_role_vars(ctx.valid),
     }
     groups = factored(inventory)
-    files = {INVENTORY: ctx.render("ansible/inventory.json.j2", {**model, "inventory": factored_json(groups)})}
-    _MADE[ctx.topo] = files[INVENTORY], groups["all"]["children"]
+    text = factored_json(groups)
+    files = {INVENTORY: ctx.render("ansible/inventory.json.j2", {**model, "inventory": text})}
+    _MADE[ctx.topo] = text, groups["all"]["children"]
     for path, values in data.items():
         files[path] = ctx.render(f"{path}.j2", {**model, "vars": values})
     hosts_block = hosts_text(ctx).rstrip()

@@ -128,15 +128,15 @@ def _loads(text: str) -> Any:
 
 
 def _inventory(topo: Topology, files: dict[str, str]) -> dict[str, Any] | None:
-    """The inventory's groups (`all.children`): those the renderer wrote it from when the file is exactly the
-    text it made of them (tests/test_render_consistency.py proves reading the text gives the same), else read
-    from the text (a site's template made it)."""
+    """The inventory's groups (`all.children`): those the renderer wrote it from when the file is the JSON text
+    it made of them (tests/test_render_consistency.py proves reading the text gives the same), else read from
+    the text (a site's template changed it)."""
     text = files.get(INVENTORY)
     if text is None:
         return None
     made = made_inventory(topo)
-    if made is not None and made[0] == text:
-        return made[1]
+    if made is not None and text.startswith(made[0]) and not text[len(made[0]) :].strip():
+        return made[1]  # the JSON written from these groups, and at most white space after it
     return read_inventory(text)
 
 
