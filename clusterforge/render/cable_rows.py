@@ -140,6 +140,7 @@ def _cable_list(ctx: RenderContext) -> CableList:
 
 
 def cable_list(ctx: RenderContext, table: CableTable) -> CableList:
+    """The cables of `table`, in its (plan) order: columns for all, rows for the irregular ones."""
     labels = list(table.cable_labels.values())
     cables = in_order(ctx.topo.cables, list(table.cable_labels))
     positions = _first_links(table)

@@ -292,7 +292,8 @@ def markdown_model(ctx: RenderContext, cables: CableList, limit: int = MD_CABLE_
         }
         for rack, count, mix in (rack_summaries(cables, list(ctx.topo.racks)) if detailed else [])
     ]
-    uncabled = [link for link in ctx.topo.links if link.cable < 0 and link.media == ""]
+    every_link_cabled = min(cables.table.links["cable"], default=0) >= 0
+    uncabled = [] if every_link_cabled else [link for link in ctx.topo.links if link.cable < 0 and link.media == ""]
     return {
         "title": md_cell(bp.name),
         "site": md_cell(bp.site.name),
