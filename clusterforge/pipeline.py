@@ -15,6 +15,7 @@ from typing import cast
 from .checks import run_checks
 from .errors import BlueprintError, Finding, Severity
 from .expand import Topology, expand
+from .expand.gc_paused import gc_paused
 from .loader import load_blueprint
 from .plan import Plan, build_plan
 from .render import render_families
@@ -104,11 +105,13 @@ def _render_checked(
     if analysis.blocking:
         raise BlueprintError(analysis.blocking)
     # render: one renderer per output family, then a cross-check of what they wrote
-    for files in render_families(analysis.valid, analysis.topo, analysis.findings, templates, analysis.plan, progress):
-        for path, text in files.items():
-            if path in rendered:
-                raise ValueError(f"two renderers write {path}")
-            put(path, text)
+    families = render_families(analysis.valid, analysis.topo, analysis.findings, templates, analysis.plan, progress)
+    with gc_paused():  # the collector would walk the expanded topology's millions of objects again and again
+        for files in families:
+            for path, text in files.items():
+                if path in rendered:
+                    raise ValueError(f"two renderers write {path}")
+                put(path, text)
     progress("consistency", 0, 1)
     # the check only reads (`in`, `get`, items): any mapping of the files does
     problems = consistency_findings(analysis.valid, analysis.topo, cast(dict[str, str], rendered))

@@ -66,3 +66,23 @@ def test_another_renders_clean_up_leaves_a_running_render_alone(tmp_path: Path) 
         running.commit()
     assert (out / "family/a.txt").read_text() == "running\n"
     assert staging_folders(tmp_path) == []
+
+
+def test_a_text_written_piece_by_piece_is_its_utf8_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Large texts are encoded a piece at a time; pieces of 3 characters put multi-byte characters (2, 3 and 4
+    bytes in UTF-8) on every side of a piece's end, and an empty file stays empty."""
+    import hashlib
+
+    import clusterforge.writer as writer
+
+    monkeypatch.setattr(writer, "ENCODE_PIECE", 3)
+    text = "rack é1 € 😀 gpu001\n" * 7
+    out = tmp_path / "out"
+    with StagedTree(out) as staged:
+        staged.put("a/table.csv", text)
+        staged.put("a/empty.txt", "")
+        staged.commit()
+    assert (out / "a/table.csv").read_bytes() == text.encode("utf-8")
+    assert (out / "a/empty.txt").read_bytes() == b""
+    assert staged.digests["a/table.csv"] == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert staged.digests["a/empty.txt"] == hashlib.sha256(b"").hexdigest()
