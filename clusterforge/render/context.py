@@ -65,9 +65,19 @@ def _plan_of(ctx: RenderContext) -> Plan:
     return build_plan(ctx.valid, ctx.topo, ctx.findings)
 
 
+SLURM_RANGE_HOSTS = 65536
+"""Most hosts Slurm reads in one range: its hostlist parser refuses `gpu[000001-065537]` (MAX_RANGE, 64K;
+checked on 22.05's libslurmfull), and python-hostlist refuses ranges of over 100,000."""
+
+
 def host_range(names: list[str]) -> str:
-    """`gpu[001-032]` for Slurm and humans; the order of `names` does not matter."""
-    return str(hostlist.collect_hostlist(sorted(names)))
+    """`gpu[001-032]` for Slurm and humans; the order of `names` does not matter. Above SLURM_RANGE_HOSTS names
+    the list is written in parts of at most that many (`gpu[000001-065536],gpu[065537-125000]`)."""
+    if len(names) <= SLURM_RANGE_HOSTS:
+        return str(hostlist.collect_hostlist(sorted(names)))
+    ordered = hostlist.numerically_sorted(names)
+    parts = (ordered[i : i + SLURM_RANGE_HOSTS] for i in range(0, len(ordered), SLURM_RANGE_HOSTS))
+    return ",".join(str(hostlist.collect_hostlist(part)) for part in parts)
 
 
 def ansible_name(text: str) -> str:
