@@ -70,7 +70,7 @@ def _pod_data(nodes: int, gpus: int) -> dict[str, Any]:
 def _pods_data(nodes: int, pods: int, gpus: int) -> dict[str, Any]:
     """`pods` pods of (nearly) equal size: pod k's rows are named P<k>A1.. and P<k>N1.., its node group
     gpu<letter> (gpua, gpub, ...: with digits, gpu1 and gpu2 nodes would read as one range of 125,000
-    numbers, more than python-hostlist expands), its fabric compute<letter> with its own /10 of 10.0.0.0/8
+    numbers), its fabric compute<letter> with its own /10 of 10.0.0.0/8
     (a pod of 65,536 nodes needs 524,288 addresses, a /10 holds 4,194,304)."""
     merged: dict[str, Any] = {}
     for k, letter in zip(range(1, pods + 1), "abcdefgh", strict=False):
@@ -103,6 +103,7 @@ def measure(gpus: int) -> dict[str, Any]:
 
     from clusterforge.checks import run_checks
     from clusterforge.expand import expand
+    from clusterforge.expand.gc_paused import gc_paused
     from clusterforge.pipeline import CONSISTENCY_READS
     from clusterforge.render import RENDERERS, RenderContext
     from clusterforge.render.consistency import consistency_findings
@@ -125,7 +126,11 @@ def measure(gpus: int) -> dict[str, Any]:
     findings = run_checks(valid, topo, findings)
     lap("check")
     ctx = RenderContext(valid, topo, findings)
-    with tempfile.TemporaryDirectory() as tmp, StagedTree(Path(tmp) / "out", keep=CONSISTENCY_READS) as staged:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        StagedTree(Path(tmp) / "out", keep=CONSISTENCY_READS) as staged,
+        gc_paused(),  # as the pipeline renders
+    ):
         for family, renderer in RENDERERS.items():
             out = renderer(ctx)
             families[family] = (round(time.process_time() - last, 2), sum(len(v) for v in out.values()))
