@@ -27,23 +27,6 @@ def two_tier(wiring: FabricWiring, planes: list[list[Device]], uplinks: dict[str
             return
 
 
-def _even(uplinks: list[int], ports: int) -> bool:
-    """Every spine-core pair of the group would carry the same number of links."""
-    return len(set(uplinks)) == 1 and uplinks[0] % switch_count(uplinks, ports) == 0
-
-
-def core_uplinks(spine_ups: list[int], core_ports: int) -> list[int]:
-    """Uplinks of one core group's spines: as many as each has down, unless a partial last pod's fewer uplinks
-    are what keeps the group from an even spread; then its spines get as many as the fullest spine, as a
-    built-out pod would. An uneven spread gives pairs of k and k+1 links, which OpenSM's fat-tree routing
-    refuses (CF-FABRIC-013); 12,500 nodes per rail plane: 12 pods of 32 leaves and one of 7, whose spines
-    have 28 uplinks where the others have 32, so no core count gives every pair the same links."""
-    if _even(spine_ups, core_ports):
-        return spine_ups
-    padded = [max(spine_ups)] * len(spine_ups)
-    return padded if _even(padded, core_ports) else spine_ups
-
-
 def three_tier(
     wiring: FabricWiring, planes: list[list[Device]], uplinks: dict[str, int], spine_ports: int, core_ports: int
 ) -> None:
@@ -74,7 +57,7 @@ def three_tier(
                     by_position.append([])
                 by_position[j].append(spine)
         for group in by_position:
-            ups = core_uplinks([spine_up[spine.name] for spine in group], core_ports)
+            ups = [spine_up[spine.name] for spine in group]
             cores = [wiring.switch("core", core_model, plane=number) for _ in range(switch_count(ups, core_ports))]
             if not wiring.mesh("spine-core", group, cores, spread(ups, len(cores))):
                 return
