@@ -150,6 +150,26 @@ def test_4096_host_adapters_over_three_tiers(tmp_path: Path) -> None:
     assert discovered_links(run.discovered) == cables_in(net) == 4096 + 4096 + 4096
 
 
+def test_a_partial_last_pod_is_routed_with_updn_and_comes_up(tmp_path: Path) -> None:
+    """352 DGX H100 = 88 leaves: pods of 32 leaves, two full and one of 24, whose 32 spines meet 24 leaves
+    each. Core group j (spine j of the 3 pods: 32 + 32 + 24 uplinks) is 2 cores with 16, 16 and 12 links per
+    pair, so our check says no fat tree and the configuration routes with updn. OpenSM agrees: given such a
+    fabric its ftree engine refuses it even when the spine-core pairs are made even (ERR AB0A, different
+    numbers of downward port groups: the partial pod's spines meet fewer leaves; tried 2026-12-03)."""
+    valid = dgx_blueprint(352, scalable_unit=32)
+    analysis = analyse(valid)
+    assert codes.NOT_A_FAT_TREE in {f.code for f in analysis.findings}
+    folder = rendered(valid, analysis.topo, tmp_path)
+    net = (folder / "topology.net").read_text(encoding="utf-8")
+    assert net.count("\nSwitch ") == 88 + 96 + 64
+    assert "routing_engine updn" in (folder / "opensm.conf").read_text(encoding="utf-8")
+    run = bring_up(folder, tmp_path / "run")
+    assert run.opensm_rc == 0
+    assert run.errors() == []
+    assert "SUBNET UP" in run.opensm_log
+    assert discovered_links(run.discovered) == cables_in(net) == 2816 * 3
+
+
 def without_links(topo: Topology, dropped: set[tuple[str, str]]) -> Topology:
     """`topo` less the links between the given device pairs."""
     copy = Topology(topo.name)
