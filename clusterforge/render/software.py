@@ -111,7 +111,11 @@ def hosts_lines(topo: Topology, inband: str | None, oob: str | None) -> list[str
 
 
 def hosts_text(ctx: RenderContext) -> str:
-    """network/hosts; the cf_hosts role writes the same text as its /etc/hosts block."""
+    """network/hosts; the cf_hosts role writes the same text as its /etc/hosts block (made once per render)."""
+    return ctx.shared(_hosts_text)
+
+
+def _hosts_text(ctx: RenderContext) -> str:
     fabrics = ctx.valid.blueprint.fabrics
     inband = next((n for n, f in fabrics.items() if f.kind == "inband"), None)
     oob = next((n for n, f in fabrics.items() if f.kind == "oob"), None)
