@@ -76,20 +76,20 @@ def hold(folder: Path) -> int:
     """Lock `folder` for as long as the returned descriptor is open (the kernel lets go when the process dies),
     so that `held` tells a folder a running render writes into from one a killed render left behind."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise
     return fd
 
 
 def held(folder: Path) -> bool:
     """Whether a live process holds `folder` (see `hold`)."""
     try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.close(hold(folder))
     except BlockingIOError:
         return True
-    finally:
-        os.close(fd)
+    except OSError:
+        return False
     return False

@@ -65,30 +65,11 @@ class RunRule:
         return round(run + 2 * self.entry_m + self.slack_m, 2)
 
 
-def run_length_m(
-    a: Device,
-    b: Device,
-    rack_a: Rack,
-    rack_b: Rack,
-    rack_pitch_m: float,
-    row_pitch_m: float,
-    slack_m: float,
-    tray_m: float = TRAY_RISE_M,
-    entry_m: float = END_ALLOWANCE_M,
-) -> float:
-    """Cable length between two devices: straight up/down inside one rack, else up to the overhead tray,
-    along rows and across aisles (Manhattan), and down again; `entry_m` inside the rack at each end."""
-    rule = RunRule(rack_pitch_m, row_pitch_m, slack_m, tray_m, entry_m)
-    return rule.between(_spot(a, rack_a), _spot(b, rack_b))
-
-
 @dataclass(frozen=True, slots=True, eq=False)
 class Place:
     """Where the ports of one model, port name and speed sit: shared by every link end alike in them (compared
     by identity: one object per kind)."""
 
-    group: str
-    cage: int
     slot: int
     """Place of the port in its cage (0-based)."""
     spec: EndSpec
@@ -122,7 +103,7 @@ class Places:
         group, cage, slot, spec = self._where(model, port, speed)
         spec_id = self._spec_ids.setdefault(spec, len(self._spec_ids))
         cage_id = self._cage_ids.setdefault((model, group, cage), len(self._cage_ids))
-        return Place(group, cage, slot, spec, spec_id, f"{group}{cage}", cage_id)
+        return Place(slot, spec, spec_id, f"{group}{cage}", cage_id)
 
     def _where(self, model: str, port: str, speed: float) -> tuple[str, int, int, EndSpec]:
         entry = self.catalog.entries.get(model)
@@ -226,10 +207,9 @@ class Cabler:
 
     def _hub_leg(self, cage: int) -> EndSpec | None:
         """The kind of end a splitter from `cage` would reach, when one could: the cage has several links, at
-        one speed, each to a cage of its own and all to ends of one kind."""
+        one speed, each to a cage of its own and all to ends of one kind (the caller passes cages of several
+        links only)."""
         on_hub = self.on_cage[cage]
-        if len(on_hub) < 2:
-            return None
         leg: EndSpec | None = None
         speed = self.speed[on_hub[0]]
         for q in on_hub:
@@ -268,9 +248,7 @@ class Cabler:
 
     def _take_optics(self, p: int, copper_fitted: bool) -> None:
         link, run, a, b = self.links[p], self.run_m[p], self.place_a[p], self.place_b[p]
-        choice = self._optics.get((a.spec_id, b.spec_id, link.speed_gbps, run)) or self._optic_choice(
-            a, b, link.speed_gbps, run
-        )
+        choice = self._optic_choice(a, b, link.speed_gbps, run)
         if choice is None:
             self._no_optics(p, copper_fitted)
             return

@@ -36,7 +36,7 @@ from ..model.fabric import Fabric
 from ..validate import ValidBlueprint
 from . import paths
 from .addresses import address_text
-from .context import ansible_name, per_topology
+from .context import ansible_name, network_of_kind, per_topology
 from .imex import imex_paths
 from .software import group_software
 
@@ -113,10 +113,6 @@ def interfaces(topo: Topology) -> tuple[dict[str, dict[str, str]], dict[str, dic
             else:
                 single[device][network] = address_text(address)
     return single, ports
-
-
-def _network_of_kind(valid: ValidBlueprint, kind: str) -> str | None:
-    return next((name for name, fabric in valid.blueprint.fabrics.items() if fabric.kind == kind), None)
 
 
 def _placement(device: Device) -> HostVars:
@@ -205,7 +201,7 @@ class _HostVars:
     def __init__(self, valid: ValidBlueprint, topo: Topology) -> None:
         self.valid, self.topo = valid, topo
         self.single, self.ports = interfaces(topo)
-        self.inband, self.oob = _network_of_kind(valid, "inband"), _network_of_kind(valid, "oob")
+        self.inband, self.oob = network_of_kind(valid, "inband"), network_of_kind(valid, "oob")
         self.imex = {node: InstallFile(*files) for node, files in imex_paths(topo, self.inband).items()}
 
     def __call__(self, device: Device) -> HostVars:

@@ -36,6 +36,7 @@ from ..validate import ValidBlueprint
 from . import paths
 from .ansible import INVENTORY, made_inventory
 from .ansible_model import interfaces
+from .context import network_of_kind
 from .host_data import HOST_DATA_DIR, HostFacts, host_facts, made_host_data
 from .inventory_json import UNSAFE_KEY
 from .nccl import hca_devices, nccl_groups
@@ -264,7 +265,7 @@ def _slurm_problems(
 
 
 def _controller_problems(valid: ValidBlueprint, topo: Topology, conf: str) -> Iterator[str]:
-    inband = next((n for n, f in valid.blueprint.fabrics.items() if f.kind == "inband"), None)
+    inband = network_of_kind(valid, "inband")
     for line in conf.splitlines():
         if match := re.fullmatch(r"SlurmctldHost=([^(\s]+)(?:\(([^)]*)\))?", line):
             name, address = match.groups()

@@ -80,6 +80,11 @@ def host_range(names: list[str]) -> str:
     return ",".join(str(hostlist.collect_hostlist(part)) for part in parts)
 
 
+def network_of_kind(valid: ValidBlueprint, kind: str) -> str | None:
+    """The blueprint's first network of `kind` (`inband`, `oob`, ...), or None."""
+    return next((name for name, fabric in valid.blueprint.fabrics.items() if fabric.kind == kind), None)
+
+
 def ansible_name(text: str) -> str:
     """A valid Ansible group or variable name: letters, digits and underscores, not starting with a digit."""
     clean = "".join(c if c.isalnum() or c == "_" else "_" for c in text.lower())

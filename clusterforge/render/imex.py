@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..expand.topology import Topology
 from . import paths
-from .context import RenderContext
+from .context import RenderContext, network_of_kind
 
 
 def imex_domains(topo: Topology, inband: str | None) -> dict[int, list[str]]:
@@ -32,7 +32,7 @@ def imex_paths(topo: Topology, inband: str | None) -> dict[str, tuple[str, str]]
 
 
 def render_imex(ctx: RenderContext) -> dict[str, str]:
-    inband = next((n for n, f in ctx.valid.blueprint.fabrics.items() if f.kind == "inband"), None)
+    inband = network_of_kind(ctx.valid, "inband")
     addresses = ctx.topo.addresses.get(inband or "", {})
     return {
         paths.imex_nodes(index): "".join(f"{addresses[n]}\n" for n in nodes)

@@ -20,6 +20,7 @@ from typing import NamedTuple, TypeVar
 
 from ..catalog import Server, Switch
 from ..expand.topology import Topology
+from ..expand.union_find import UnionFind
 from ..model.fabric import LeafSpineFabric
 from ..validate import ValidBlueprint
 from .handoff_common import CableTable, cable_table
@@ -259,20 +260,13 @@ class _PortGuids(dict[tuple[str, str], int]):
 def _islands(switches: list[str], lows: list[str], highs: list[str]) -> dict[str, int]:
     """Each switch -> the number (from 1) of its connected group over the switch-to-switch cables `lows[i]` to
     `highs[i]`. `switches` in topology order: leaves first, so plane numbers follow the rails."""
-    parent: dict[str, str] = {name: name for name in switches}
-
-    def root(name: str) -> str:
-        while parent[name] != name:
-            parent[name] = parent[parent[name]]
-            name = parent[name]
-        return name
-
+    joins = UnionFind(switches)
     for low, high in zip(lows, highs, strict=True):
-        parent[root(low)] = root(high)
+        joins.join(low, high)
     numbers: dict[str, int] = {}
     found: dict[str, int] = {}
-    for name in parent:
-        numbers[name] = found.setdefault(root(name), len(found) + 1)
+    for name in switches:
+        numbers[name] = found.setdefault(joins.root(name), len(found) + 1)
     return numbers
 
 

@@ -27,7 +27,7 @@ from ..expand.topology import Topology
 from ..model import NodeGroup
 from ..validate import ValidBlueprint
 from . import paths
-from .context import RenderContext
+from .context import RenderContext, network_of_kind
 
 
 @dataclass(frozen=True)
@@ -116,9 +116,7 @@ def hosts_text(ctx: RenderContext) -> str:
 
 
 def _hosts_text(ctx: RenderContext) -> str:
-    fabrics = ctx.valid.blueprint.fabrics
-    inband = next((n for n, f in fabrics.items() if f.kind == "inband"), None)
-    oob = next((n for n, f in fabrics.items() if f.kind == "oob"), None)
+    inband, oob = network_of_kind(ctx.valid, "inband"), network_of_kind(ctx.valid, "oob")
     model = {"blueprint": ctx.valid.blueprint.name, "lines": hosts_lines(ctx.topo, inband, oob)}
     return ctx.render("software/hosts.j2", model)
 
