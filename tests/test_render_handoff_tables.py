@@ -406,10 +406,13 @@ def test_cabling_csv_equals_its_cells_written_one_by_one(name: str) -> None:
     ctx = RenderContext(valid, topo, findings)
     cables = shared_cable_list(ctx)
     assert 0 < len(cables.irregular) < len(cables)  # the example has cables of both sorts
+    cables.rows()  # made before the copy: the copy must not take them over
     hostile = dataclasses.replace(cables, labels=[f'={label}"' for label in cables.labels])
     for listed in (cables, hostile):  # labels that need more than quotes make every line go cell by cell
         lines: list[list[object]] = [list(CSV_HEADER), *map(cable_cells, listed.rows())]
         assert cabling_csv(listed) == "".join(f"{csv_line(cells)}\n" for cells in lines)
+    first = cables.labels[0]
+    assert f'\n"\'={first}""",' in cabling_csv(hostile)  # the hostile label, quoted and defused
     links = read_csv(csv_text(cables.table, [f'={label}"' for label in cables.link_labels]))
     assert [row["label"] for row in links] == [f"'={label}\"" for label in cables.link_labels]
     per_rack = rack_rows(cables)

@@ -87,7 +87,8 @@ def render_ansible(ctx: RenderContext) -> dict[str, str]:
     hosts_block = hosts_text(ctx).rstrip()
     files[HOSTS_VARS] = ctx.render(
         f"{HOSTS_VARS}.j2",
-        # the block written as YAML here: PyYAML's emitter takes seconds over a large cluster's hosts
+        # the block written as YAML here: PyYAML's emitter takes seconds over a large cluster's hosts; `vars`
+        # stays for a site's override template that writes `vars | to_yaml`, as the role-vars templates do
         {
             **model,
             "vars": {"cf_hosts_block": hosts_block},

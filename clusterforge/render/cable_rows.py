@@ -107,7 +107,8 @@ class CableList:
     fabrics: list[str]
     tally: Counter[TallyKey]
     """How many cables share a fabric, the racks of both ends and a kind: what the summaries count."""
-    _rows: list[CableRow] = field(default_factory=list, repr=False, compare=False)
+    _rows: list[CableRow] = field(default_factory=list, init=False, repr=False, compare=False)
+    """Made on first use; a copy (dataclasses.replace) starts without them, so its rows carry its labels."""
 
     def __len__(self) -> int:
         return len(self.labels)

@@ -13,7 +13,6 @@ import re
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import repeat
 from operator import add, attrgetter, mul
 from typing import Any, TypeVar
@@ -27,7 +26,6 @@ from .link_parts import LinkKinds, LinkParts, link_products
 TIER_ORDER = {"node-leaf": 0, "leaf-spine": 1, "spine-core": 2, "oob-uplink": 3, "oob": 4, "mgmt": 5}
 OTHER_TIER = 9
 
-_PORT = re.compile(r"^(?P<prefix>.*?)(?P<native>\d+)(?:/(?P<slot>\d+)|s(?P<sub>\d+))?$")
 _DIGITS = re.compile(r"(\d+)")
 _UNPLACED = (1 << 30, 0, "")
 """Floor position of a device outside any rack: after every rack."""
@@ -38,14 +36,6 @@ K = TypeVar("K", bound=Hashable)
 def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
     """'ib10/2' sorts after 'ib2/1': digits compare as numbers."""
     return tuple((0, int(part)) if part.isdigit() else (1, part) for part in _DIGITS.split(text) if part)
-
-
-@lru_cache(maxsize=4096)
-def cage_of(port: str) -> str:
-    """The physical cage a port sits in: 'ib3' for ib3/1 and ib3/2, 'swp1' for swp1s0..swp1s3. Cached: a
-    cluster has a few hundred port names, each on thousands of devices."""
-    match = _PORT.match(port)
-    return f"{match.group('prefix')}{match.group('native')}" if match else port
 
 
 @dataclass(frozen=True, slots=True, eq=False)
