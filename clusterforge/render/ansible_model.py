@@ -35,7 +35,7 @@ from ..expand.topology import Device, Topology
 from ..model.fabric import Fabric
 from ..validate import ValidBlueprint
 from . import paths
-from .addresses import address_text
+from .addresses import topology_address_texts
 from .context import ansible_name, network_of_kind, per_topology
 from .imex import imex_paths
 from .software import group_software
@@ -104,14 +104,18 @@ def nccl_files(group: str, model: str, rendered: set[str]) -> list[InstallFile]:
 def interfaces(topo: Topology) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, dict[str, str]]]]:
     """Per device: {network: address} for one-per-device addresses, {network: {port: address}} per port."""
     single: dict[str, dict[str, str]] = defaultdict(dict)
-    ports: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
-    for network in sorted(topo.addresses):
-        for key, address in topo.addresses[network].items():
+    ports: dict[str, dict[str, dict[str, str]]] = defaultdict(dict)
+    texts = topology_address_texts(topo)
+    for network in sorted(texts):
+        for key, text in texts[network].items():
             device, _, port = key.partition(":")
             if port:
-                ports[device][network][port] = address_text(address)
+                by_network = ports[device]
+                if network not in by_network:
+                    by_network[network] = {}
+                by_network[network][port] = text
             else:
-                single[device][network] = address_text(address)
+                single[device][network] = text
     return single, ports
 
 

@@ -74,10 +74,15 @@ def host_range(names: list[str]) -> str:
     """`gpu[001-032]` for Slurm and humans; the order of `names` does not matter. Above SLURM_RANGE_HOSTS names
     the list is written in parts of at most that many (`gpu[000001-065536],gpu[065537-125000]`)."""
     if len(names) <= SLURM_RANGE_HOSTS:
-        return str(hostlist.collect_hostlist(sorted(names)))
+        return _sorted_range(tuple(sorted(names)))
     ordered = hostlist.numerically_sorted(names)
     parts = (ordered[i : i + SLURM_RANGE_HOSTS] for i in range(0, len(ordered), SLURM_RANGE_HOSTS))
     return ",".join(str(hostlist.collect_hostlist(part)) for part in parts)
+
+
+@functools.lru_cache(maxsize=16)  # a large cluster's Slurm files name the same nodes in several lines
+def _sorted_range(names: tuple[str, ...]) -> str:
+    return str(hostlist.collect_hostlist(list(names)))
 
 
 def network_of_kind(valid: ValidBlueprint, kind: str) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from weakref import WeakKeyDictionary
 
 from ..expand.topology import Topology
+from .addresses import topology_address_texts
 from .ansible_model import InstallFile, install_vars, interfaces
 from .inventory_json import json_lines
 from .network import network_paths
@@ -30,25 +31,27 @@ def host_data_path(rack: str) -> str:
 def _rails(topo: Topology) -> dict[str, dict[int, dict[str, str]]]:
     """node -> rail -> its NIC on that rail, the leaf and leaf port, the NIC's address, subnet and gateway."""
     compute = {name for name, fabric in topo.fabrics.items() if fabric.kind == "compute"}
-    ports = interfaces(topo)[1]
+    addresses = topology_address_texts(topo)
     texts: dict[int, tuple[str, str | None]] = {}
     """id of a rail segment -> its subnet and gateway as text: many ports share one segment"""
     rails: dict[str, dict[int, dict[str, str]]] = defaultdict(dict)
     for link in topo.links:
-        if link.fabric in compute and link.tier == "node-leaf" and link.rail is not None:
-            entry = {"fabric": link.fabric, "port": link.a_port, "leaf": link.b, "leaf_port": link.b_port}
-            address = ports.get(link.a, {}).get(link.fabric, {}).get(link.a_port)
-            if address is not None:
-                entry["address"] = address
-            segment = topo.segments.get(link.fabric, {}).get(f"{link.a}:{link.a_port}")
-            if segment is not None:
-                if id(segment) not in texts:
-                    gateway = segment.gateway
-                    texts[id(segment)] = str(segment.subnet), None if gateway is None else str(gateway)
-                entry["subnet"], gateway_text = texts[id(segment)]
-                if gateway_text is not None:
-                    entry["gateway"] = gateway_text
-            rails[link.a][link.rail] = entry
+        if link.tier != "node-leaf" or link.fabric not in compute or link.rail is None:
+            continue
+        key = f"{link.a}:{link.a_port}"
+        entry = {"fabric": link.fabric, "port": link.a_port, "leaf": link.b, "leaf_port": link.b_port}
+        address = addresses.get(link.fabric, {}).get(key)
+        if address is not None:
+            entry["address"] = address
+        segment = topo.segments.get(link.fabric, {}).get(key)
+        if segment is not None:
+            if id(segment) not in texts:
+                gateway = segment.gateway
+                texts[id(segment)] = str(segment.subnet), None if gateway is None else str(gateway)
+            entry["subnet"], gateway_text = texts[id(segment)]
+            if gateway_text is not None:
+                entry["gateway"] = gateway_text
+        rails[link.a][link.rail] = entry
     return rails
 
 

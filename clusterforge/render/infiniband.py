@@ -35,28 +35,47 @@ def subnet_faults(subnet: IbSubnet) -> list[str]:
     return fat_tree_faults(subnet.tiers, switches, subnet.links.switch_links())
 
 
-_PORT_LINE = '[{}] "{}"[{}]\t# {}\n'.format
-"""A cabled port: its number, the remote node and port, the cable label."""
 _NODE_LINES = '\n{}=0x{:016x}\n{} {} "{}"\n'.format
 """A node's GUID line and header."""
 
 
-def topology_net(subnet: IbSubnet, blueprint: str) -> str:
-    """ibnetdiscover/ibsim topology: a GUID line and a header per node, then a line per cabled port."""
+def topology_net(subnet: IbSubnet, blueprint: str, orders: LineOrders | None = None) -> str:
+    """ibnetdiscover/ibsim topology: a GUID line and a header per node, then a line per cabled port. `orders`:
+    the line orders of the subnets rendered before (the planes of a per-rail fabric share theirs)."""
     first = sm_adapter(subnet)
     switches = subnet.switches()
     adapters = [n for n in subnet.nodes.values() if n.kind == "Hca" and n is not first]
     order = ([first] if first else []) + switches + adapters
-    head = [
+    head = (
         f"# {blueprint}: planned InfiniBand subnet '{subnet.folder.removeprefix('infiniband/')}', "
-        "ibnetdiscover topology format (ibsim -s -n topology.net); rendered by clusterforge\n",
+        "ibnetdiscover topology format (ibsim -s -n topology.net); rendered by clusterforge\n"
         f"# {len(switches)} switches, {len(order) - len(switches)} host adapters, "
-        f"{len(subnet.links)} cables; GUIDs are the plan's\n",
-    ]
-    return "".join(head + _node_texts(subnet.links, order))
+        f"{len(subnet.links)} cables; GUIDs are the plan's\n"
+    )
+    return head + "".join(_node_texts(subnet.links, order, orders or LineOrders()))
 
 
-def _node_texts(links: IbLinks, order: list[IbNode]) -> list[str]:
+class LineOrders:
+    """The order of a subnet's lines, kept for the next subnet: the planes of a per-rail fabric are alike, so
+    their lines fall in the same order, which is then sorted once."""
+
+    def __init__(self) -> None:
+        self.keys: list[int] = []
+        self.placed: list[int] = []
+
+    def placed_by(self, keys: list[int], tie: Callable[[], list[tuple[str, int, str]]]) -> list[int]:
+        """The indexes of `keys` in key order; `tie()` orders lines of equal keys."""
+        if keys != self.keys:
+            placed = sorted(range(len(keys)), key=keys.__getitem__)
+            if len(set(keys)) < len(keys):  # two cables on one port (a fault the checks report): the rest decides
+                rest = tie()
+                placed.sort(key=lambda i: (keys[i], rest[i]))
+                return placed  # the tie depends on more than the keys: not kept
+            self.keys, self.placed = keys, placed
+        return self.placed
+
+
+def _node_texts(links: IbLinks, order: list[IbNode], orders: LineOrders) -> list[str]:
     """Each node's lines in `order`: its GUID line and header, then a line per cabled port by port number
     (then remote node, remote port and label). One sort of integers puts them in place: a node's lines are
     keyed by its position, its header just before its ports."""
@@ -67,11 +86,15 @@ def _node_texts(links: IbLinks, order: list[IbNode]) -> list[str]:
     base = max(ports, default=0) + 2
     position = {node.name: i * base for i, node in enumerate(order)}
     keys = [*range(0, len(order) * base, base), *map(add, map(position.__getitem__, nodes), map(add, ports, repeat(1)))]
-    placed = sorted(range(len(keys)), key=keys.__getitem__)
-    if len(set(keys)) < len(keys):  # two cables on one port (a fault the checks report): the rest decides
-        rest = [("", 0, "")] * len(headers) + list(zip(remotes, remote_ports, labels, strict=True))
-        placed.sort(key=lambda i: (keys[i], rest[i]))
-    return take(headers + list(map(_PORT_LINE, ports, remotes, remote_ports, labels)), placed)
+    placed = orders.placed_by(
+        keys, lambda: [("", 0, "")] * len(headers) + list(zip(remotes, remote_ports, labels, strict=True))
+    )
+    numbers = [str(port) for port in range(base)]  # port numbers as text, made once per number
+    lines = [
+        f'[{numbers[port]}] "{remote}"[{numbers[remote_port]}]\t# {label}\n'
+        for port, remote, remote_port, label in zip(ports, remotes, remote_ports, labels, strict=True)
+    ]
+    return take(headers + lines, placed)
 
 
 def partitions_model(subnet: IbSubnet, fabric: LeafSpineFabric, groups: dict[str, str]) -> list[dict[str, Any]]:
@@ -120,10 +143,11 @@ def render_infiniband(ctx: RenderContext) -> dict[str, str]:
     blueprint = ctx.valid.blueprint.name
     groups = {d.name: d.group or "" for d in ctx.topo.nodes()}
     files: dict[str, str] = {}
+    orders = LineOrders()
     for subnet in plan_subnets(ctx.valid, ctx.topo, shared_cable_table(ctx)):
         faults = subnet_faults(subnet)
         folder = subnet.folder
-        files[f"{folder}/topology.net"] = topology_net(subnet, blueprint)
+        files[f"{folder}/topology.net"] = topology_net(subnet, blueprint, orders)
         hosts: list[str | None] = [*subnet.managers] or [None]
         for host in hosts:
             name = f"opensm-{host}.conf" if host else "opensm.conf"

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, compress, repeat, starmap
-from operator import add
+from operator import add, ne
 from typing import NamedTuple, TypeVar
 
 from ..catalog import Server, Switch
@@ -34,6 +34,9 @@ numbers an adapter's ports after its node GUID)."""
 _TIER_NUMBER = {"leaf": 0, "spine": 1, "core": 2}
 IB_TIERS = frozenset({"node-leaf", "leaf-spine", "spine-core"})
 """Link tiers that are InfiniBand cables (a leaf-peer link is no InfiniBand cable)."""
+SHOWN_PORTS = 64
+"""The fewest ports a switch has in the topology: what the tools show for an NDR switch is its native count, and
+a smaller number would only hide free ports."""
 T = TypeVar("T")
 
 
@@ -260,14 +263,26 @@ class _PortGuids(dict[tuple[str, str], int]):
 def _islands(switches: list[str], lows: list[str], highs: list[str]) -> dict[str, int]:
     """Each switch -> the number (from 1) of its connected group over the switch-to-switch cables `lows[i]` to
     `highs[i]`. `switches` in topology order: leaves first, so plane numbers follow the rails."""
-    joins = UnionFind(switches)
-    for low, high in zip(lows, highs, strict=True):
-        joins.join(low, high)
+    # A few cables join a fat tree's switches already: one up from each lower switch, one down from each upper
+    # one. Groups joined over those are the groups when no cable runs between two of them (checked at C speed);
+    # else all cables are joined.
+    few = [*dict(zip(lows, highs, strict=True)).items(), *dict(zip(highs, lows, strict=True)).items()]
+    roots = _roots(switches, few)
+    if any(map(ne, map(roots.get, lows, lows), map(roots.get, highs, highs))):  # (a name not in `switches`: its own)
+        roots = _roots(switches, zip(lows, highs, strict=True))
     numbers: dict[str, int] = {}
     found: dict[str, int] = {}
     for name in switches:
-        numbers[name] = found.setdefault(joins.root(name), len(found) + 1)
+        numbers[name] = found.setdefault(roots[name], len(found) + 1)
     return numbers
+
+
+def _roots(switches: list[str], pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Each switch -> the switch that stands for its group, once `pairs` are joined."""
+    joins = UnionFind(switches)
+    for low, high in pairs:
+        joins.join(low, high)
+    return {name: joins.root(name) for name in switches}
 
 
 def plan_subnets(valid: ValidBlueprint, topo: Topology, table: CableTable | None = None) -> list[IbSubnet]:
@@ -321,11 +336,11 @@ class _FabricPlanner:
         for island, indexes in members.items():
             subnet = IbSubnet(name, None if count == 1 else island, links=self._links(indexes))
             subnet.tiers = self.topo.fabrics[name].tiers
-            highest = _highest_ports(subnet.links)
+            counts = _port_counts(subnet.links)
             for device in switches:
                 if islands[device.name] == island:
                     guid = switch_guid(self.number, device.role, device.index)
-                    size = max(64, highest.get(device.name, 0))
+                    size = counts.get(device.name, SHOWN_PORTS)
                     subnet.nodes[device.name] = IbNode(device.name, "Switch", size, guid, device.role, device.name)
             subnet.nodes.update(self._adapters(subnet.links))
             subnet.managers = _managers(subnet)
@@ -379,9 +394,11 @@ class _FabricPlanner:
         return dict(zip(names, starmap(IbNode, rows), strict=True))
 
 
-def _highest_ports(links: IbLinks) -> dict[str, int]:
-    """Each switch's highest port number in use. A switch's port count is that, at least 64 (what the tools
-    show for an NDR switch is the native count; a smaller number only hides free ports)."""
+def _port_counts(links: IbLinks) -> dict[str, int]:
+    """The switches with a port number in use above SHOWN_PORTS, and their highest: a switch's port count is
+    that, at least SHOWN_PORTS."""
+    if max(links.upper_ports, default=0) <= SHOWN_PORTS and max(links.lower_ports, default=0) <= SHOWN_PORTS:
+        return {}  # the usual case, seen without a loop
     highest: dict[str, int] = {}
     uplinks = list(map("node-leaf".__ne__, links.tiers))
     ends = chain(
@@ -391,7 +408,7 @@ def _highest_ports(links: IbLinks) -> dict[str, int]:
     for node, port in ends:
         if port > highest.get(node, 0):
             highest[node] = port
-    return highest
+    return {node: port for node, port in highest.items() if port > SHOWN_PORTS}
 
 
 def _managers(subnet: IbSubnet) -> list[str]:

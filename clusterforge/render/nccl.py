@@ -42,7 +42,7 @@ from ..model.nccl import nccl_variables
 from ..model.nodes import NcclValue, NodeGroup
 from ..validate import ValidBlueprint
 from . import paths
-from .context import RenderContext
+from .context import RenderContext, per_topology
 
 RDMA_PREFIX = "rdma_"
 """RDMA device names the rendered udev rules give compute ports: rdma_<port>."""
@@ -83,10 +83,15 @@ class NcclGroup:
         return verified_topology(self.server)
 
 
+_group_fabrics = per_topology(Topology.group_fabrics)
+"""Node group -> its networks, once per topology: nccl_groups is asked three times a render, and each time
+the answer walks every link."""
+
+
 def nccl_groups(valid: ValidBlueprint, topo: Topology) -> list[NcclGroup]:
     """The GPU node groups the topology wires to a compute fabric: this family renders for them, and the
     Ansible roles install what it renders."""
-    on = topo.group_fabrics()
+    on = _group_fabrics(topo)
     found = []
     for group in valid.blueprint.node_groups:
         server = valid.catalog.require(group.model, Server)

@@ -21,7 +21,7 @@ from ..expand.topology import LanSegment, RailSegment, Topology
 from ..model.fabric import LeafSpineFabric
 from ..validate import ValidBlueprint
 from . import paths
-from .addresses import address_text
+from .addresses import topology_address_texts
 from .context import RenderContext, per_topology
 
 ARP_SYSCTLS = {"net.ipv4.conf.all.arp_ignore": 1, "net.ipv4.conf.all.arp_announce": 2}
@@ -64,9 +64,10 @@ def rail_ports(topo: Topology) -> dict[str, dict[str, tuple[str, str, RailSegmen
     """node -> port -> (network, address, segment), for every node with an addressed compute port."""
     out: dict[str, dict[str, tuple[str, str, RailSegment]]] = defaultdict(dict)
     for network in sorted(topo.segments):
+        texts = topology_address_texts(topo)[network]
         for key, segment in topo.segments[network].items():
             node, _, port = key.partition(":")
-            out[node][port] = (network, address_text(topo.addresses[network][key]), segment)
+            out[node][port] = (network, texts[key], segment)
     return out
 
 
