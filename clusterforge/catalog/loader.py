@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import ValidationError
 
@@ -17,6 +17,7 @@ from ..model.base import _CATALOG_KEY
 from ..model.blueprint import CatalogFile
 from ..schema_errors import did_you_mean, findings_from_validation
 from ..yamlsafe import SourceMap, YamlError, read_shipped_yaml, read_yaml
+from . import cache
 from .models import ENTRY_TYPES, GPU, NIC, Equipment, RackType, Server, Sourced, Switch
 from .netbox import netbox_entry
 
@@ -95,15 +96,28 @@ def load_catalog(
 
 @lru_cache(maxsize=1)
 def _builtin() -> tuple[Catalog, list[Finding]]:
-    """The shipped catalog, read once per process (its entries are frozen; callers copy the mappings)."""
+    """The shipped catalog, read once per process (its entries are frozen; callers copy the mappings), or
+    as read before from the same files by the same code (catalog/cache.py)."""
+    texts = [(DATA_DIR / name).read_bytes() for name in BUILTIN_FILES]
+    key = cache.digest(texts)
+    cached = cache.load(key)
+    if cached is not None:
+        return cast(tuple[Catalog, list[Finding]], cached)
     catalog = Catalog()
     findings: list[Finding] = []
-    for name in BUILTIN_FILES:
-        findings += _load_native(catalog, DATA_DIR / name, f"<catalog>/{name}", shipped=True)
+    for name, text in zip(BUILTIN_FILES, texts, strict=True):
+        display = f"<catalog>/{name}"
+        try:
+            data, sources = read_shipped_yaml(text.decode("utf-8"), display)
+        except YamlError as exc:
+            findings.append(exc.finding)
+            continue
+        findings += _add_sections(catalog, data, sources, display)
+    cache.store(key, (catalog, findings))
     return catalog, findings
 
 
-def _read(path: Path, display: str, policy: InputPolicy | None, shipped: bool = False) -> tuple[Any, SourceMap]:
+def _read(path: Path, display: str, policy: InputPolicy | None) -> tuple[Any, SourceMap]:
     try:
         text = policy.read_text(path) if policy else path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError, InputRefused) as exc:
@@ -117,7 +131,7 @@ def _read(path: Path, display: str, policy: InputPolicy | None, shipped: bool = 
         raise YamlError(
             _file_error(codes.CATALOG_UNREADABLE, f"cannot read catalog file {display}: {reason}", display)
         ) from None
-    return read_shipped_yaml(text, display) if shipped else read_yaml(text, display)
+    return read_yaml(text, display)
 
 
 def _file_error(code: str, message: str, display: str) -> Finding:
@@ -125,13 +139,15 @@ def _file_error(code: str, message: str, display: str) -> Finding:
     return Finding(code, Severity.ERROR, message, (), SourceLocation(display, 1, 1))
 
 
-def _load_native(
-    catalog: Catalog, path: Path, display: str, policy: InputPolicy | None = None, shipped: bool = False
-) -> list[Finding]:
+def _load_native(catalog: Catalog, path: Path, display: str, policy: InputPolicy | None = None) -> list[Finding]:
     try:
-        data, sources = _read(path, display, policy, shipped)
+        data, sources = _read(path, display, policy)
     except YamlError as exc:
         return [exc.finding]
+    return _add_sections(catalog, data, sources, display)
+
+
+def _add_sections(catalog: Catalog, data: Any, sources: SourceMap, display: str) -> list[Finding]:
     if not isinstance(data, dict):
         return [
             _file_error(

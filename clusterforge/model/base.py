@@ -6,7 +6,11 @@ import re
 import unicodedata
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, GetJsonSchemaHandler, PlainValidator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+from .docstrings import field_docstring
 
 MAX_COUNT = 200_000  # no blueprint count goes above this: 100k GPUs is the design ceiling
 
@@ -14,7 +18,17 @@ MAX_COUNT = 200_000  # no blueprint count goes above this: 100k GPUs is the desi
 class Strict(BaseModel):
     """Frozen, rejects unknown keys; every model of the blueprint and catalog derives from it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """The JSON Schema with each field's docstring as its description (read only when a schema is made)."""
+        json_schema = handler(core_schema)
+        for name, prop in handler.resolve_ref_schema(json_schema).get("properties", {}).items():
+            doc = field_docstring(cls, name)
+            if doc is not None:
+                prop.setdefault("description", doc)
+        return json_schema
 
 
 _IDENT = re.compile(r"[a-z][a-z0-9_-]{0,62}")
