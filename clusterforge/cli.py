@@ -267,6 +267,14 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
     "of the same path as a rendered file)",
 )
 @click.option("--quiet", "-q", is_flag=True, help="no progress bars (they are drawn only on a terminal anyway)")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1, 2),
+    default=2,
+    show_default=True,
+    help="processes that render; 2 uses a second CPU where there is one",
+)
 @ALLOW_DIR
 def render_cmd(
     blueprint: Path,
@@ -275,6 +283,7 @@ def render_cmd(
     check_only: bool,
     force: bool,
     quiet: bool,
+    jobs: int,
     allow: tuple[Path, ...],
 ) -> None:
     """Render the deployment files: Ansible, Slurm, NCCL (and the handoff pack)."""
@@ -291,7 +300,7 @@ def render_cmd(
             _print_tree_diff(diff, target, len(rendered))
             sys.exit(EXIT_OK if diff.fresh else EXIT_FINDINGS)
         with StagedTree(target, force=force, keep=CONSISTENCY_READS) as files:
-            render_staged(analysis, files, templates, progress)
+            render_staged(analysis, files, templates, progress, jobs=jobs)
             progress("write", 0, 1)
             files.commit()
             progress("write", 1, 1)

@@ -16,9 +16,10 @@ from .checks import run_checks
 from .errors import BlueprintError, Finding, Severity
 from .expand import Topology, expand
 from .expand.gc_paused import gc_paused
+from .forked import Forked, Note, can_fork
 from .loader import load_blueprint
 from .plan import Plan, build_plan
-from .render import render_families
+from .render import HANDOFF_FAMILIES, RENDERERS, RenderContext, render_family, shared_by_lanes
 from .render.consistency import consistency_findings
 from .validate import ValidBlueprint, validate
 from .writer import MANIFEST, StagedTree, manifest_text, with_manifest
@@ -80,44 +81,105 @@ def render_analysis(analysis: Analysis, templates: Path | None = None, progress:
     """Every output file of an analysed blueprint, with its manifest, in memory; raises when a check found an
     error."""
     files: dict[str, str] = {}
-    _render_checked(analysis, files.__setitem__, files, templates, progress)
+    _render_checked(analysis, templates, progress, lambda ctx, count: _one_lane(ctx, files.__setitem__, files, count))
     return with_manifest(dict(sorted(files.items())), analysis.valid.source_sha256())
 
 
 def render_staged(
-    analysis: Analysis, staged: StagedTree, templates: Path | None = None, progress: Progress = _quiet
+    analysis: Analysis,
+    staged: StagedTree,
+    templates: Path | None = None,
+    progress: Progress = _quiet,
+    *,
+    jobs: int = 2,
 ) -> None:
     """`render_analysis` into `staged`: each family written as soon as it is rendered, then the manifest; the
     caller commits it. What a family leaves in memory is its digests (and the texts the consistency check
-    reads), not its text."""
-    _render_checked(analysis, staged.put, staged, templates, progress)
+    reads), not its text. With `jobs` above 1, where the system can fork and a second CPU is usable, the
+    handoff pack is rendered and written by a second process beside the device configurations."""
+    if jobs > 1 and can_fork():
+        _render_checked(analysis, templates, progress, lambda ctx, count: _two_lanes(ctx, staged, count))
+    else:
+        _render_checked(analysis, templates, progress, lambda ctx, count: _one_lane(ctx, staged.put, staged, count))
     staged.put(MANIFEST, manifest_text(staged.digests, analysis.valid.source_sha256()))
+
+
+class _Count:
+    """Tells `progress` ("render", families done, families) as families are done, in whichever process."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.done = 0
+        progress("render", 0, len(RENDERERS))
+
+    def one_more(self) -> None:
+        self.done += 1
+        self.progress("render", self.done, len(RENDERERS))
 
 
 def _render_checked(
     analysis: Analysis,
-    put: Callable[[str, str], None],
-    rendered: Mapping[str, str],
     templates: Path | None,
     progress: Progress,
+    render_all: Callable[[RenderContext, _Count], Mapping[str, str]],
 ) -> None:
-    """Render family by family into `put` (whose files `rendered` then holds), then cross-check them."""
+    """Render every family with `render_all` (into files it writes somewhere), then cross-check them."""
     if analysis.blocking:
         raise BlueprintError(analysis.blocking)
     # render: one renderer per output family, then a cross-check of what they wrote
-    families = render_families(analysis.valid, analysis.topo, analysis.findings, templates, analysis.plan, progress)
+    ctx = RenderContext(analysis.valid, analysis.topo, analysis.findings, templates, analysis.plan)
     with gc_paused():  # the collector would walk the expanded topology's millions of objects again and again
-        for files in families:
-            for path, text in files.items():
-                if path in rendered:
-                    raise ValueError(f"two renderers write {path}")
-                put(path, text)
+        rendered = render_all(ctx, _Count(progress))
     progress("consistency", 0, 1)
     # the check only reads (`in`, `get`, items): any mapping of the files does
     problems = consistency_findings(analysis.valid, analysis.topo, cast(dict[str, str], rendered))
     progress("consistency", 1, 1)
     if problems:
         raise BlueprintError(problems)
+
+
+def _put_family(files: dict[str, str], put: Callable[[str, str], None], rendered: Mapping[str, str]) -> None:
+    for path, text in files.items():
+        if path in rendered:
+            raise ValueError(f"two renderers write {path}")
+        put(path, text)
+
+
+def _one_lane(
+    ctx: RenderContext, put: Callable[[str, str], None], rendered: Mapping[str, str], count: _Count
+) -> Mapping[str, str]:
+    """Every family in this process, in order, into `put` (whose files `rendered` then holds)."""
+    for family in RENDERERS:
+        _put_family(render_family(ctx, family), put, rendered)
+        count.one_more()
+    return rendered
+
+
+def _two_lanes(ctx: RenderContext, staged: StagedTree, count: _Count) -> Mapping[str, str]:
+    """The device configurations rendered and written here, the handoff pack beside them in a forked process
+    (both into the same new folder); that process sends back its files' digests."""
+    here = [family for family in RENDERERS if family not in HANDOFF_FAMILIES]
+    there = [family for family in RENDERERS if family in HANDOFF_FAMILIES]
+    shared_by_lanes(ctx)  # before the fork: worked out once, for both
+    staged.begin()
+    start = len(staged)
+
+    def handoff(note: Note) -> tuple[dict[str, str], dict[str, str]]:
+        for family in there:
+            _put_family(render_family(ctx, family), staged.put, staged)
+            note(family)
+        return staged.tail(start)
+
+    with Forked(handoff) as lane:
+        for family in here:
+            _put_family(render_family(ctx, family), staged.put, staged)
+            count.one_more()
+            for _ in lane.notes():
+                count.one_more()
+        for _ in lane.notes(wait=True):
+            count.one_more()
+        staged.adopt(*lane.join())
+    return staged
 
 
 def render_files(valid: ValidBlueprint, templates: Path | None = None) -> dict[str, str]:

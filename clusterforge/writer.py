@@ -316,7 +316,7 @@ class StagedTree(Mapping[str, str]):
         _checked_path(rel, self.target)
         digest = hashlib.sha256()
         with _output_errors(self.target):
-            root = str(self._staging or self._start())
+            root = str(self.begin())
             folder = rel.rpartition("/")[0]
             if folder not in self._folders:
                 os.makedirs(f"{root}/{folder}", exist_ok=True)
@@ -334,6 +334,25 @@ class StagedTree(Mapping[str, str]):
         if rel.startswith(self.keep):
             self._kept[rel] = text
 
+    def tail(self, start: int) -> tuple[dict[str, str], dict[str, str]]:
+        """The digests and kept texts of the files written after the first `start` ones: what a render lane in
+        another process (clusterforge.forked) sends back to be `adopt`ed."""
+        digests = dict(list(self.digests.items())[start:])
+        return digests, {rel: self._kept[rel] for rel in digests if rel in self._kept}
+
+    def adopt(self, digests: Mapping[str, str], kept: Mapping[str, str]) -> None:
+        """Take in files that another process wrote into this tree's new folder (`tail` there)."""
+        for rel, digest in digests.items():
+            if rel in self.digests:
+                raise ValueError(f"two renderers write {rel}")
+            self.digests[rel] = digest
+        self._kept.update(kept)
+
+    def begin(self) -> Path:
+        """The new folder, made at the first call (another process forked after this writes into it too)."""
+        with _output_errors(self.target):
+            return self._staging or self._start()
+
     def _start(self) -> Path:
         """The new folder, held (fsops.hold) so that another render's clean-up leaves it alone."""
         parent = self.target.parent
@@ -348,7 +367,7 @@ class StagedTree(Mapping[str, str]):
         """Put the new folder in place; raise OutputError and leave `target` as it was when that cannot be
         done safely."""
         with _output_errors(self.target):
-            staging = self._staging or self._start()
+            staging = self.begin()
             with locked(self.target.parent):
                 _write_locked(staging, set(self.digests), self.target, self.force)
         self._committed = True

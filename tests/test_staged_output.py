@@ -1,17 +1,22 @@
 """A render is written family by family into a folder beside its output folder while it goes on, and swapped
-in whole at the end: the staged files are those `render_analysis` returns, byte for byte; a render that fails
-half-way leaves nothing; another render's clean-up leaves a running render's folder alone."""
+in whole at the end: the staged files are those `render_analysis` returns, byte for byte, whether one process
+renders them or two (the handoff pack in a forked one); a render that fails half-way, in either process,
+leaves nothing; another render's clean-up leaves a running render's folder alone."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from pathlib import Path
 
 import pytest
 from helpers import REPO
 
+from clusterforge import forked
 from clusterforge.errors import ClusterforgeError, Finding, Severity
 from clusterforge.pipeline import CONSISTENCY_READS, analyse, load_valid, render_analysis, render_staged
+from clusterforge.render import Renderer
 from clusterforge.render.context import RenderContext
 from clusterforge.writer import MANIFEST, StagedTree, manifest_files, manifest_text, with_manifest, write_tree
 
@@ -23,12 +28,20 @@ def staging_folders(parent: Path) -> list[Path]:
     return sorted(parent.glob(".out.clusterforge-new-*"))
 
 
-def test_staged_files_are_the_rendered_files_on_disk_before_the_swap(tmp_path: Path) -> None:
+@pytest.fixture
+def two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two lanes wherever the test runs (a CI machine may give it one CPU)."""
+    monkeypatch.setattr(forked, "cpus_usable", lambda: 2)
+
+
+@pytest.mark.usefixtures("two_cpus")
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_staged_files_are_the_rendered_files_on_disk_before_the_swap(tmp_path: Path, jobs: int) -> None:
     analysis = analyse(load_valid(BP))
     expected = render_analysis(analysis)
     out = tmp_path / "out"
     with StagedTree(out, keep=CONSISTENCY_READS) as staged:
-        render_staged(analysis, staged)
+        render_staged(analysis, staged, jobs=jobs)
         (staging,) = staging_folders(tmp_path)
         assert not out.exists(), "nothing is in place before the commit"
         on_disk = {str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file()}
@@ -41,19 +54,74 @@ def test_staged_files_are_the_rendered_files_on_disk_before_the_swap(tmp_path: P
     assert staged[MANIFEST] == expected[MANIFEST]
 
 
-def test_a_render_that_fails_half_way_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def failing(_ctx: RenderContext) -> dict[str, str]:
-        raise ClusterforgeError([Finding("CF-RENDER-001", Severity.ERROR, "a site template failed")])
-
+def _pids_of_families(monkeypatch: pytest.MonkeyPatch, record: Path) -> None:
+    """Every renderer appends `family pid` to `record` (a file: the forked process's memory is its own)."""
     families = dict(RENDER.RENDERERS)
-    names = list(families)
-    families[names[len(names) // 2]] = failing  # after some families were written
+    for name, renderer in list(families.items()):
+
+        def recording(ctx: RenderContext, name: str = name, renderer: Renderer = renderer) -> dict[str, str]:
+            with record.open("a", encoding="utf-8") as out:
+                out.write(f"{name} {os.getpid()}\n")
+            return renderer(ctx)
+
+        families[name] = recording
     monkeypatch.setattr(RENDER, "RENDERERS", families)
+
+
+@pytest.mark.usefixtures("two_cpus")
+def test_two_lanes_render_the_handoff_pack_in_a_second_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = tmp_path / "pids.txt"
+    _pids_of_families(monkeypatch, record)
+    seen: list[tuple[str, int, int]] = []
+    analysis = analyse(load_valid(BP))
+    with StagedTree(tmp_path / "out", keep=CONSISTENCY_READS) as staged:
+        render_staged(analysis, staged, progress=lambda stage, done, total: seen.append((stage, done, total)))
+        staged.commit()
+    pids = dict(line.split() for line in record.read_text(encoding="utf-8").splitlines())
+    assert set(pids) == set(RENDER.RENDERERS)
+    here = {name for name, pid in pids.items() if pid == str(os.getpid())}
+    assert here == set(RENDER.RENDERERS) - RENDER.HANDOFF_FAMILIES
+    assert len({pids[name] for name in RENDER.HANDOFF_FAMILIES}) == 1, "the handoff pack is in one other process"
+    steps = [done for stage, done, total in seen if stage == "render" and total == len(RENDER.RENDERERS)]
+    assert steps == list(range(len(RENDER.RENDERERS) + 1)), "the render bar counts the families of both processes"
+
+
+def _failing(_ctx: RenderContext) -> dict[str, str]:
+    raise ClusterforgeError([Finding("CF-RENDER-001", Severity.ERROR, "a site template failed")])
+
+
+@pytest.mark.usefixtures("two_cpus")
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("family", ["switches", "elevation"], ids=["device-lane", "handoff-lane"])
+def test_a_render_that_fails_half_way_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, family: str, jobs: int
+) -> None:
+    """Some families were written when one fails, in this process or in the forked one; the error is the
+    same as it was raised (its findings intact), and the other process is stopped."""
+    monkeypatch.setitem(RENDER.RENDERERS, family, _failing)
     analysis = analyse(load_valid(BP))
     out = tmp_path / "new" / "deeper" / "out"
-    with pytest.raises(ClusterforgeError), StagedTree(out, keep=CONSISTENCY_READS) as staged:
-        render_staged(analysis, staged)
+    with pytest.raises(ClusterforgeError) as failed, StagedTree(out, keep=CONSISTENCY_READS) as staged:
+        render_staged(analysis, staged, jobs=jobs)
+    assert [f.message for f in failed.value.findings] == ["a site template failed"]
+    assert type(failed.value) is ClusterforgeError
     assert list(tmp_path.iterdir()) == [], "the staging folder, or the folders made for it, were left"
+
+
+@pytest.mark.usefixtures("two_cpus")
+def test_a_forked_lane_that_dies_fails_the_render_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def killed(_ctx: RenderContext) -> dict[str, str]:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's out-of-memory killer would
+        return {}
+
+    monkeypatch.setitem(RENDER.RENDERERS, "acceptance", killed)
+    analysis = analyse(load_valid(BP))
+    out = tmp_path / "out"
+    with pytest.raises(forked.ChildDied, match="SIGKILL"), StagedTree(out, keep=CONSISTENCY_READS) as staged:
+        render_staged(analysis, staged)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_another_renders_clean_up_leaves_a_running_render_alone(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from .bom import render_bom
 from .cabling import render_cabling
 from .context import RenderContext
 from .elevation import render_elevation
+from .handoff_common import shared_cable_table
 from .imex import render_imex
 from .infiniband import render_infiniband
 from .jinja import raised_in_site_template
@@ -50,6 +51,17 @@ RENDERERS: dict[str, Renderer] = {
 }
 
 
+HANDOFF_FAMILIES = frozenset({"cabling", "bom", "acceptance", "elevation", "report"})
+"""The handoff pack: a render with two CPUs renders these in a second process beside the device configurations
+(about 5 and 6 CPU s of 11 at 100,000 GPUs)."""
+
+
+def shared_by_lanes(ctx: RenderContext) -> None:
+    """Work out what families of both lanes use (the cable table: InfiniBand and the handoff pack), so that
+    a second process forked after this has it already instead of working it out again."""
+    shared_cable_table(ctx)
+
+
 def render_families(
     valid: ValidBlueprint,
     topo: Topology,
@@ -61,25 +73,25 @@ def render_families(
     """Each family's files in turn, so a caller can write them and let them go before the next family is
     rendered; `progress` is told ("render", families done, families) as they are rendered."""
     ctx = RenderContext(valid, topo, findings, templates, plan)
-    for done, (family, renderer) in enumerate(RENDERERS.items()):
+    for done, family in enumerate(RENDERERS):
         if progress is not None:
             progress("render", done, len(RENDERERS))
-        try:
-            files = renderer(ctx)
-        except Exception as exc:
-            if not raised_in_site_template(exc, templates):
-                raise  # a renderer's own bug: the CLI reports it as an internal error (exit 3)
-            # an error in a site's override template is the user's to fix
-            raise ClusterforgeError(
-                [
-                    Finding(
-                        codes.RENDER_FAILED, Severity.ERROR, f"rendering {family} failed: {type(exc).__name__}: {exc}"
-                    )
-                ]
-            ) from exc
-        yield files
+        yield render_family(ctx, family)
     if progress is not None:
         progress("render", len(RENDERERS), len(RENDERERS))
+
+
+def render_family(ctx: RenderContext, family: str) -> dict[str, str]:
+    """One family's files (a name of RENDERERS); an error in a site's template is a ClusterforgeError."""
+    try:
+        return RENDERERS[family](ctx)
+    except Exception as exc:
+        if not raised_in_site_template(exc, ctx.templates):
+            raise  # a renderer's own bug: the CLI reports it as an internal error (exit 3)
+        # an error in a site's override template is the user's to fix
+        raise ClusterforgeError(
+            [Finding(codes.RENDER_FAILED, Severity.ERROR, f"rendering {family} failed: {type(exc).__name__}: {exc}")]
+        ) from exc
 
 
 def render(
@@ -100,4 +112,12 @@ def render(
     return dict(sorted(out.items()))
 
 
-__all__ = ["RENDERERS", "RenderContext", "render", "render_families"]
+__all__ = [
+    "HANDOFF_FAMILIES",
+    "RENDERERS",
+    "RenderContext",
+    "render",
+    "render_families",
+    "render_family",
+    "shared_by_lanes",
+]
