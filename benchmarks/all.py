@@ -10,8 +10,8 @@ two CPUs are usable; benchmarks/tree_cost.py):
   1,000,000 GPUs, from the blueprint to the written files. The issue's time target is the user's: wall
   seconds, judged on that; the CPU seconds (user + system of every process) are printed beside it, since
   others' work on a shared machine stretches wall time and not CPU time. Memory is the peak of the process
-  tree's summed PSS (a page the forked process shares with its parent counted once), with the summed RSS
-  (shared pages counted in each process: an upper bound) beside it. Growth is the CPU time per GPU at
+  tree's summed PSS (a page the forked process shares with its parent counted once; sampled), judged on that,
+  with an upper bound beside it (the sum of each process's own peak RSS). Growth is the CPU time per GPU at
   1,000,000 over that at 100,000 (linear: 1);
 - netlab: `netlab create` (provider clab, FRR switches, Linux hosts) on a 1,024-GPU DGX blueprint without an
   out-of-band network (its nodes, leaves, spines and cables: the same devices on both sides), against
@@ -121,7 +121,7 @@ def render_rows(gpus: int, wall_limit: float, mib_limit: float, cost: TreeCost) 
         ),
         Row(
             f"render {gpus:,} GPUs <= {mib_limit / GIB:g} GiB (peak PSS, all processes)",
-            f"{cost.pss_mib / GIB:.2f} GiB (summed RSS {cost.rss_sum_mib / GIB:.2f} GiB)",
+            f"{cost.pss_mib / GIB:.2f} GiB (at most {cost.hwm_sum_mib / GIB:.2f} GiB)",
             cost.pss_mib <= mib_limit,
         ),
     ]

@@ -7,9 +7,14 @@
   CPU seconds are the figure to compare runs by);
 - memory: the peak of the summed PSS of the command and its descendants (proportional set size: a page two
   processes share after a fork counts half in each, so the sum counts it once), sampled from
-  /proc/<pid>/smaps_rollup every SAMPLE_S; and, as an upper bound, the peak of their summed RSS sampled at
-  the same moments, and the largest max RSS of one process (what `time -v` reports). Sampling can miss a
-  peak shorter than SAMPLE_S; the largest max RSS of one process is exact but counts only one of them.
+  /proc/<pid>/smaps_rollup; and, as an upper bound, the sum of each process's own peak RSS (VmHWM: shared
+  pages counted in every process, peaks counted together even when they came at different times), and the
+  largest max RSS of one process (what `time -v` reports).
+
+Reading smaps_rollup walks the page tables of the process: about 0.1-0.2 CPU s for a process of 5-8 GiB,
+during which the process cannot fault in pages. So PSS is sampled at most every SAMPLE_S and never more
+often than one sample's own cost allows (its cost times PSS_SPACING): a peak shorter than that gap can be
+missed (the sum of peaks bounds it from above). VmHWM, cheap to read, is read every SAMPLE_S.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SAMPLE_S = 0.05
+PSS_SPACING = 20
+"""PSS is read at most once per this many times the CPU time one reading took (5% of a CPU at most)."""
 
 
 @dataclass
@@ -31,8 +38,8 @@ class TreeCost:
     wall_s: float
     pss_mib: float
     """Peak of the summed PSS of the process tree (sampled)."""
-    rss_sum_mib: float
-    """Peak of the summed RSS of the process tree (sampled): counts shared pages in every process."""
+    hwm_sum_mib: float
+    """Sum of each process's peak RSS: an upper bound (shared pages and peaks at different times counted)."""
     max_rss_mib: float
     """Largest max RSS of one process of the tree (exact, from the kernel)."""
     returncode: int
@@ -52,19 +59,22 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _rollup_kib(pid: int) -> tuple[int, int]:
-    """(PSS, RSS) of one process in KiB; (0, 0) once it is gone."""
-    pss = rss = 0
+def _field_kib(path: str, key: str) -> int:
+    """A `Key:   123 kB` figure of a /proc file in KiB; 0 once the process is gone."""
     try:
-        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as rollup:
-            for line in rollup:
-                if line.startswith("Pss:"):
-                    pss = int(line.split()[1])
-                elif line.startswith("Rss:"):
-                    rss = int(line.split()[1])
+        with open(path, encoding="ascii") as lines:
+            return next((int(line.split()[1]) for line in lines if line.startswith(key)), 0)
     except OSError:
-        pass
-    return pss, rss
+        return 0
+
+
+def _pss_kib(pid: int) -> int:
+    return _field_kib(f"/proc/{pid}/smaps_rollup", "Pss:")
+
+
+def _hwm_kib(pid: int) -> int:
+    """Peak RSS so far of one process."""
+    return _field_kib(f"/proc/{pid}/status", "VmHWM:")
 
 
 class _Sampler(threading.Thread):
@@ -73,16 +83,18 @@ class _Sampler(threading.Thread):
         self.pid = pid
         self.stop = threading.Event()
         self.pss_kib = 0
-        self.rss_kib = 0
+        self.hwm_kib: dict[int, int] = {}
+        self.next_pss = 0.0
 
     def run(self) -> None:
         while not self.stop.wait(SAMPLE_S):
-            pss = rss = 0
-            for pid in _descendants(self.pid):
-                one = _rollup_kib(pid)
-                pss, rss = pss + one[0], rss + one[1]
-            self.pss_kib = max(self.pss_kib, pss)
-            self.rss_kib = max(self.rss_kib, rss)
+            pids = _descendants(self.pid)
+            for pid in pids:
+                self.hwm_kib[pid] = max(self.hwm_kib.get(pid, 0), _hwm_kib(pid))
+            if time.monotonic() >= self.next_pss:
+                began = time.thread_time()
+                self.pss_kib = max(self.pss_kib, sum(_pss_kib(pid) for pid in pids))
+                self.next_pss = time.monotonic() + (time.thread_time() - began) * PSS_SPACING
 
 
 def tree_cost(command: list[str], cwd: Path, env: dict[str, str]) -> TreeCost:
@@ -103,7 +115,7 @@ def tree_cost(command: list[str], cwd: Path, env: dict[str, str]) -> TreeCost:
         cpu_s=usage.ru_utime + usage.ru_stime,
         wall_s=wall,
         pss_mib=sampler.pss_kib / 1024,
-        rss_sum_mib=sampler.rss_kib / 1024,
+        hwm_sum_mib=sum(sampler.hwm_kib.values()) / 1024,
         max_rss_mib=usage.ru_maxrss / 1024,
         returncode=child.returncode,
         stderr=err.decode(errors="replace"),
@@ -116,7 +128,7 @@ def main() -> None:
     sys.stderr.write(cost.stderr)
     print(
         f"{cost.cpu_s:.2f} CPU s, {cost.wall_s:.2f} s wall, peak PSS {cost.pss_mib:.0f} MiB (tree), "
-        f"peak RSS {cost.rss_sum_mib:.0f} MiB (tree, upper bound), max RSS {cost.max_rss_mib:.0f} MiB (one process), "
+        f"sum of peak RSS {cost.hwm_sum_mib:.0f} MiB (upper bound), max RSS {cost.max_rss_mib:.0f} MiB (one process), "
         f"exit {cost.returncode}"
     )
 

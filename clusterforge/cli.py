@@ -271,9 +271,8 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
     "--jobs",
     "-j",
     type=click.IntRange(1, 2),
-    default=2,
-    show_default=True,
-    help="processes that render; 2 uses a second CPU where there is one",
+    help="processes that render: 2 uses a second CPU where there is one, 1 less memory "
+    "[default: 2 up to a million links]",
 )
 @ALLOW_DIR
 def render_cmd(
@@ -283,7 +282,7 @@ def render_cmd(
     check_only: bool,
     force: bool,
     quiet: bool,
-    jobs: int,
+    jobs: int | None,
     allow: tuple[Path, ...],
 ) -> None:
     """Render the deployment files: Ansible, Slurm, NCCL (and the handoff pack)."""
