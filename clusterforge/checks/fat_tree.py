@@ -7,10 +7,12 @@ min-hop routing. The rule reads only switch pairs, so it judges the planned fabr
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from operator import itemgetter
 
 from .. import codes
 from ..errors import Finding, Severity
+from ..expand.topology import Link
 from ..expand.union_find import UnionFind
 from .context import CheckContext
 
@@ -24,32 +26,47 @@ def level_faults(lower: Iterable[str], pairs: Iterable[tuple[str, str]]) -> list
     of switches with another number of links than the group's others (OpenSM's ERR AB0B: "different number
     of ports in an upward port group")."""
     links: Counter[tuple[str, str]] = Counter(pairs)
-    ups: dict[str, set[str]] = defaultdict(set)
-    joins = UnionFind()
-    for low, high in links:
-        ups[low].add(high)
-        joins.join(low, high)
-    group_of = {low: joins.root(low) for low in ups}  # each lower switch's group, once all are joined
+    ups: dict[str, dict[str, int]] = defaultdict(dict)
+    """Lower switch -> its upper switches -> the links to each."""
+    for (low, high), count in links.items():
+        ups[low][high] = count
+    group_of = _groups(ups)
     group_ups: dict[str, set[str]] = defaultdict(set)
-    widths: dict[str, Counter[int]] = defaultdict(Counter)
-    for (low, _), count in links.items():
-        widths[group_of[low]][count] += 1
     for low, highs in ups.items():
-        group_ups[group_of[low]] |= highs
+        group_ups[group_of[low]].update(highs)
+    # the links per pair in each group, in the order the pairs come (the first of equally common wins)
+    widths: dict[str, Counter[int]] = defaultdict(Counter)
+    pair_groups = map(group_of.__getitem__, map(itemgetter(0), links))
+    for (group, count), pair_count in Counter(zip(pair_groups, links.values(), strict=True)).items():
+        widths[group][count] += pair_count
+    usual = {group: counts.most_common(1)[0][0] for group, counts in widths.items()}
     faults = []
     for low in sorted(set(lower)):
-        if not ups.get(low):
+        reached = ups.get(low)
+        if not reached:
             faults.append(f"{low} has no uplink")
             continue
-        missing = sorted(group_ups[group_of[low]] - ups[low])
-        faults.extend(f"{low} has no link to {high}" for high in missing)
-        usual = widths[group_of[low]].most_common(1)[0][0]
-        faults.extend(
-            f"{low} has {_links(links[low, high])} to {high}, where its group has {usual}"
-            for high in sorted(ups[low])
-            if links[low, high] != usual
-        )
+        group = group_of[low]
+        faults.extend(f"{low} has no link to {high}" for high in sorted(group_ups[group].difference(reached)))
+        if len(widths[group]) > 1:
+            faults.extend(
+                f"{low} has {_links(count)} to {high}, where its group has {usual[group]}"
+                for high, count in sorted(reached.items())
+                if count != usual[group]
+            )
     return faults
+
+
+def _groups(ups: dict[str, dict[str, int]]) -> dict[str, str]:
+    """Each lower switch's group: lower switches joined through the upper switches they share. Joined per
+    distinct set of upper switches (in a fat tree, one per pod), not per link."""
+    kinds = {low: frozenset(highs) for low, highs in ups.items()}
+    joins = UnionFind()
+    for highs in dict.fromkeys(kinds.values()):
+        first = next(iter(highs))
+        for high in highs:
+            joins.join(high, first)
+    return {low: joins.root(next(iter(highs))) for low, highs in kinds.items()}
 
 
 def _links(count: int) -> str:
@@ -62,20 +79,30 @@ def fat_tree_faults(tiers: int, switches: dict[str, str], links: Iterable[tuple[
     by_level: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for tier, low, high in links:
         by_level[tier].append((low, high))
+    return _levels_faults(tiers, switches, by_level)
+
+
+def _levels_faults(
+    tiers: int, switches: dict[str, str], by_level: Mapping[str, Iterable[tuple[str, str]]]
+) -> list[str]:
     faults: list[str] = []
     for level, (link_tier, lower_tier) in enumerate(SWITCH_LEVELS, 2):
         if tiers < level:
             break
         lower = [name for name, tier in switches.items() if tier == lower_tier]
-        faults.extend(level_faults(lower, by_level[link_tier]))
+        faults.extend(level_faults(lower, by_level.get(link_tier, ())))
     return faults
 
 
 def topology_faults(ctx: CheckContext, fabric: str) -> list[str]:
     topo = ctx.topo
     switches = {d.name: d.role for d in topo.switches(fabric) if d.role != "oob"}
-    links = [(link.tier, link.a, link.b) for link in topo.fabric_links(fabric) if link.tier != "node-leaf"]
-    return fat_tree_faults(topo.fabrics[fabric].tiers, switches, links)
+    by_level: dict[str, list[Link]] = {tier: [] for tier, _ in SWITCH_LEVELS}
+    for link in topo.links:
+        if link.fabric == fabric and link.tier in by_level:
+            by_level[link.tier].append(link)
+    pairs = {tier: zip([x.a for x in links], [x.b for x in links], strict=True) for tier, links in by_level.items()}
+    return _levels_faults(topo.fabrics[fabric].tiers, switches, pairs)
 
 
 def check_fat_trees(ctx: CheckContext) -> Iterator[Finding]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import cast
 
 from .. import codes
 from ..catalog import CableMedia, Switch
@@ -51,18 +52,27 @@ class RunRule:
     tray_m: float = TRAY_RISE_M
     entry_m: float = END_ALLOWANCE_M
 
-    def between(self, a: Spot, b: Spot) -> float:
-        if a[0] == b[0]:
-            run = abs(a[1] - b[1])
-        else:
-            run = (
-                a[2]
-                + b[2]
-                + 2 * self.tray_m
-                + abs(a[3] - b[3]) * self.rack_pitch_m
-                + abs(a[4] - b[4]) * self.row_pitch_m
+    def runs(self, starts: list[Spot], ends: list[Spot]) -> list[float]:
+        """The run between each start and its end: within a rack, the height between them; else down
+        from each rack top to the device, up to the tray and along racks and rows; plus rack entry at both
+        ends and slack, to the centimetre."""
+        tray, entry, slack = 2 * self.tray_m, 2 * self.entry_m, self.slack_m
+        rack_pitch, row_pitch = self.rack_pitch_m, self.row_pitch_m
+        return [
+            round(
+                (
+                    abs(height_a - height_b)
+                    if rack_a == rack_b
+                    else drop_a + drop_b + tray + abs(at_a - at_b) * rack_pitch + abs(row_a - row_b) * row_pitch
+                )
+                + entry
+                + slack,
+                2,
             )
-        return round(run + 2 * self.entry_m + self.slack_m, 2)
+            for (rack_a, height_a, drop_a, at_a, row_a), (rack_b, height_b, drop_b, at_b, row_b) in zip(
+                starts, ends, strict=True
+            )
+        ]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -129,11 +139,11 @@ class Cabler:
     Works on the racked links by position (`order[p]` is the link index): each end's place and cage number
     are worked out column by column, and a cage's links are kept as positions."""
 
-    def __init__(self, ctx: ExpandContext, runs: dict[int, float]) -> None:
+    def __init__(self, ctx: ExpandContext, order: list[int], run_m: list[float]) -> None:
         self.ctx, self.topo = ctx, ctx.topo
+        self.cables, self.modules = ctx.topo.cables, ctx.topo.modules
         self.finder = PartFinder(ctx.catalog)
-        self.order = list(runs)
-        self.run_m = list(runs.values())
+        self.order, self.run_m = order, run_m
         links = [self.topo.links[i] for i in self.order]
         self.links = links
         self.speed = [link.speed_gbps for link in links]
@@ -162,13 +172,12 @@ class Cabler:
 
     def run(self) -> None:
         done = bytearray(len(self.order))
-        on_cage, cage_a, cage_b, hub_legs = self.on_cage, self.cage_a, self.cage_b, self.hub_legs
-        for p in range(len(self.order)):
+        on_cage, hub_legs, take_optics = self.on_cage, self.hub_legs, self._take_optics
+        for p, ca, cb in zip(range(len(self.order)), self.cage_a, self.cage_b, strict=True):
             if done[p]:
                 continue
-            ca, cb = cage_a[p], cage_b[p]
             if hub_legs[ca] is None and hub_legs[cb] is None and on_cage[ca] != on_cage[cb]:
-                self._take_optics(p, False)  # most links: one fibre or one copper cable each
+                take_optics(p, False)  # most links: one fibre or one copper cable each
                 continue
             group, copper, hub_is_b = self._copper_group(p)
             for q in group:
@@ -253,16 +262,17 @@ class Cabler:
             self._no_optics(p, copper_fitted)
             return
         part, length, number, label, hub_is_a, single = choice
-        modules = self.topo.modules
+        put_module = self.modules.setdefault
         if hub_is_a:
-            link.a_module = modules.setdefault((link.a, a.cage_name), part.hub_module)
-            link.b_module = modules.setdefault((link.b, b.cage_name), part.far_module)
+            link.a_module = put_module((link.a, a.cage_name), part.hub_module)
+            link.b_module = put_module((link.b, b.cage_name), part.far_module)
         else:
-            link.b_module = modules.setdefault((link.b, b.cage_name), part.hub_module)
-            link.a_module = modules.setdefault((link.a, a.cage_name), part.far_module)
+            link.b_module = put_module((link.b, b.cage_name), part.hub_module)
+            link.a_module = put_module((link.a, a.cage_name), part.far_module)
         if single:
-            link.media, link.length_class_m, link.cable = label, length, len(self.topo.cables)
-            self.topo.cables.append(Cable([self.order[p]], part.fibre_key, label, length, run, number, part.pieces))
+            cables = self.cables
+            link.media, link.length_class_m, link.cable = label, length, len(cables)
+            cables.append(Cable([self.order[p]], part.fibre_key, label, length, run, number, part.pieces))
             return
         hub, hub_cage = (a, self.cage_a[p]) if hub_is_a else (b, self.cage_b[p])
         lanes = link.speed_gbps // part.fibre.lane_gbps[0] if part.fibre.lane_gbps else 1
@@ -329,18 +339,22 @@ def _length_class(product: CableMedia, run: float) -> float | None:
     return classes[i] if i < len(classes) else None
 
 
-def link_runs(ctx: ExpandContext) -> dict[int, float]:
-    """Link index -> run in metres, for every link whose two ends are racked (also set on the link)."""
+def link_runs(ctx: ExpandContext) -> tuple[list[int], list[float]]:
+    """The indexes of the links whose two ends are racked, and their runs in metres (also set on the links)."""
     topo, floor = ctx.topo, ctx.bp.floor
     pitches = floor.rack_pitch_mm / 1000, floor.row_pitch_mm / 1000
-    between = RunRule(*pitches, floor.cable_slack_m, floor.cable_tray_m, floor.rack_entry_m).between
+    rule = RunRule(*pitches, floor.cable_slack_m, floor.cable_tray_m, floor.rack_entry_m)
     spots = _spots(topo)
-    runs: dict[int, float] = {}
-    for i, link in enumerate(topo.links):
-        a, b = spots.get(link.a), spots.get(link.b)
-        if a is not None and b is not None:
-            link.length_m = runs[i] = between(a, b)
-    return runs
+    links = topo.links
+    starts = list(map(spots.get, [link.a for link in links]))
+    ends = list(map(spots.get, [link.b for link in links]))
+    racked = [i for i, (a, b) in enumerate(zip(starts, ends, strict=True)) if a is not None and b is not None]
+    if len(racked) < len(links):
+        starts, ends = [starts[i] for i in racked], [ends[i] for i in racked]
+    runs = rule.runs(cast(list[Spot], starts), cast(list[Spot], ends))
+    for i, run in zip(racked, runs, strict=True):
+        links[i].length_m = run
+    return racked, runs
 
 
 def _spots(topo: Topology) -> dict[str, Spot]:
@@ -350,7 +364,7 @@ def _spots(topo: Topology) -> dict[str, Spot]:
 
 
 def cable_links(ctx: ExpandContext) -> None:
-    cabler = Cabler(ctx, link_runs(ctx))
+    cabler = Cabler(ctx, *link_runs(ctx))
     cabler.run()
     for link, length in cabler.unreachable[:5]:
         ctx.error(
