@@ -11,13 +11,14 @@ parse a small file each, and at 100,000 GPUs the render writes 3,600 files inste
 from __future__ import annotations
 
 from collections import defaultdict
+from json.encoder import encode_basestring_ascii  # what json.dumps does with a str
 from typing import Any, NamedTuple
 from weakref import WeakKeyDictionary
 
 from ..expand.topology import Topology
 from .addresses import topology_address_texts
 from .ansible_model import InstallFile, install_vars, interfaces
-from .inventory_json import json_lines
+from .inventory_json import json_lines, plain
 from .network import network_paths
 
 HOST_DATA_DIR = "ansible/host_data"
@@ -28,58 +29,154 @@ def host_data_path(rack: str) -> str:
     return f"{HOST_DATA_DIR}/{rack}.json"
 
 
-def _rails(topo: Topology) -> dict[str, dict[int, dict[str, str]]]:
-    """node -> rail -> its NIC on that rail, the leaf and leaf port, the NIC's address, subnet and gateway."""
+class Rail(NamedTuple):
+    """A node's NIC on a rail: its fabric and port, the leaf and leaf port, its address, subnet and gateway."""
+
+    fabric: str
+    port: str
+    leaf: str
+    leaf_port: str
+    address: str | None
+    subnet: str | None
+    gateway: str | None
+
+    def as_var(self) -> dict[str, str]:
+        entry = {"fabric": self.fabric, "port": self.port, "leaf": self.leaf, "leaf_port": self.leaf_port}
+        if self.address is not None:
+            entry["address"] = self.address
+        if self.subnet is not None:
+            entry["subnet"] = self.subnet
+        if self.gateway is not None:
+            entry["gateway"] = self.gateway
+        return entry
+
+
+def _rails(topo: Topology) -> dict[str, dict[int, Rail]]:
+    """node -> rail -> its NIC on that rail."""
     compute = {name for name, fabric in topo.fabrics.items() if fabric.kind == "compute"}
     addresses = topology_address_texts(topo)
     texts: dict[int, tuple[str, str | None]] = {}
     """id of a rail segment -> its subnet and gateway as text: many ports share one segment"""
-    rails: dict[str, dict[int, dict[str, str]]] = defaultdict(dict)
+    rails: dict[str, dict[int, Rail]] = defaultdict(dict)
     for link in topo.links:
         if link.tier != "node-leaf" or link.fabric not in compute or link.rail is None:
             continue
         key = f"{link.a}:{link.a_port}"
-        entry = {"fabric": link.fabric, "port": link.a_port, "leaf": link.b, "leaf_port": link.b_port}
-        address = addresses.get(link.fabric, {}).get(key)
-        if address is not None:
-            entry["address"] = address
+        subnet = gateway = None
         segment = topo.segments.get(link.fabric, {}).get(key)
         if segment is not None:
             if id(segment) not in texts:
-                gateway = segment.gateway
-                texts[id(segment)] = str(segment.subnet), None if gateway is None else str(gateway)
-            entry["subnet"], gateway_text = texts[id(segment)]
-            if gateway_text is not None:
-                entry["gateway"] = gateway_text
-        rails[link.a][link.rail] = entry
+                texts[id(segment)] = str(segment.subnet), None if segment.gateway is None else str(segment.gateway)
+            subnet, gateway = texts[id(segment)]
+        address = addresses.get(link.fabric, {}).get(key)
+        rails[link.a][link.rail] = Rail(link.fabric, link.a_port, link.b, link.b_port, address, subnet, gateway)
     return rails
+
+
+class _Sources:
+    """What the host data is made of, per node: its rails, its port addresses, its network files."""
+
+    def __init__(self, topo: Topology) -> None:
+        self.rails = _rails(topo)
+        self.ports = interfaces(topo)[1]
+        self.network = network_paths(topo)
+
+    def entry(self, node: str) -> dict[str, Any]:
+        """The node's `cf_rails`, `cf_port_addresses`, `cf_network_files` and `cf_network_dirs` (those it has)."""
+        entry: dict[str, Any] = {}
+        if node in self.rails:
+            entry["cf_rails"] = {str(rail): value.as_var() for rail, value in sorted(self.rails[node].items())}
+        if node in self.ports:
+            entry["cf_port_addresses"] = {net: dict(sorted(p.items())) for net, p in sorted(self.ports[node].items())}
+        if node in self.network:
+            entry.update(install_vars("cf_network", [InstallFile(*f) for f in self.network[node]]))
+        return entry
+
+    def facts(self, rack: str, node: str) -> HostFacts:
+        return HostFacts(rack, tuple(src for src, _ in self.network.get(node, [])), len(self.rails.get(node, {})))
 
 
 def build_host_data(topo: Topology) -> dict[str, dict[str, dict[str, Any]]]:
     """rack -> node -> its `cf_rails`, `cf_port_addresses`, `cf_network_files` and `cf_network_dirs`, for the
     nodes that have any."""
-    rails = _rails(topo)
-    ports = interfaces(topo)[1]
-    network = network_paths(topo)
-    racks: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    sources = _Sources(topo)
+    return {rack: {node: sources.entry(node) for node in nodes} for rack, nodes in _racks(topo, sources).items()}
+
+
+def _racks(topo: Topology, sources: _Sources) -> dict[str, list[str]]:
+    """rack -> its nodes with host data, by name; racks by name."""
+    racks: dict[str, list[str]] = defaultdict(list)
     for node in sorted(topo.nodes(), key=lambda d: d.name):
-        entry: dict[str, Any] = {}
-        if node.name in rails:
-            entry["cf_rails"] = {str(rail): value for rail, value in sorted(rails[node.name].items())}
-        if node.name in ports:
-            entry["cf_port_addresses"] = {net: dict(sorted(p.items())) for net, p in sorted(ports[node.name].items())}
-        if node.name in network:
-            entry.update(install_vars("cf_network", [InstallFile(*f) for f in network[node.name]]))
-        if entry:
+        if node.name in sources.rails or node.name in sources.ports or node.name in sources.network:
             if node.rack is None:
                 raise ValueError(f"node {node.name} has per-port data but no rack")
-            racks[node.rack][node.name] = entry
+            racks[node.rack].append(node.name)
     return dict(sorted(racks.items()))
 
 
 def host_data_json(hosts: dict[str, dict[str, Any]]) -> str:
     """One rack's host data as JSON, one line per host (template syntax in a value is written unsafe)."""
     return "{\n" + ",\n".join(json_lines(sorted(hosts.items()), "  ")) + "\n}\n"
+
+
+class _JsonTexts(dict[str, str]):
+    """A string -> its JSON text (what json.dumps writes), made once per string."""
+
+    def __missing__(self, text: str) -> str:
+        found = self[text] = encode_basestring_ascii(text)
+        return found
+
+
+class _HostTexts:
+    """A host's entry as JSON, written from its parts: what `host_data_json` writes of it when nothing needs
+    escaping, in a fraction of the time (12,500 hosts of 60 values at 100,000 GPUs). Keys in sorted order, as
+    the encoder sorts them."""
+
+    def __init__(self, sources: _Sources) -> None:
+        self.sources = sources
+        self.json = _JsonTexts()
+        self.dirs: dict[tuple[str, ...], str] = {}
+
+    def line(self, node: str) -> str:
+        sources, fields = self.sources, []
+        if node in sources.network:
+            fields += self._files(sources.network[node])
+        if node in sources.ports:
+            fields.append(f'"cf_port_addresses": {self._ports(sources.ports[node])}')
+        if node in sources.rails:
+            rails = sorted((str(rail), value) for rail, value in sources.rails[node].items())
+            fields.append(f'"cf_rails": {{{", ".join(f"{self.json[r]}: {self._rail(v)}" for r, v in rails)}}}')
+        return f"  {self.json[node]}: {{{', '.join(fields)}}}"
+
+    def _files(self, files: list[tuple[str, str]]) -> list[str]:
+        dests = tuple(dest for _, dest in files)
+        if dests not in self.dirs:
+            self.dirs[dests] = self._list(sorted({InstallFile("", dest).dir for dest in dests}))
+        text = ", ".join(f'{{"dest": {self.json[dest.lstrip("/")]}, "src": {self.json[src]}}}' for src, dest in files)
+        return [f'"cf_network_dirs": {self.dirs[dests]}', f'"cf_network_files": [{text}]']
+
+    def _list(self, texts: list[str]) -> str:
+        return f"[{', '.join(map(self.json.__getitem__, texts))}]"
+
+    def _ports(self, by_network: dict[str, dict[str, str]]) -> str:
+        json = self.json
+        networks = (f"{json[net]}: {self._addresses(ports)}" for net, ports in sorted(by_network.items()))
+        return f"{{{', '.join(networks)}}}"
+
+    def _addresses(self, ports: dict[str, str]) -> str:
+        json = self.json
+        return f"{{{', '.join(f'{json[p]}: {encode_basestring_ascii(a)}' for p, a in sorted(ports.items()))}}}"
+
+    def _rail(self, rail: Rail) -> str:
+        json = self.json
+        fields = [] if rail.address is None else [f'"address": {encode_basestring_ascii(rail.address)}']
+        fields.append(f'"fabric": {json[rail.fabric]}')
+        if rail.gateway is not None:
+            fields.append(f'"gateway": {json[rail.gateway]}')
+        fields += [f'"leaf": {json[rail.leaf]}', f'"leaf_port": {json[rail.leaf_port]}', f'"port": {json[rail.port]}']
+        if rail.subnet is not None:
+            fields.append(f'"subnet": {json[rail.subnet]}')
+        return f"{{{', '.join(fields)}}}"
 
 
 class HostFacts(NamedTuple):
@@ -107,10 +204,15 @@ def made_host_data(topo: Topology) -> tuple[dict[str, str], dict[str, HostFacts]
 
 
 def render_host_data(topo: Topology) -> dict[str, str]:
+    sources = _Sources(topo)
+    writer = _HostTexts(sources)
     files: dict[str, str] = {}
     facts: dict[str, HostFacts] = {}
-    for rack, hosts in build_host_data(topo).items():
-        files[host_data_path(rack)] = host_data_json(hosts)
-        facts.update((host, host_facts(rack, entry)) for host, entry in hosts.items())
+    for rack, nodes in _racks(topo, sources).items():
+        text = "{\n" + ",\n".join(map(writer.line, nodes)) + "\n}\n"
+        if not plain(text):  # template syntax or characters to escape: written by the careful encoder
+            text = host_data_json({node: sources.entry(node) for node in nodes})
+        files[host_data_path(rack)] = text
+        facts.update((node, sources.facts(rack, node)) for node in nodes)
     _MADE[topo] = files, facts
     return files

@@ -55,6 +55,11 @@ def json_value(value: Any) -> str:
     return text.translate(_ESCAPES) if _escaped(text) else text
 
 
+def plain(text: str) -> bool:
+    """Whether a JSON text is what `json_value` writes as it is: no template syntax, nothing to escape."""
+    return not _templated(text) and not _escaped(text)
+
+
 def _escaped(text: str) -> bool:
     """Whether `text` has a character `_ESCAPES` replaces (translate looks up every character; this does not)."""
     return "<" in text or ">" in text or "&" in text or "'" in text
