@@ -272,7 +272,7 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
     "-j",
     type=click.IntRange(1, 2),
     help="processes that render: 2 uses a second CPU where there is one, 1 less memory "
-    "[default: 2 up to a million links]",
+    "[default: 2 from 10,000 up to a million links]",
 )
 @ALLOW_DIR
 def render_cmd(

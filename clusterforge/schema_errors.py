@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 import types
 import typing
@@ -36,6 +35,8 @@ TYPE_ERROR = codes.SCHEMA_TYPE
 
 
 def did_you_mean(word: str, choices: Sequence[str]) -> str | None:
+    import difflib  # here: only a mistake needs it, and every command's start-up would pay for it
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return close[0] if close else None
 

@@ -4,10 +4,8 @@ Every number in the built-in catalog has an entry in its `sources` mapping (fiel
 figure was read); a source that starts with `estimate:` marks the value as an estimate.
 """
 
-from __future__ import annotations
-
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 from pydantic import Strict as PydanticStrict
@@ -114,7 +112,7 @@ class PortGroup(Strict):
         return _each_matching(value, _DEVICE_NAME, "a device name (letters, digits, '_', '-' and '.')")
 
     @model_validator(mode="after")
-    def _check_device_count(self) -> PortGroup:
+    def _check_device_count(self) -> Self:
         if self.devices is not None and len(self.devices) != self.count:
             raise ValueError(f"devices lists {len(self.devices)} names for {self.count} ports")
         return self
@@ -151,7 +149,7 @@ class PSUs(Strict):
         return value
 
     @model_validator(mode="after")
-    def _check_count(self) -> PSUs:
+    def _check_count(self) -> Self:
         if self.required + self.spare != self.count:
             raise ValueError(f"redundancy {self.redundancy} does not add up to count {self.count}")
         return self
@@ -176,7 +174,7 @@ class Cooling(Strict):
     airflow_cfm: PositiveFloat | None = None
 
     @model_validator(mode="after")
-    def _check_fraction(self) -> Cooling:
+    def _check_fraction(self) -> Self:
         if self.method == "air" and self.liquid_fraction:
             raise ValueError("an air-cooled device has liquid_fraction 0")
         return self
@@ -197,13 +195,13 @@ class GPUComplement(Strict):
     PCIe layout applies; Slurm's gres.conf binds each GPU to its socket's cores."""
 
     @model_validator(mode="after")
-    def _one_socket_per_gpu(self) -> GPUComplement:
+    def _one_socket_per_gpu(self) -> Self:
         if self.sockets is not None and len(self.sockets) != self.count:
             raise ValueError(f"sockets lists {len(self.sockets)} sockets for {self.count} GPUs")
         return self
 
     @model_validator(mode="after")
-    def _nvswitch_said_where_it_matters(self) -> GPUComplement:
+    def _nvswitch_said_where_it_matters(self) -> Self:
         if self.nvswitch and self.nvlink_domain != self.count:
             raise ValueError(
                 f"nvswitch: true needs nvlink_domain equal to count: an NVSwitch board joins its {self.count} "
@@ -247,7 +245,7 @@ class PCIeSwitch(Strict):
         return _each_matching(value, _BUS_ID, "a PCI address such as '0000:18:00.0'")
 
     @model_validator(mode="after")
-    def _check_bus_id_count(self) -> PCIeSwitch:
+    def _check_bus_id_count(self) -> Self:
         for field, ids, items in (
             ("nic_bus_ids", self.nic_bus_ids, self.nics),
             ("gpu_bus_ids", self.gpu_bus_ids, self.gpus),
@@ -408,7 +406,7 @@ class CableMedia(Sourced):
     fibre: Literal["mmf", "smf"] | None = None
 
     @model_validator(mode="after")
-    def _check_lengths(self) -> CableMedia:
+    def _check_lengths(self) -> Self:
         if self.length_classes_m != sorted(self.length_classes_m):
             raise ValueError("length_classes_m must be ascending")
         lengths = {f"{length:g}" for length in self.length_classes_m}

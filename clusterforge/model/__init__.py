@@ -1,4 +1,9 @@
-"""Pydantic models of the blueprint, one module per domain."""
+"""Pydantic models of the blueprint, one module per domain.
+
+The model modules (and catalog/models.py) leave out `from __future__ import annotations`: pydantic then takes
+each field's annotation as the object Python made, rather than evaluating some 300 strings at every start-up.
+A method that returns its own class says `Self`.
+"""
 
 from .blueprint import Blueprint, CatalogFile, PowerPlanning, Suppression
 from .fabric import ComputeFabric, Fabric, InbandFabric, OobFabric, StorageFabric

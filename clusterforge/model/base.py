@@ -1,7 +1,5 @@
 """Shared pydantic base and small field types used by the blueprint and catalog models."""
 
-from __future__ import annotations
-
 import re
 import unicodedata
 from typing import Annotated

@@ -1,7 +1,5 @@
 """The blueprint: the root model a cluster is described with."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator

@@ -1,10 +1,8 @@
 """Networks: the compute fabric, storage fabric, in-band management and out-of-band (BMC) networks."""
 
-from __future__ import annotations
-
 import re
 from ipaddress import IPv4Network
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
@@ -84,7 +82,7 @@ class RoCE(Strict):
     (ECN capable). Needs `qos`, and its DSCP (traffic_class >> 2) must be `qos.dscp`."""
 
     @model_validator(mode="after")
-    def _traffic_class_matches_qos(self) -> RoCE:
+    def _traffic_class_matches_qos(self) -> Self:
         if self.traffic_class is None:
             return self
         if self.qos is None:
@@ -184,7 +182,7 @@ class LeafSpineFabric(FabricBase):
     fill one leaf."""
 
     @model_validator(mode="after")
-    def _tier_models(self) -> LeafSpineFabric:
+    def _tier_models(self) -> Self:
         if self.tiers in (2, 3) and self.spine is None:
             raise ValueError(f"a {self.tiers}-tier fabric needs a spine model")
         if self.tiers == 3 and self.core is None:
@@ -241,7 +239,7 @@ class ComputeFabric(LeafSpineFabric):
     from a port's address leaves by that port. InfiniBand rails are one IPoIB subnet each."""
 
     @model_validator(mode="after")
-    def _roce_only_on_ethernet(self) -> ComputeFabric:
+    def _roce_only_on_ethernet(self) -> Self:
         if self.roce is not None and self.technology != "ethernet":
             raise ValueError("roce settings apply only to Ethernet fabrics")
         if self.rail_addressing == "per-port" and self.technology != "ethernet":

@@ -1,8 +1,6 @@
 """The NCCL environment variables a blueprint's `nccl:` settings may name (the project's copy of the list,
 from NCCL's source): validation rejects other names, the nccl renderer checks what it writes against it."""
 
-from __future__ import annotations
-
 from functools import cache
 from importlib.resources import files
 

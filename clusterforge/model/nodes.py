@@ -1,8 +1,6 @@
 """Node groups: what servers, how many, what they are for and where they go."""
 
-from __future__ import annotations
-
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
@@ -36,7 +34,7 @@ class Placement(Strict):
     """Nodes per rack; default: as many as space, power and cooling allow."""
 
     @model_validator(mode="after")
-    def _one_target(self) -> Placement:
+    def _one_target(self) -> Self:
         if self.rows is not None and self.racks is not None:
             raise ValueError("give either rows or racks, not both")
         return self

@@ -1,7 +1,5 @@
 """What purchasing needs beyond the topology: spares, the site's price list, PDU outlets."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field

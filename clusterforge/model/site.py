@@ -1,8 +1,6 @@
 """Site and floor: rows of racks, their types and spacing."""
 
-from __future__ import annotations
-
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
@@ -41,7 +39,7 @@ class Row(Strict):
         return check_pattern(value, {"row", "index"})
 
     @model_validator(mode="after")
-    def _check_expanded_names(self) -> Row:
+    def _check_expanded_names(self) -> Self:
         for index in (1, self.racks):
             name = self.rack_name(index)
             if not RACK_NAME.fullmatch(name):

@@ -1,9 +1,7 @@
 """Slurm settings: cluster, controllers, partitions and the topology plugin."""
 
-from __future__ import annotations
-
 import re
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
@@ -66,7 +64,7 @@ class Slurm(Strict):
     """Partitions, in the order slurm.conf lists them."""
 
     @model_validator(mode="after")
-    def _block_needs_release(self) -> Slurm:
+    def _block_needs_release(self) -> Self:
         if self.topology == "block" and not at_least(self.version, BLOCK_SINCE):
             raise ValueError(
                 f"topology 'block' needs Slurm {BLOCK_SINCE} or later (BlockSizes), not {self.version}: "
@@ -75,7 +73,7 @@ class Slurm(Strict):
         return self
 
     @model_validator(mode="after")
-    def _one_default(self) -> Slurm:
+    def _one_default(self) -> Self:
         defaults = [p.name for p in self.partitions if p.default]
         if len(defaults) > 1:
             raise ValueError(f"only one partition may be the default, not {', '.join(defaults)}")

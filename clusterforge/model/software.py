@@ -1,8 +1,6 @@
 """Node software the playbook installs and pins: NVIDIA driver, CUDA, DOCA-OFED, DCGM (and, from the driver's
 version, Fabric Manager on HGX nodes or IMEX on multi-node NVLink systems)."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from pydantic import Field

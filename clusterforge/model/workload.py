@@ -3,9 +3,7 @@
 Only the schema lives here; the fit analysis (memory, time, cost) is `clusterforge/workload/`.
 """
 
-from __future__ import annotations
-
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -44,7 +42,7 @@ class ModelShapeFields(Strict):
     replacing 2 x kv_heads x head_dim."""
 
     @model_validator(mode="after")
-    def _check_moe(self) -> ModelShapeFields:
+    def _check_moe(self) -> Self:
         if (self.experts is None) != (self.experts_per_token is None):
             raise ValueError("give both experts and experts_per_token, or neither")
         if self.experts is not None and self.experts_per_token is not None and self.experts_per_token > self.experts:
@@ -76,7 +74,7 @@ class WorkloadBase(Strict):
     """Share of each GPU's memory kept free for the CUDA context, communication buffers and fragmentation."""
 
     @model_validator(mode="after")
-    def _one_model(self) -> WorkloadBase:
+    def _one_model(self) -> Self:
         given = [n for n in ("model", "shape", "model_params_b") if getattr(self, n) is not None]
         if len(given) != 1:
             raise ValueError(
@@ -167,7 +165,7 @@ class Prices(Strict):
     """Price of one kWh at the meter; the site's PUE scales IT power to facility power."""
 
     @model_validator(mode="after")
-    def _some_price(self) -> Prices:
+    def _some_price(self) -> Self:
         if self.gpu_hour is None and self.capex_per_gpu is None and self.electricity_kwh is None:
             raise ValueError("give gpu_hour, or capex_per_gpu and/or electricity_kwh")
         return self

@@ -275,6 +275,15 @@ def rack_row(r: CableRow, here: CableEnd, there: CableEnd) -> list[str]:
     ]
 
 
+def shared_rack_tables(ctx: RenderContext) -> dict[str, list[list[str]]]:
+    """Per rack, its cables as rack_row texts: cabling.md and report.html both list them (small clusters)."""
+    return ctx.shared(_rack_tables)
+
+
+def _rack_tables(ctx: RenderContext) -> dict[str, list[list[str]]]:
+    return {rack: [rack_row(*item) for item in items] for rack, items in rack_rows(shared_cable_list(ctx)).items()}
+
+
 def markdown_model(ctx: RenderContext, cables: CableList, limit: int = MD_CABLE_LIMIT) -> dict[str, Any]:
     bp = ctx.valid.blueprint
     tally = list(cables.tally.items())
@@ -282,13 +291,14 @@ def markdown_model(ctx: RenderContext, cables: CableList, limit: int = MD_CABLE_
     fabrics: dict[str, list[tuple[TallyKey, int]]] = {name: [] for name in dict.fromkeys(cables.fabrics)}
     for key, n in tally:
         fabrics[key[0]].append((key, n))
-    per_rack = rack_rows(cables) if detailed else {}
+    per_rack = shared_rack_tables(ctx) if detailed else {}
+    cell = Escaped(md_cell)  # rack_row gives texts only (no bools), and they repeat from cable to cable
     racks = [
         {
             "name": md_cell(rack or "(unplaced)"),
             "count": count,
             "mix": md_cell(mix),
-            "rows": [[md_cell(v) for v in rack_row(*item)] for item in per_rack[rack]],
+            "rows": [[cell[v] for v in row] for row in per_rack[rack]],
         }
         for rack, count, mix in (rack_summaries(cables, list(ctx.topo.racks)) if detailed else [])
     ]

@@ -7,7 +7,7 @@ from typing import Any
 
 from .bom import BOM_RACKS_CSV, bom_rows, collect
 from .cable_rows import shared_cable_list
-from .cabling import CABLING_CSV, MD_CABLE_LIMIT, MD_HEADER, rack_row, rack_rows, rack_summaries
+from .cabling import CABLING_CSV, MD_CABLE_LIMIT, MD_HEADER, rack_summaries, shared_rack_tables
 from .context import RenderContext
 from .report_table import table
 
@@ -52,12 +52,12 @@ def rack_cable_sections(ctx: RenderContext, limit: int = MD_CABLE_LIMIT) -> list
     cables = shared_cable_list(ctx)
     if len(cables) > limit:
         return []
-    per_rack = rack_rows(cables)
+    per_rack = shared_rack_tables(ctx)
     return [
         table(
             f"Rack {rack}: {count} cables",
             MD_HEADER,
-            [rack_row(*item) for item in per_rack[rack]],
+            per_rack[rack],
             numeric=(1,),
             intro=mix,
         )
