@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
-from clusterforge import forked
+from clusterforge import forked, pipeline
 from clusterforge.errors import ClusterforgeError, Finding, Severity
 from clusterforge.pipeline import CONSISTENCY_READS, analyse, load_valid, render_analysis, render_staged
 from clusterforge.render import Renderer
@@ -72,6 +72,7 @@ def _pids_of_families(monkeypatch: pytest.MonkeyPatch, record: Path) -> None:
 def test_two_lanes_render_the_handoff_pack_in_a_second_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     record = tmp_path / "pids.txt"
     _pids_of_families(monkeypatch, record)
+    monkeypatch.setattr(pipeline, "TWO_LANES_MIN_LINKS", 0)  # the example is smaller than where two lanes start
     seen: list[tuple[str, int, int]] = []
     analysis = analyse(load_valid(BP))
     with StagedTree(tmp_path / "out", keep=CONSISTENCY_READS) as staged:
@@ -84,6 +85,22 @@ def test_two_lanes_render_the_handoff_pack_in_a_second_process(tmp_path: Path, m
     assert len({pids[name] for name in RENDER.HANDOFF_FAMILIES}) == 1, "the handoff pack is in one other process"
     steps = [done for stage, done, total in seen if stage == "render" and total == len(RENDER.RENDERERS)]
     assert steps == list(range(len(RENDER.RENDERERS) + 1)), "the render bar counts the families of both processes"
+
+
+@pytest.mark.usefixtures("two_cpus")
+def test_a_render_below_the_two_lanes_minimum_stays_in_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = tmp_path / "pids.txt"
+    _pids_of_families(monkeypatch, record)
+    analysis = analyse(load_valid(BP))
+    assert len(analysis.topo.links) < pipeline.TWO_LANES_MIN_LINKS
+    with StagedTree(tmp_path / "out", keep=CONSISTENCY_READS) as staged:
+        render_staged(analysis, staged)
+        staged.commit()
+    pids = dict(line.split() for line in record.read_text(encoding="utf-8").splitlines())
+    assert set(pids) == set(RENDER.RENDERERS)
+    assert set(pids.values()) == {str(os.getpid())}
 
 
 def _failing(_ctx: RenderContext) -> dict[str, str]:
@@ -109,6 +126,7 @@ def test_a_render_that_fails_half_way_leaves_nothing(
 
 
 @pytest.mark.usefixtures("two_cpus")
+@pytest.mark.usefixtures("two_cpus")
 def test_a_forked_lane_that_dies_fails_the_render_and_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -120,7 +138,7 @@ def test_a_forked_lane_that_dies_fails_the_render_and_leaves_nothing(
     analysis = analyse(load_valid(BP))
     out = tmp_path / "out"
     with pytest.raises(forked.ChildDied, match="SIGKILL"), StagedTree(out, keep=CONSISTENCY_READS) as staged:
-        render_staged(analysis, staged)
+        render_staged(analysis, staged, jobs=2)  # two lanes, or the renderer would kill this process
     assert list(tmp_path.iterdir()) == []
 
 
