@@ -43,6 +43,12 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
     def __init__(self) -> None:
         super().__init__(str(Path(importlib.util.cache_from_source(__file__)).parent), "template-%s.jinja2")
 
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # a damaged file: compile the template instead (and keep it again)
+            bucket.reset()
+
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         if sys.dont_write_bytecode:
             return

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from jinja2.bccache import bc_magic
 
 from clusterforge.render.jinja import environment, render_template
 
@@ -41,3 +42,14 @@ def test_nothing_is_kept_where_python_writes_no_bytecode(cache_dir: Path, monkey
         "NCCL_DEBUG=WARN\n"
     )
     assert not cache_dir.exists()
+
+
+def test_a_damaged_kept_template_is_compiled_again(cache_dir: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "nccl").mkdir(parents=True)
+    (site / "nccl" / "nccl.conf.j2").write_text("kept {{ value }}\n", encoding="utf-8")
+    assert render_template("nccl/nccl.conf.j2", {"value": 1}, site) == "kept 1\n"
+    (kept,) = cache_dir.rglob("template-*.jinja2")
+    kept.write_bytes(bc_magic)  # Jinja's header, then nothing: reading the source digest fails
+    environment.cache_clear()
+    assert render_template("nccl/nccl.conf.j2", {"value": 2}, site) == "kept 2\n"
