@@ -75,7 +75,10 @@ def check_address_agreement(ctx: CheckContext) -> Iterator[Finding]:
                 ("fabrics", network, "ipv4_pool"),
                 key,
             )
-    shared = {number for number, count in Counter(numbers).items() if count > 1}
+    counts = Counter(numbers)
+    if len(counts) == len(numbers):
+        return  # no address on two interfaces
+    shared = {number for number, count in counts.items() if count > 1}
     owners: dict[int, tuple[IPv4Address, list[str]]] = {}
     for (network, key, address, _, _), number in zip(interfaces, numbers, strict=True):
         if number in shared:

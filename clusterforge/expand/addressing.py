@@ -184,13 +184,14 @@ def _assign_rails(ctx: ExpandContext, name: str, fabric: FabricBase) -> None:
         )
         return
     blocks = list(pool.subnets(prefixlen_diff=rail_bits))
+    addresses, port_segments = ctx.topo.addresses[name], ctx.topo.segments[name]
     for rail, parts in sorted(segments.items()):
         block = blocks[rail - 1]
         for subnet, ports in zip(block.subnets(prefixlen_diff=segment_bits), parts, strict=False):
             segment = RailSegment(rail, subnet, block, subnet.network_address + 1 if routed else None)
-            for offset, key in enumerate(ports, 2):
-                ctx.topo.assign_address(name, key, subnet.network_address + offset)
-                ctx.topo.segments[name][key] = segment
+            first = int(subnet.network_address) + 2
+            addresses.update(zip(ports, map(IPv4Address, range(first, first + len(ports))), strict=True))
+            port_segments.update(dict.fromkeys(ports, segment))
 
 
 def _assign_port_pairs(

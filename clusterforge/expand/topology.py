@@ -14,7 +14,6 @@ from ipaddress import IPv4Address, IPv4Network
 from typing import Literal
 
 from ..catalog import RackType
-from .union_find import UnionFind
 
 DeviceKind = Literal["node", "switch", "equipment"]
 Tier = Literal["leaf", "spine", "core", "oob"]
@@ -330,14 +329,36 @@ class Topology:
         known = self._islands.get(fabric)
         if known is not None and known[:2] == (len(self.devices), len(self.links)):
             return known[2]
-        joins = UnionFind(d.name for d in self.switches(fabric) if d.role != "oob")
+        neighbours: dict[str, list[str]] = defaultdict(list)
+        for name in (d.name for d in self.switches(fabric) if d.role != "oob"):
+            neighbours[name] = []
         for link in self.links:
             if link.fabric == fabric and link.tier in ("leaf-peer", "leaf-spine", "spine-core"):
-                joins.join(link.a, link.b)
-        islands = joins.groups()
+                neighbours[link.a].append(link.b)
+                neighbours[link.b].append(link.a)
+        islands = _components(neighbours)
         self._islands[fabric] = (len(self.devices), len(self.links), islands)
         return islands
 
     def is_connected(self, fabric: str) -> bool:
         """True when `fabric`'s switches form one connected group (hosts are not counted as vertices)."""
         return self.switch_islands(fabric) <= 1
+
+
+def _components(neighbours: dict[str, list[str]]) -> int:
+    """How many connected groups the vertices form (a walk from each vertex not yet reached: linear in the
+    edges, where a union-find join per edge costs several Python calls)."""
+    reached: set[str] = set()
+    groups = 0
+    for start in neighbours:
+        if start in reached:
+            continue
+        groups += 1
+        reached.add(start)
+        todo = [start]
+        while todo:
+            for other in neighbours[todo.pop()]:
+                if other not in reached:
+                    reached.add(other)
+                    todo.append(other)
+    return groups
