@@ -73,8 +73,8 @@ class Forked(Generic[T]):
 
     def __init__(self, work: Callable[[Note], T]) -> None:
         reader, writer = Pipe(duplex=False)
-        # objects made so far go to a generation the collector never walks: its walks would write to their
-        # pages in either process and so copy them
+        # objects made so far go to a generation the collector never walks (for good: they are the render's
+        # long-lived data): its walks would write to their pages in either process and so copy them
         gc.freeze()
         self.pid = os.fork()
         if self.pid == 0:  # the child: never returns
@@ -93,7 +93,6 @@ class Forked(Generic[T]):
                 os.kill(self.pid, signal.SIGKILL)
             self._reap()
         self._reader.close()
-        gc.unfreeze()
 
     def notes(self, wait: bool = False) -> Iterator[object]:
         """The notes the child sent so far (with `wait`: until its result came); the result is kept for
