@@ -6,7 +6,9 @@ The synthetic blueprint (tests/factories.py) gets management nodes, Slurm with a
 settings, so every output family has work to do. Each size runs in a fresh process so that its
 peak memory (max RSS) is its own. Prints one line per size with CPU seconds per stage (this process's user
 and system time: the machine is shared, and others' work stretches wall time), then CPU seconds and
-output size per render family.
+output size per render family. The families are rendered one after another in this process, as `render
+--jobs 1` does, so each one's CPU seconds are its own; `benchmarks/all.py` measures the render as a user runs
+it (the handoff pack in a second process), in wall and CPU seconds.
 """
 
 from __future__ import annotations
@@ -126,9 +128,9 @@ def measure(gpus: int) -> dict[str, Any]:
     findings = run_checks(valid, topo, findings)
     lap("check")
     ctx = RenderContext(valid, topo, findings)
+    work = tempfile.mkdtemp(prefix="cf-render-scale-")  # removed by run_sizes once every size is measured
     with (
-        tempfile.TemporaryDirectory() as tmp,
-        StagedTree(Path(tmp) / "out", keep=CONSISTENCY_READS) as staged,
+        StagedTree(Path(work) / "out", keep=CONSISTENCY_READS) as staged,
         gc_paused(),  # as the pipeline renders
     ):
         for family, renderer in RENDERERS.items():
@@ -155,6 +157,7 @@ def measure(gpus: int) -> dict[str, Any]:
         "total_s": round(last - start, 2),
         "families": families,
         "max_rss_mib": max_rss_mib(),
+        "work": work,
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import resource
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -18,10 +19,22 @@ def max_rss_mib() -> float:
 
 
 def run_sizes(script: str, measure: Callable[[int], dict[str, Any]], show: Callable[[dict[str, Any]], None]) -> None:
-    """`script --one GPUS` prints measure(GPUS) as JSON; `script [GPUS ...]` runs that per size and shows it."""
+    """`script --one GPUS` prints measure(GPUS) as JSON; `script [GPUS ...]` runs that per size and shows it.
+    A measurement's `work` folder (what it wrote) is removed only after every size was measured: on ext4,
+    files created right after many were deleted cost more system time, so deleting one size's output would
+    slow the next size's writes."""
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         print(json.dumps(measure(int(sys.argv[2]))))
         return
-    for gpus in [int(a) for a in sys.argv[1:]] or DEFAULT_GPUS:
-        out = subprocess.run([sys.executable, script, "--one", str(gpus)], capture_output=True, text=True, check=True)
-        show(json.loads(out.stdout))
+    works = []
+    try:
+        for gpus in [int(a) for a in sys.argv[1:]] or DEFAULT_GPUS:
+            out = subprocess.run(
+                [sys.executable, script, "--one", str(gpus)], capture_output=True, text=True, check=True
+            )
+            result = json.loads(out.stdout)
+            works += [result.pop("work")] if "work" in result else []
+            show(result)
+    finally:
+        for work in works:
+            shutil.rmtree(work, ignore_errors=True)
