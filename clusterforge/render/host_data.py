@@ -53,22 +53,24 @@ class Rail(NamedTuple):
 
 def _rails(topo: Topology) -> dict[str, dict[int, Rail]]:
     """node -> rail -> its NIC on that rail."""
-    compute = {name for name, fabric in topo.fabrics.items() if fabric.kind == "compute"}
-    addresses = topology_address_texts(topo)
+    compute = [name for name, fabric in topo.fabrics.items() if fabric.kind == "compute"]
+    # each compute network's port addresses and rail segments, by port key
+    addresses = {name: topology_address_texts(topo).get(name, {}) for name in compute}
+    segments = {name: topo.segments.get(name, {}) for name in compute}
     texts: dict[int, tuple[str, str | None]] = {}
     """id of a rail segment -> its subnet and gateway as text: many ports share one segment"""
     rails: dict[str, dict[int, Rail]] = defaultdict(dict)
     for link in topo.links:
-        if link.tier != "node-leaf" or link.fabric not in compute or link.rail is None:
+        if link.tier != "node-leaf" or link.fabric not in segments or link.rail is None:
             continue
         key = f"{link.a}:{link.a_port}"
         subnet = gateway = None
-        segment = topo.segments.get(link.fabric, {}).get(key)
+        segment = segments[link.fabric].get(key)
         if segment is not None:
             if id(segment) not in texts:
                 texts[id(segment)] = str(segment.subnet), None if segment.gateway is None else str(segment.gateway)
             subnet, gateway = texts[id(segment)]
-        address = addresses.get(link.fabric, {}).get(key)
+        address = addresses[link.fabric].get(key)
         rails[link.a][link.rail] = Rail(link.fabric, link.a_port, link.b, link.b_port, address, subnet, gateway)
     return rails
 
@@ -145,7 +147,7 @@ class _HostTexts:
             fields.append(f'"cf_port_addresses": {self._ports(sources.ports[node])}')
         if node in sources.rails:
             rails = sorted((str(rail), value) for rail, value in sources.rails[node].items())
-            fields.append(f'"cf_rails": {{{", ".join(f"{self.json[r]}: {self._rail(v)}" for r, v in rails)}}}')
+            fields.append(f'"cf_rails": {{{", ".join([f"{self.json[r]}: {self._rail(v)}" for r, v in rails])}}}')
         return f"  {self.json[node]}: {{{', '.join(fields)}}}"
 
     def _files(self, files: list[tuple[str, str]]) -> list[str]:
@@ -169,14 +171,13 @@ class _HostTexts:
 
     def _rail(self, rail: Rail) -> str:
         json = self.json
-        fields = [] if rail.address is None else [f'"address": {encode_basestring_ascii(rail.address)}']
-        fields.append(f'"fabric": {json[rail.fabric]}')
-        if rail.gateway is not None:
-            fields.append(f'"gateway": {json[rail.gateway]}')
-        fields += [f'"leaf": {json[rail.leaf]}', f'"leaf_port": {json[rail.leaf_port]}', f'"port": {json[rail.port]}']
-        if rail.subnet is not None:
-            fields.append(f'"subnet": {json[rail.subnet]}')
-        return f"{{{', '.join(fields)}}}"
+        address = "" if rail.address is None else f'"address": {encode_basestring_ascii(rail.address)}, '
+        gateway = "" if rail.gateway is None else f'"gateway": {json[rail.gateway]}, '
+        subnet = "" if rail.subnet is None else f', "subnet": {json[rail.subnet]}'
+        return (
+            f'{{{address}"fabric": {json[rail.fabric]}, {gateway}"leaf": {json[rail.leaf]}, '
+            f'"leaf_port": {json[rail.leaf_port]}, "port": {json[rail.port]}{subnet}}}'
+        )
 
 
 class HostFacts(NamedTuple):

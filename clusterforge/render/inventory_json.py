@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import repeat
 from json.encoder import encode_basestring_ascii  # what json.dumps does with a str
 from typing import Any
 
@@ -89,9 +90,9 @@ _EXACT = (str, int, bool, type(None))
 
 def _all_equal(value: Any, others: list[Any]) -> bool:
     """Every one of `others` is `value` (as JSON: 1 and True differ, key order does not)."""
-    if not all(other == value for other in others):
+    if others.count(value) != len(others):  # (count compares with ==, in C)
         return False
-    if type(value) in _EXACT and all(type(other) is type(value) for other in others):
+    if type(value) in _EXACT and list(map(type, others)).count(type(value)) == len(others):
         return True  # equal values of one of these types are the same JSON
     text = _ENCODER.encode(value)
     return all(_ENCODER.encode(other) == text for other in others)
@@ -103,8 +104,11 @@ def _factor(group: dict[str, Any], taken: frozenset[str]) -> dict[str, Any]:
     out = dict(group)
     if len(hosts) > 1 and all(hosts.values()):
         first = next(iter(hosts.values()))
+        values = list(hosts.values())
         shared = [
-            k for k in first if k not in taken and _all_equal(first[k], [v.get(k, _ABSENT) for v in hosts.values()])
+            k
+            for k in first
+            if k not in taken and _all_equal(first[k], list(map(dict.get, values, repeat(k), repeat(_ABSENT))))
         ]
         if shared:
             out["vars"] = {**(group.get("vars") or {}), **{k: first[k] for k in shared}}

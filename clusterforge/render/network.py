@@ -106,6 +106,7 @@ class _RailTexts:
         self.names: dict[str, str] = {}
         self.mtus: dict[str, int | None] = {}
         self.segments: dict[tuple[str, int], tuple[str, int]] = {}
+        self.ports: dict[tuple[str, str, int], tuple[str, str | None]] = {}
 
     def name(self, port: str) -> str:
         if port not in self.names:
@@ -117,6 +118,18 @@ class _RailTexts:
             fabric = self.valid.blueprint.fabrics[network]
             self.mtus[network] = fabric.host_mtu if isinstance(fabric, LeafSpineFabric) else None
         return self.mtus[network]
+
+    def port(self, port: str, network: str, segment: RailSegment) -> tuple[str, str | None]:
+        """A rail port's lines before its address and, when the port has no routes, after it (else None)."""
+        key = port, network, id(segment)
+        if key not in self.ports:
+            comment, prefix = self.segment(network, segment)
+            head = f'    {self.name(port)}:\n{comment}\n      addresses: ["'
+            mtu = self.mtu(network)
+            tail = f'/{prefix}"]' + ("" if mtu is None else f"\n      mtu: {mtu}") + "\n      optional: true"
+            routed = segment.gateway is not None and segment.rail_block != segment.subnet
+            self.ports[key] = head, None if routed else tail
+        return self.ports[key]
 
     def segment(self, network: str, segment: RailSegment) -> tuple[str, int]:
         """The comment line and prefix length of a port in `segment` (kept alive by the topology, so its id
@@ -131,19 +144,22 @@ def _rail_lines(texts: _RailTexts, ports: dict[str, tuple[str, str, RailSegment]
     lines: list[str] = []
     for table, port in enumerate(sorted(ports, key=lambda p: (ports[p][2].rail, p)), POLICY_TABLE_BASE + 1):
         network, address, segment = ports[port]
+        head, tail = texts.port(port, network, segment)
+        # an address and prefix are digits, dots and a slash: their JSON is the text quoted
+        if tail is not None:  # no routes: the port's lines are the same as its rail's but for the address
+            lines.append(f"{head}{address}{tail}")
+            continue
         comment, prefix = texts.segment(network, segment)
         mtu = texts.mtu(network)
-        # an address and prefix are digits, dots and a slash: their JSON is the text quoted
         lines += [f"    {texts.name(port)}:", comment, f'      addresses: ["{address}/{prefix}"]']
         if mtu is not None:
             lines.append(f"      mtu: {mtu}")
-        if segment.gateway is not None and segment.rail_block != segment.subnet:
-            gateway = json.dumps(str(segment.gateway))
-            routes = [f"{{to: {json.dumps(str(segment.rail_block))}, via: {gateway}}}"]
-            if segment.subnet.prefixlen == 31:
-                routes.append(f"{{to: default, via: {gateway}, table: {table}}}")
-                lines.append(f"      routing-policy: [{{from: {json.dumps(f'{address}/32')}, table: {table}}}]")
-            lines.append(f"      routes: [{', '.join(routes)}]")
+        gateway = json.dumps(str(segment.gateway))
+        routes = [f"{{to: {json.dumps(str(segment.rail_block))}, via: {gateway}}}"]
+        if segment.subnet.prefixlen == 31:
+            routes.append(f"{{to: default, via: {gateway}, table: {table}}}")
+            lines.append(f"      routing-policy: [{{from: {json.dumps(f'{address}/32')}, table: {table}}}]")
+        lines.append(f"      routes: [{', '.join(routes)}]")
         lines.append("      optional: true")
     return lines
 
