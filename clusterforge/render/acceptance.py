@@ -18,12 +18,14 @@ core: every GPU of the group, at the fabric's oversubscription. Measured figures
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 from ..catalog import GPU
 from .context import RenderContext, host_range
 from .escape import md_cell
+from .handoff_common import shared_cable_table
 from .nccl import NcclGroup, nccl_groups
 
 ACCEPTANCE_MD = "handoff/acceptance.md"
@@ -77,6 +79,17 @@ def tier_figures(
     return found
 
 
+def leaves_of_nodes(ctx: RenderContext, fabric: str) -> dict[str, set[str]]:
+    """node -> the leaf switches its ports on `fabric` go to (`Topology.leaf_of` for every node at once: one
+    pass over the links' columns instead of one look-up per node)."""
+    links = shared_cable_table(ctx).links
+    leaves: dict[str, set[str]] = defaultdict(set)
+    for a, b, link_fabric, tier in zip(links["a"], links["b"], links["fabric"], links["tier"], strict=True):
+        if tier == "node-leaf" and link_fabric == fabric:
+            leaves[a].add(b)
+    return leaves
+
+
 def group_figures(ctx: RenderContext, entry: NcclGroup) -> list[TierFigure]:
     server = entry.server
     assert server.gpus is not None
@@ -84,8 +97,9 @@ def group_figures(ctx: RenderContext, entry: NcclGroup) -> list[TierFigure]:
     per_node = server.gpus.count
     nic_gbs = sum(p.count * p.speed_gbps for p in server.port_groups("compute")) / per_node / 8
     nodes = [d.name for d in ctx.topo.nodes() if d.group == entry.group.name]
-    first = ctx.topo.leaf_of(nodes[0], entry.fabric_name) if nodes else []
-    under = sum(1 for node in nodes if ctx.topo.leaf_of(node, entry.fabric_name) == first)
+    leaves = leaves_of_nodes(ctx, entry.fabric_name)
+    first = leaves.get(nodes[0], set()) if nodes else set()
+    under = sum(1 for node in nodes if leaves.get(node, set()) == first)
     rails = ctx.topo.fabrics[entry.fabric_name].topology == "rail-optimized"
     leaf = TierScope("rail (one scalable unit)" if rails else "one leaf", under)
     domain = server.gpus.nvlink_domain if gpu.gpu_link_gbs else 1

@@ -8,17 +8,18 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from itertools import chain, repeat
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from .cable_rows import CableEnd, CableKind, CableList, CableRow, TallyKey, place_where, shared_cable_list
 from .context import RenderContext
-from .escape import Escaped, csv_cells, csv_field, csv_line, md_cell, plain_texts
+from .escape import Escaped, Once, csv_cells, csv_field, csv_line, md_cell, plain_texts
 from .handoff_common import CableTable, shared_cable_table
 from .link_parts import LinkParts
 
 CABLING_CSV = "handoff/cabling.csv"
 LINKS_CSV = "handoff/links.csv"
 CABLING_MD = "handoff/cabling.md"
+T = TypeVar("T")
 MD_CABLE_LIMIT = 2000
 """Above this many cables, cabling.md keeps only the summaries; cabling.csv always lists every cable."""
 
@@ -62,54 +63,59 @@ def cabling_csv(cables: CableList, heads: list[str] | None = None) -> str:
     """cabling.csv: the header, then one line per physical cable (the columns of CSV_HEADER). `heads` are
     the fabric, tier and rail cells of each link (`link_heads`), when the caller has them."""
     header = f"{csv_line(CSV_HEADER)}\n"
-    rows = _simple_rows(cables, link_heads(cables.table) if heads is None else heads)
-    if rows is None:
+    lines = _simple_lines(cables, link_heads(cables.table) if heads is None else heads)
+    if lines is None:
         return "".join([header, *(f"{csv_line(cable_cells(r))}\n" for r in cables.rows())])
-    if cables.irregular:
-        listed: list[tuple[str, ...]] = list(rows)
-        for i, row in cables.irregular.items():
-            listed[i] = (f"{csv_line(cable_cells(row))}\n",)
-        rows = iter(listed)
-    return "".join(chain((header,), chain.from_iterable(rows)))
+    for i, row in cables.irregular.items():
+        lines[i] = f"{csv_line(cable_cells(row))}\n"
+    return "".join([header, *lines])
 
 
-def _simple_rows(cables: CableList, heads: list[str]) -> Iterator[tuple[str, ...]] | None:
-    """The texts of every cable's line as if it were its first link alone (right for all but the irregular
-    cables), to be joined: texts escaped once per distinct value (a device's row, rack, U and name; a port;
-    optics; a kind of cable), each with the comma that follows it, and the labels and label texts, new for
-    every cable, quoted as they stand. None when some label or device text would need more than quotes."""
+def _simple_lines(cables: CableList, heads: list[str]) -> list[str] | None:
+    """Every cable's line as if it were its first link alone (right for all but the irregular cables), from
+    texts escaped once per distinct value (a device's row, rack, U and name; a port; optics; a kind of cable),
+    each with the comma that follows it, and the labels and label texts, new for every cable, quoted as they
+    stand. None when some label or device text would need more than quotes."""
     table, at, labels = cables.table, cables.at_cables, cables.labels
     a, b, a_ports, b_ports = at(table.a), at(table.b), at(table.column("a_port")), at(table.column("b_port"))
     plain_places = '"' not in "".join(map(place_where, table.places.values()))
     if not (plain_places and plain_texts(labels)) or '"' in "".join(a_ports) or '"' in "".join(b_ports):
         return None
     cell = csv_cells()
-    place = Escaped(lambda p: f"{cell[p.row]}{cell[p.rack]}{cell['' if p.u is None else str(p.u)]}{cell[p.device]}")
-    a_module = Escaped(lambda parts: cell[parts.a_transceiver])
-    b_module = Escaped(lambda parts: cell[parts.b_transceiver] + cell[f"{parts.speed_gbps:g}"])  # and the speed
-    kind = Escaped(lambda k: "".join(cell[v] for v in (*k[:3], f"{k[3]:g}")))  # media, product, part, length
-    run = Escaped(lambda metres: cell[f"{metres:g}"])
-    pieces = Escaped(lambda k: f"{k[4]},")
-    where = Escaped(place_where)
-    parts, kinds, runs = at(table.parts), cables.kinds, map(attrgetter("run_m"), cables.cables)
-
-    def text(value: str) -> Iterator[str]:
-        return repeat(value, len(labels))
-
-    columns = (
-        *(text('"'), labels, text('",'), at(heads), text("1,")),  # label, fabric, tier, rail; one link
-        *(each(place, a), each(cell, a_ports), each(a_module, parts)),
-        *(each(place, b), each(cell, b_ports), each(b_module, parts)),  # and the speed
-        *(each(kind, kinds), each(run, runs), each(pieces, kinds)),
-        *(text('"'), labels, text(" | "), each(where, a), a_ports, text(" | to "), each(where, b), b_ports),
-        *(text('","'), labels, text(" | "), each(where, b), b_ports, text(" | to "), each(where, a), a_ports),
-        text('"\n'),
+    end = Once(
+        lambda p: (
+            f"{cell[p.row]}{cell[p.rack]}{cell['' if p.u is None else str(p.u)]}{cell[p.device]}",
+            place_where(p),
+        )
     )
-    return zip(*columns, strict=True)
+    modules = Once(lambda parts: (cell[parts.a_transceiver], cell[parts.b_transceiver] + cell[f"{parts.speed_gbps:g}"]))
+    kind = Once(lambda k: ("".join(cell[v] for v in (*k[:3], f"{k[3]:g}")), f"{k[4]},"))  # media .. length; pieces
+    run = Escaped(lambda metres: cell[f"{metres:g}"])
+    runs = map(attrgetter("run_m"), cables.cables)
+    texts = zip(labels, at(heads), a_ports, each(cell, a_ports), b_ports, each(cell, b_ports), strict=True)
+    worked = zip(
+        each(end, a),
+        each(end, b),
+        each(modules, at(table.parts)),
+        each(kind, cables.kinds),
+        each(run, runs),
+        strict=True,
+    )
+    return [
+        f'"{label}",{head}1,{a_cells}{a_cell}{a_module}{b_cells}{b_cell}{b_module}{kind_cells}{run_cell}{pieces}'
+        f'"{label} | {a_where}{a_port} | to {b_where}{b_port}","{label} | {b_where}{b_port} | to {a_where}{a_port}"\n'
+        for (label, head, a_port, a_cell, b_port, b_cell), (
+            (a_cells, a_where),
+            (b_cells, b_where),
+            (a_module, b_module),
+            (kind_cells, pieces),
+            run_cell,
+        ) in zip(texts, worked, strict=True)
+    ]
 
 
-def each(escape: Escaped, values: Iterable[Any]) -> Iterator[str]:
-    """The escaped text of each value."""
+def each(escape: Once[T], values: Iterable[Any]) -> Iterator[T]:
+    """The escaped text (or texts) of each value."""
     return map(escape.__getitem__, values)
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from operator import itemgetter
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\n")
 """What spreadsheets treat as the start of a formula (OWASP CSV injection), after any leading spaces."""
@@ -77,17 +79,21 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return "".join(f"{line}\n" for line in (csv_line(header), *map(csv_line, rows)))
 
 
-class Escaped(dict[Hashable, str]):
-    """`escape(value)`, worked out once per distinct value: a table of 360,000 cables repeats a few thousand
+class Once(dict[Hashable, T]):
+    """`work(value)`, worked out once per distinct value: a table of 360,000 cables repeats a few thousand
     texts. Not for bools, which a dict does not tell from 0 and 1."""
 
-    def __init__(self, escape: Callable[[Any], str]) -> None:
+    def __init__(self, work: Callable[[Any], T]) -> None:
         super().__init__()
-        self._escape = escape
+        self._work = work
 
-    def __missing__(self, value: Hashable) -> str:
-        text = self[value] = self._escape(value)
-        return text
+    def __missing__(self, value: Hashable) -> T:
+        done = self[value] = self._work(value)
+        return done
+
+
+class Escaped(Once[str]):
+    """`escape(value)`, worked out once per distinct value (see Once)."""
 
 
 def csv_cells() -> Escaped:

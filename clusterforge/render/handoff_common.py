@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import add, attrgetter, mul
@@ -217,25 +217,48 @@ def in_order(values: list[K], order: list[int]) -> list[K]:
     return list(map(values.__getitem__, order))
 
 
-def _labels(topo: Topology, order: list[int], fabrics: dict[str, int]) -> tuple[list[str], dict[int, str]]:
+def _labels(
+    topo: Topology, order: list[int], carriers: list[int], fabrics: list[str], counts: dict[str, int]
+) -> tuple[list[str], dict[int, str]]:
     """Link labels in plan order and cable labels: a cable is numbered in its fabric when its first link
-    comes; a link with no cable (CF-CABLE-002) takes a number of its own."""
-    width = max([5, *(len(str(n)) for n in fabrics.values())])
-    leg_of = {i: leg for cable in topo.cables if len(cable.links) > 1 for leg, i in enumerate(cable.links, 1)}
-    numbers: dict[str, int] = {}
-    cable_labels: dict[int, str] = {}
-    link_labels: list[str] = []
-    for index in order:
-        link = topo.links[index]
-        label = cable_labels.get(link.cable, "") if link.cable >= 0 else ""
-        if not label:
-            numbers[link.fabric] = numbers.get(link.fabric, 0) + 1
-            label = f"{link.fabric}-{numbers[link.fabric]:0{width}d}"
-            if link.cable >= 0:
-                cable_labels[link.cable] = label
-        leg = leg_of.get(index)
-        link_labels.append(label if leg is None else f"{label}/{leg}")
+    comes; a link with no cable (CF-CABLE-002) takes a number of its own. `carriers` and `fabrics` are each
+    link's cable and fabric in plan order (`order`: each one's index in the topology), `counts` the links
+    per fabric in plan order (a fabric's links are consecutive).
+
+    Worked out with maps over the columns: each cable's first position in plan order, the labels given
+    there, and every link's label looked up by its cable's first position."""
+    width = max([5, *(len(str(n)) for n in counts.values())])
+    uncabled = min(carriers, default=0) < 0
+    if uncabled:  # each link without a cable counts as a cable of its own
+        carriers = [c if c >= 0 else -1 - i for i, c in enumerate(carriers)]
+    last = len(carriers) - 1
+    first_at = dict(zip(reversed(carriers), range(last, -1, -1), strict=True))  # a cable's first position
+    every_link_a_cable = len(first_at) == len(carriers)
+    firsts: Sequence[int] = range(len(carriers)) if every_link_a_cable else sorted(first_at.values())
+    numbers = counts if every_link_a_cable else Counter(map(fabrics.__getitem__, firsts))  # cables per fabric
+    labels: list[str] = []
+    for fabric, count in numbers.items():  # in plan order, as a fabric's links are consecutive
+        label = f"{fabric.replace('%', '%%')}-%0{width}d"  # printf-style: the fastest way to format 300,000
+        labels += map(label.__mod__, range(1, count + 1))
+    if every_link_a_cable:
+        link_labels = labels
+    else:
+        label_at = dict(zip(firsts, labels, strict=True))
+        link_labels = list(map(label_at.__getitem__, map(first_at.__getitem__, carriers)))
+    cable_labels = dict(zip(map(carriers.__getitem__, firsts), labels, strict=True))
+    if uncabled:
+        cable_labels = {c: label for c, label in cable_labels.items() if c >= 0}
+    _add_legs(topo, order, link_labels)
     return link_labels, cable_labels
+
+
+def _add_legs(topo: Topology, order: list[int], link_labels: list[str]) -> None:
+    """`/<leg>` on the label of each link of a cable that carries several, legs counted in the cable's order."""
+    legs = [(link, leg) for cable in topo.cables if len(cable.links) > 1 for leg, link in enumerate(cable.links, 1)]
+    if legs:
+        position = dict(zip(order, range(len(order)), strict=True))
+        for link, leg in legs:
+            link_labels[position[link]] += f"/{leg}"
 
 
 _TABLES: WeakKeyDictionary[Topology, tuple[ValidBlueprint, tuple[int, ...], CableTable]] = WeakKeyDictionary()
@@ -271,8 +294,9 @@ def _cable_table(valid: ValidBlueprint, topo: Topology) -> CableTable:
     )
     link_kinds = LinkKinds(valid)
     parts = list(map(link_kinds.__getitem__, kinds))
-    fabrics = Counter(in_order(links["fabric"], order))
-    link_labels, cable_labels = _labels(topo, order, fabrics)
+    in_plan = {name: in_order(links[name], order) for name in ("fabric", "cable")}  # the table's first columns
+    fabrics = Counter(in_plan["fabric"])
+    link_labels, cable_labels = _labels(topo, order, in_plan["cable"], in_plan["fabric"], fabrics)
     return CableTable(
         links=links,
         order=order,
@@ -285,6 +309,7 @@ def _cable_table(valid: ValidBlueprint, topo: Topology) -> CableTable:
         devices=len(places),
         places=places,
         kinds=link_kinds,
+        _columns=in_plan,
     )
 
 
