@@ -19,7 +19,17 @@ from markupsafe import Markup
 from ..errors import Finding, SourceLocation
 from ..expand.topology import Device, Rack
 from .context import RenderContext, shared_plan
-from .rack_drawing import OTHER_COLOUR, RESERVED_FILL, ROLE_COLOURS, TOP, U_PX, RackDrawer, legend_label, xml_escape
+from .rack_drawing import (
+    OTHER_COLOUR,
+    RESERVED_FILL,
+    ROLE_COLOURS,
+    TOP,
+    U_PX,
+    XML_DECLARATION,
+    RackDrawer,
+    legend_label,
+    xml_escape,
+)
 
 ELEVATIONS_DIR = "handoff/elevations"
 __all__ = [
@@ -29,6 +39,7 @@ __all__ = [
     "escaped",
     "finding_where",
     "legend_model",
+    "rack_files",
     "rack_svgs",
     "render_elevation",
     "rows_model",
@@ -58,10 +69,15 @@ def ordered_racks(ctx: RenderContext) -> list[Rack]:
     return sorted(ctx.topo.racks.values(), key=lambda r: (r.row_index, r.position, r.name))
 
 
-def rack_svgs(ctx: RenderContext) -> dict[str, str]:
-    """The <svg> element of every rack (no XML declaration, so it can be inlined in HTML), floor order;
-    drawn once per render, for elevations/ and report.html alike."""
+def rack_files(ctx: RenderContext) -> dict[str, str]:
+    """The SVG file of every rack by name, floor order; drawn once per render, for elevations/ and the pages
+    that inline the drawings alike."""
     return ctx.shared(_draw_racks)
+
+
+def rack_svgs(ctx: RenderContext) -> dict[str, str]:
+    """The <svg> element of every rack (no XML declaration, so it can be inlined in HTML), floor order."""
+    return {name: text[len(XML_DECLARATION) : -1] for name, text in rack_files(ctx).items()}
 
 
 INLINE_RACKS_MAX = 200
@@ -72,13 +88,12 @@ inlining makes each page about 100 MB, linking about 2 MB."""
 def page_drawings(ctx: RenderContext, folder: str) -> dict[str, str]:
     """What an HTML page shows for each rack: the inline SVG, or above INLINE_RACKS_MAX racks an <img> of
     the rack's file in `folder` (relative to the page, '' or ending in '/')."""
-    svgs = rack_svgs(ctx)
-    if len(svgs) <= INLINE_RACKS_MAX:
-        return svgs
+    if len(ctx.topo.racks) <= INLINE_RACKS_MAX:
+        return rack_svgs(ctx)
     return {
         name: f'<img src="{xml_escape(folder + quote(name))}.svg" alt="{xml_escape("Elevation of rack " + name)}" '
         f'loading="lazy">'
-        for name in svgs
+        for name in rack_files(ctx)
     }
 
 
@@ -89,7 +104,7 @@ def _draw_racks(ctx: RenderContext) -> dict[str, str]:
         if device.rack is not None:
             placed[device.rack].append(device)
     drawer = RackDrawer(ctx.valid.catalog)
-    return {rack.name: drawer.svg(rack, racks[rack.name], placed[rack.name]) for rack in ordered_racks(ctx)}
+    return {rack.name: drawer.file(rack, racks[rack.name], placed[rack.name]) for rack in ordered_racks(ctx)}
 
 
 def finding_where(ctx: RenderContext, finding: Finding) -> str:
@@ -161,11 +176,8 @@ def rows_model(ctx: RenderContext, svgs: dict[str, str]) -> list[dict[str, Any]]
 
 
 def render_elevation(ctx: RenderContext) -> dict[str, str]:
-    svgs = rack_svgs(ctx)
     _, other = rack_findings(ctx)
-    files = {
-        f"{ELEVATIONS_DIR}/{name}.svg": f'<?xml version="1.0" encoding="UTF-8"?>\n{svg}\n' for name, svg in svgs.items()
-    }
+    files = {f"{ELEVATIONS_DIR}/{name}.svg": text for name, text in rack_files(ctx).items()}
     bp = ctx.valid.blueprint
     page = {
         "title": f"{bp.name}: rack elevations",

@@ -13,6 +13,9 @@ import html
 import re
 import textwrap
 from dataclasses import dataclass
+from itertools import repeat
+from string import Formatter
+from typing import cast
 
 from ..catalog import Catalog
 from ..catalog.models import Device as CatalogDevice
@@ -41,8 +44,11 @@ FACES = (("front", MARGIN + GUTTER), ("rear", MARGIN + 2 * GUTTER + FACE_W))
 """Each face and the x of its left edge."""
 BOLD = ' font-weight="bold"'
 """The device name, first line of a block, stands out."""
-HATCH = "\x00"
-"""Stands for a rack's own hatch pattern id in drawings that racks share: no escaped text holds a NUL."""
+SLOT = HATCH = "\x00"
+"""Stands for a rack's own text (its hatch pattern id, its name, a device's name) in drawings that racks
+share: no escaped text holds a NUL."""
+NAME_ROOM = max(int((FACE_W - 12) / CHAR_PX), 2)
+"""Characters of a device name that fit its line uncut (see `fit`)."""
 
 # --- colours: fill by role (light, so black text stays readable in print) ------------------------
 ROLE_COLOURS: dict[str, str] = {
@@ -228,6 +234,9 @@ SVG_OPEN = (
     '  <text x="12" y="40" font-size="10" fill="#444444">{subtitle}</text>\n'
 )
 """The start of a rack's <svg> element, up to its drawing; every field escaped."""
+RACK_FIELDS = tuple(name for _, name, _, _ in Formatter().parse(SVG_OPEN) if name not in (None, "width", "height"))
+"""The rack's own texts in SVG_OPEN, in the order they stand."""
+XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 FOOTER_OPEN = '  <g class="footer" font-size="10" fill="#111111">\n'
 LEGEND_OPEN = '  </g>\n  <g class="legend" font-size="9" fill="#111111">\n'
 SVG_CLOSE = "  </g>\n</svg>"
@@ -246,9 +255,25 @@ class DeviceShape:
     """What follows the name on its line, when the block has room for one line only."""
     close: str
 
-    def draw(self, name: str, escape: Escaped) -> str:
-        first = escape[fit(name + self.name_suffix, FACE_W - 12)]
-        return f"{self.open}{escape[name]}{self.title}{escape[name]}{self.body}{first}{self.close}"
+    def first_line(self, name: str, escaped_name: str, escape: Escaped) -> str:
+        """The text of the device name's line: the name, with what follows it when the block has one line."""
+        if not self.name_suffix and len(name) <= NAME_ROOM:
+            return escaped_name
+        return escape[fit(name + self.name_suffix, FACE_W - 12)]
+
+
+@dataclass(frozen=True)
+class RackKind:
+    """The drawing of every rack alike (height, devices by model, role, group and U, reserved spans, figures)
+    but for the rack's own texts: `pieces` holds None where the rack's name, title, hatch id or subtitle, or
+    a device's name, goes (RACK_FIELDS, then the hatch id in each reserved span, then each device's front and
+    rear, then the hatch id in the legend)."""
+
+    pieces: list[str | None]
+    reserved_hatches: int
+    shapes: tuple[tuple[DeviceShape, DeviceShape], ...]
+    """Each device's front and rear, in the rack's device order."""
+    legend_hatches: int
 
 
 class RackDrawer:
@@ -263,43 +288,72 @@ class RackDrawer:
         self._footers: dict[tuple[object, ...], tuple[str, int]] = {}
         self._reserved_spans: dict[tuple[int, tuple[tuple[int, int, str], ...]], str] = {}
         self._legends: dict[tuple[tuple[str, ...], bool, int], tuple[str, int]] = {}
+        self._kinds: dict[tuple[object, ...], RackKind] = {}
 
     def svg(self, rack: Rack, figures: RackPlan, placed: list[Device]) -> str:
         """The <svg> element of `rack` holding the devices `placed` (no XML declaration)."""
+        return self.file(rack, figures, placed)[len(XML_DECLARATION) : -1]
+
+    def file(self, rack: Rack, figures: RackPlan, placed: list[Device]) -> str:
+        """The SVG file of `rack` holding the devices `placed`: the XML declaration, the <svg> element and a
+        newline. Drawn from the rack's kind (see RackKind) and the rack's own texts."""
         text = self.text
-        rack_u = rack.rack_type.u_height
-        hatch_id = text[f"hatch-{rack.name}"]
         devices = sorted((d for d in placed if d.u is not None), key=lambda d: (d.u or 0, d.name))
-        reserved = self._reserved(rack_u, tuple(reserved_spans(rack)))
+        kind = self._kind(rack, figures, devices)
+        hatch_id = text[f"hatch-{rack.name}"]
+        subtitle = f"row {rack.row}, position {rack.position + 1} · {rack.type_key} · {rack.rack_type.name}"
+        own = {
+            "rack": text[rack.name],
+            "title": text[f"Rack {rack.name}"],
+            "hatch_id": hatch_id,
+            "subtitle": text[fit(subtitle, WIDTH - 2 * MARGIN, 5.4)],
+        }
+        values = [own[name] for name in RACK_FIELDS]
+        values += repeat(hatch_id, kind.reserved_hatches)
+        for device, (front, rear) in zip(devices, kind.shapes, strict=True):
+            name = text[device.name]
+            values += (name, name, front.first_line(device.name, name, text))
+            values += (name, name, rear.first_line(device.name, name, text))
+        values += repeat(hatch_id, kind.legend_hatches)
+        pieces = kind.pieces.copy()
+        pieces[1::2] = values
+        return "".join(cast(list[str], pieces))
+
+    def _kind(self, rack: Rack, figures: RackPlan, devices: list[Device]) -> RackKind:
+        rack_u = rack.rack_type.u_height
+        spans = tuple(reserved_spans(rack))
+        shapes = tuple(self._shape(rack_u, device) for device in devices)
+        key = (rack_u, spans, rack.type_key, rack.free_units(), figures, tuple(map(id, shapes)))
+        if key not in self._kinds:
+            self._kinds[key] = self._draw_kind(rack, figures, spans, devices, shapes)
+        return self._kinds[key]
+
+    def _draw_kind(
+        self,
+        rack: Rack,
+        figures: RackPlan,
+        spans: tuple[tuple[int, int, str], ...],
+        devices: list[Device],
+        shapes: tuple[tuple[DeviceShape, DeviceShape], ...],
+    ) -> RackKind:
+        """The drawing of racks like `rack`, SLOT where a rack's own texts go, cut at the slots."""
+        rack_u = rack.rack_type.u_height
+        reserved = self._reserved(rack_u, spans)
         footer, y = self._footer(rack, figures, TOP + rack_u * U_PX + 28)
         roles = sorted(
             {d.role for d in devices},
             key=lambda r: (list(ROLE_COLOURS).index(r) if r in ROLE_COLOURS else len(ROLE_COLOURS), r),
         )
         legend, y = self._legend(tuple(roles), bool(reserved), y + 4)
-        subtitle = f"row {rack.row}, position {rack.position + 1} · {rack.type_key} · {rack.rack_type.name}"
-        head = SVG_OPEN.format(
-            rack=text[rack.name],
-            width=WIDTH,
-            height=y + MARGIN,
-            title=text[f"Rack {rack.name}"],
-            hatch_id=hatch_id,
-            subtitle=text[fit(subtitle, WIDTH - 2 * MARGIN, 5.4)],
-        )
-        blocks = [shape.draw(device.name, text) for device in devices for shape in self._shape(rack_u, device)]
-        return "".join(
-            [
-                head,
-                self._scale(rack_u),
-                reserved.replace(HATCH, hatch_id),
-                *blocks,
-                FOOTER_OPEN,
-                footer,
-                LEGEND_OPEN,
-                legend.replace(HATCH, hatch_id),
-                SVG_CLOSE,
-            ]
-        )
+        slots = dict.fromkeys(RACK_FIELDS, SLOT)
+        head = SVG_OPEN.format(width=WIDTH, height=y + MARGIN, **slots)
+        blocks = [f"{s.open}{SLOT}{s.title}{SLOT}{s.body}{SLOT}{s.close}" for pair in shapes for s in pair]
+        drawing = [XML_DECLARATION, head, self._scale(rack_u), reserved, *blocks]
+        drawing += [FOOTER_OPEN, footer, LEGEND_OPEN, legend, SVG_CLOSE, "\n"]
+        constants = "".join(drawing).split(SLOT)
+        pieces: list[str | None] = [None] * (2 * len(constants) - 1)
+        pieces[::2] = constants
+        return RackKind(pieces, reserved.count(HATCH), shapes, legend.count(HATCH))
 
     def _scale(self, rack_u: int) -> str:
         """Both faces with their U rules and numbers: the same for every rack of a height."""
