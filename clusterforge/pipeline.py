@@ -17,6 +17,7 @@ from .errors import BlueprintError, Finding, Severity
 from .expand import Topology, expand
 from .expand.gc_paused import gc_paused
 from .forked import Forked, Note, can_fork
+from .heap import keep_freed_memory
 from .loader import load_blueprint
 from .plan import Plan, build_plan
 from .render import HANDOFF_FAMILIES, RENDERERS, RenderContext, render_family, shared_by_lanes
@@ -61,6 +62,7 @@ class Analysis:
 
 def analyse(valid: ValidBlueprint, progress: Progress = _quiet) -> Analysis:
     """Expand and check; raises BlueprintError when expansion fails (check errors are findings)."""
+    keep_freed_memory()  # from here on, large blocks are freed and asked for again stage after stage
     # expand: placement, fabrics, cabling, addresses (raises on errors)
     progress("expand", 0, 1)
     topo, expand_findings = expand(valid)

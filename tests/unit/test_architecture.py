@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("plan", ("plan",)),
     ("render", ("render", "export")),
     ("write", ("writer", "fsops", "output_paths")),
-    ("pipeline", ("pipeline", "forked")),
+    ("pipeline", ("pipeline", "forked", "heap")),
     ("commands", ("diff", "verify")),
     ("cli", ("cli", "__main__", "__init__")),
 ]
