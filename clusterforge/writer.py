@@ -24,6 +24,7 @@ from .errors import ClusterforgeError, Finding, Severity, display_name
 from .fsops import FolderBusy, held, hold, locked, swap_in
 from .output_paths import UnsafePath, check_relative
 from .version import __version__
+from .write_behind import WriteBehind
 
 MANIFEST = "manifest.json"
 TOOL = "clusterforge"
@@ -272,8 +273,11 @@ class StagedTree(Mapping[str, str]):
         self.target = target.resolve()
         self.force = force
         self.keep = keep
-        self.digests: dict[str, str] = {}
+        self._paths: dict[str, None] = {}
+        """Every file put or adopted, in that order."""
+        self._digests: dict[str, str] = {}
         self._kept: dict[str, str] = {}
+        self._behind: WriteBehind | None = None
         self._staging: Path | None = None
         self._hold: int | None = None
         self._folders: set[str] = set()
@@ -284,6 +288,8 @@ class StagedTree(Mapping[str, str]):
         return self
 
     def __exit__(self, *_exc: object) -> None:
+        if self._behind is not None:
+            self._behind.stop()
         if self._staging is not None:
             shutil.rmtree(self._staging, ignore_errors=True)  # after a commit: nothing, or a forced write's copy
         if self._hold is not None:
@@ -296,24 +302,52 @@ class StagedTree(Mapping[str, str]):
     def __getitem__(self, rel: str) -> str:
         if rel in self._kept:
             return self._kept[rel]
-        if rel not in self.digests:
+        if rel not in self._paths:
             raise KeyError(rel)
+        self._settle()
         root = self.target if self._committed else self._staging
         assert root is not None
         return (root / rel).read_bytes().decode("utf-8")
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.digests)
+        return iter(self._paths)
 
     def __len__(self) -> int:
-        return len(self.digests)
+        return len(self._paths)
 
     def __contains__(self, rel: object) -> bool:
-        return rel in self.digests
+        return rel in self._paths
+
+    @property
+    def digests(self) -> dict[str, str]:
+        """Every file's sha256, by path (once the files sent to a write-behind process are written)."""
+        self._settle()
+        return self._digests
+
+    def write_behind(self) -> None:
+        """From here on, `put` hands the files to a second process that writes them (write_behind.py)."""
+        if self._behind is None:
+            root = self.begin()
+            with _output_errors(self.target):
+                self._behind = WriteBehind(root)
+
+    def _settle(self) -> None:
+        """Wait for the write-behind process to write what it was sent (it ends; `put` writes from here on)."""
+        behind, self._behind = self._behind, None
+        if behind is not None:
+            with _output_errors(self.target):
+                self._digests.update(behind.finish())
 
     def put(self, rel: str, text: str) -> None:
         """Write one file (a path not written before) into the new folder."""
         _checked_path(rel, self.target)
+        self._paths[rel] = None
+        if rel.startswith(self.keep):
+            self._kept[rel] = text
+        if self._behind is not None:
+            with _output_errors(self.target):
+                self._behind.send(rel, _encoded_pieces(text))
+            return
         digest = hashlib.sha256()
         with _output_errors(self.target):
             root = str(self.begin())
@@ -330,9 +364,7 @@ class StagedTree(Mapping[str, str]):
                         view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
-        self.digests[rel] = digest.hexdigest()
-        if rel.startswith(self.keep):
-            self._kept[rel] = text
+        self._digests[rel] = digest.hexdigest()
 
     def tail(self, start: int) -> tuple[dict[str, str], dict[str, str]]:
         """The digests and kept texts of the files written after the first `start` ones: what a render lane in
@@ -343,9 +375,10 @@ class StagedTree(Mapping[str, str]):
     def adopt(self, digests: Mapping[str, str], kept: Mapping[str, str]) -> None:
         """Take in files that another process wrote into this tree's new folder (`tail` there)."""
         for rel, digest in digests.items():
-            if rel in self.digests:
+            if rel in self._paths:
                 raise ValueError(f"two renderers write {rel}")
-            self.digests[rel] = digest
+            self._paths[rel] = None
+            self._digests[rel] = digest
         self._kept.update(kept)
 
     def begin(self) -> Path:
@@ -366,10 +399,11 @@ class StagedTree(Mapping[str, str]):
     def commit(self) -> None:
         """Put the new folder in place; raise OutputError and leave `target` as it was when that cannot be
         done safely."""
+        self._settle()
         with _output_errors(self.target):
             staging = self.begin()
             with locked(self.target.parent):
-                _write_locked(staging, set(self.digests), self.target, self.force)
+                _write_locked(staging, set(self._paths), self.target, self.force)
         self._committed = True
 
 

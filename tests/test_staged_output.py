@@ -34,9 +34,21 @@ def two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forked, "cpus_usable", lambda: 2)
 
 
+@pytest.fixture
+def write_behind_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-process render hands its files to the write-behind process whatever its size."""
+    monkeypatch.setattr(pipeline, "WRITE_BEHIND_MIN_LINKS", 0)
+
+
 @pytest.mark.usefixtures("two_cpus")
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_staged_files_are_the_rendered_files_on_disk_before_the_swap(tmp_path: Path, jobs: int) -> None:
+@pytest.mark.parametrize("jobs", [1, 2, "1-write-behind"])
+def test_staged_files_are_the_rendered_files_on_disk_before_the_swap(
+    tmp_path: Path, jobs: int | str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if jobs == "1-write-behind":
+        monkeypatch.setattr(pipeline, "WRITE_BEHIND_MIN_LINKS", 0)
+        jobs = 1
+    assert isinstance(jobs, int)
     analysis = analyse(load_valid(BP))
     expected = render_analysis(analysis)
     out = tmp_path / "out"
@@ -107,14 +119,15 @@ def _failing(_ctx: RenderContext) -> dict[str, str]:
     raise ClusterforgeError([Finding("CF-RENDER-001", Severity.ERROR, "a site template failed")])
 
 
-@pytest.mark.usefixtures("two_cpus")
+@pytest.mark.usefixtures("two_cpus", "write_behind_always")
 @pytest.mark.parametrize("jobs", [1, 2])
 @pytest.mark.parametrize("family", ["switches", "elevation"], ids=["device-lane", "handoff-lane"])
 def test_a_render_that_fails_half_way_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, family: str, jobs: int
 ) -> None:
-    """Some families were written when one fails, in this process or in the forked one; the error is the
-    same as it was raised (its findings intact), and the other process is stopped."""
+    """Some families were written when one fails, in this process or in the forked one (or, in one process,
+    by the write-behind process); the error is the same as it was raised (its findings intact), and the other
+    process is stopped."""
     monkeypatch.setitem(RENDER.RENDERERS, family, _failing)
     analysis = analyse(load_valid(BP))
     out = tmp_path / "new" / "deeper" / "out"
@@ -154,7 +167,10 @@ def test_another_renders_clean_up_leaves_a_running_render_alone(tmp_path: Path) 
     assert staging_folders(tmp_path) == []
 
 
-def test_a_text_written_piece_by_piece_is_its_utf8_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("behind", [False, True], ids=["here", "write-behind"])
+def test_a_text_written_piece_by_piece_is_its_utf8_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behind: bool
+) -> None:
     """Large texts are encoded a piece at a time; pieces of 3 characters put multi-byte characters (2, 3 and 4
     bytes in UTF-8) on every side of a piece's end, and an empty file stays empty."""
     import hashlib
@@ -165,6 +181,8 @@ def test_a_text_written_piece_by_piece_is_its_utf8_whole(tmp_path: Path, monkeyp
     text = "rack é1 € 😀 gpu001\n" * 7
     out = tmp_path / "out"
     with StagedTree(out) as staged:
+        if behind:
+            staged.write_behind()
         staged.put("a/table.csv", text)
         staged.put("a/empty.txt", "")
         staged.commit()
@@ -172,3 +190,57 @@ def test_a_text_written_piece_by_piece_is_its_utf8_whole(tmp_path: Path, monkeyp
     assert (out / "a/empty.txt").read_bytes() == b""
     assert staged.digests["a/table.csv"] == hashlib.sha256(text.encode("utf-8")).hexdigest()
     assert staged.digests["a/empty.txt"] == hashlib.sha256(b"").hexdigest()
+
+
+def test_write_behind_sends_large_and_small_files_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files larger than a batch go through the pipe on their own, small ones many to a write: every one
+    arrives whole, with its digest, in the order sent."""
+    import hashlib
+
+    from clusterforge import write_behind
+
+    monkeypatch.setattr(write_behind, "BATCH", 64)
+    texts = {f"f/{i:03d}.txt": ("x" * (i * 7)) + "\n" for i in range(60)}
+    out = tmp_path / "out"
+    with StagedTree(out) as staged:
+        staged.write_behind()
+        for rel, text in texts.items():
+            staged.put(rel, text)
+        assert list(staged) == list(texts)
+        assert list(staged.digests.items()) == [
+            (rel, hashlib.sha256(t.encode()).hexdigest()) for rel, t in texts.items()
+        ]
+        staged.commit()
+    assert {rel: (out / rel).read_text() for rel in texts} == texts
+
+
+def test_a_failed_write_behind_is_an_output_error_and_leaves_nothing(tmp_path: Path) -> None:
+    """The second process cannot create a file (here: one sent twice): the render gets OutputError naming the
+    file, as if it had written it itself, and nothing is left."""
+    from clusterforge.writer import OutputError
+
+    out = tmp_path / "out"
+    with (
+        pytest.raises(OutputError, match=r"cannot write the output: File exists \(.*a\.txt\)"),
+        StagedTree(out) as staged,
+    ):
+        staged.write_behind()
+        staged.put("a.txt", "first\n")
+        staged.put("a.txt", "second\n")
+        staged.commit()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_killed_write_behind_process_is_an_output_error(tmp_path: Path) -> None:
+    from clusterforge.writer import OutputError
+
+    out = tmp_path / "out"
+    with pytest.raises(OutputError, match="ended early"), StagedTree(out) as staged:
+        staged.write_behind()
+        staged.put("a.txt", "first\n")
+        assert staged._behind is not None
+        staged._behind._proc.kill()
+        staged._behind._proc.wait()
+        staged.put("b.txt", "second\n" * 300_000)  # more than the pipe holds: the write fails
+        staged.commit()
+    assert list(tmp_path.iterdir()) == []

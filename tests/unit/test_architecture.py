@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("check", ("checks",)),
     ("plan", ("plan",)),
     ("render", ("render", "export")),
-    ("write", ("writer", "fsops", "output_paths")),
+    ("write", ("writer", "fsops", "output_paths", "write_behind", "write_behind_child")),
     ("pipeline", ("pipeline", "forked", "heap")),
     ("commands", ("diff", "verify")),
     ("cli", ("cli", "__main__", "__init__")),
