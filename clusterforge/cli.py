@@ -15,7 +15,7 @@ import click
 from . import codes
 from .catalog import load_catalog
 from .errors import ClusterforgeError, Finding, Severity, display_name, sorted_findings
-from .pipeline import CONSISTENCY_READS, analyse, load_valid, render_analysis, render_files, render_staged
+from .pipeline import CONSISTENCY_READS, analyse, load_valid, render_analysis, render_blueprint, render_files
 from .plan import plan_text
 from .render.bom import bom_text
 from .render.context import RenderContext
@@ -291,15 +291,14 @@ def render_cmd(
         progress("load", 0, 1)
         valid = load_valid(blueprint, allow)
         progress("load", 1, 1)
-        analysis = analyse(valid, progress)
         target = output or Path("inventories") / valid.blueprint.name
         if check_only:
-            rendered = render_analysis(analysis, templates, progress)
+            rendered = render_analysis(analyse(valid, progress), templates, progress)
             diff = compare_tree(rendered, target)
             _print_tree_diff(diff, target, len(rendered))
             sys.exit(EXIT_OK if diff.fresh else EXIT_FINDINGS)
         with StagedTree(target, force=force, keep=CONSISTENCY_READS) as files:
-            render_staged(analysis, files, templates, progress, jobs=jobs)
+            analysis = render_blueprint(valid, files, templates, progress, jobs=jobs)
             progress("write", 0, 1)
             files.commit()
             progress("write", 1, 1)

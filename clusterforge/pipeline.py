@@ -20,7 +20,7 @@ from .forked import Forked, Note, can_fork, cpus_usable
 from .heap import keep_freed_memory
 from .loader import load_blueprint
 from .plan import Plan, build_plan
-from .render import HANDOFF_FAMILIES, RENDERERS, RenderContext, render_family, shared_by_lanes
+from .render import FAMILIES_SHOWING_CHECKS, HANDOFF_FAMILIES, RENDERERS, RenderContext, render_family, shared_by_lanes
 from .render.consistency import consistency_findings
 from .validate import ValidBlueprint, validate
 from .writer import MANIFEST, StagedTree, manifest_text, with_manifest
@@ -62,16 +62,27 @@ class Analysis:
 
 def analyse(valid: ValidBlueprint, progress: Progress = _quiet) -> Analysis:
     """Expand and check; raises BlueprintError when expansion fails (check errors are findings)."""
+    topo, expand_findings = _expanded(valid, progress)
+    return Analysis(valid, topo, _checked(valid, topo, expand_findings, progress))
+
+
+def _expanded(valid: ValidBlueprint, progress: Progress) -> tuple[Topology, list[Finding]]:
     keep_freed_memory()  # from here on, large blocks are freed and asked for again stage after stage
     # expand: placement, fabrics, cabling, addresses (raises on errors)
     progress("expand", 0, 1)
-    topo, expand_findings = expand(valid)
+    expanded = expand(valid)
     progress("expand", 1, 1)
+    return expanded
+
+
+def _checked(
+    valid: ValidBlueprint, topo: Topology, expand_findings: list[Finding], progress: Progress
+) -> list[Finding]:
     # check: physical and fabric checks, then the blueprint's suppressions
     progress("check", 0, 1)
     findings = run_checks(valid, topo, expand_findings)
     progress("check", 1, 1)
-    return Analysis(valid, topo, findings)
+    return findings
 
 
 CONSISTENCY_READS = ("ansible/", "slurm/", "nccl/")
@@ -103,6 +114,68 @@ process that writes them (writer.StagedTree.write_behind): at 1,000,000 GPUs, 24
 the render's path; below, a few files and a process started for nothing."""
 
 
+CHECKS_BESIDE_MIN_LINKS = TWO_LANES_MIN_LINKS
+"""From this many links a render in one process, where a second CPU is usable, runs the checks (and works out
+the plan) in a forked process while it renders the families that do not show them (render_blueprint): at
+1,000,000 GPUs, 10 s of checks and plan taken off the render's path. The render takes the result between two
+families as soon as it is there, so that process ends before the render's memory peak (the cable tables)
+instead of holding its pages through it."""
+
+
+def render_blueprint(
+    valid: ValidBlueprint,
+    staged: StagedTree,
+    templates: Path | None = None,
+    progress: Progress = _quiet,
+    *,
+    jobs: int | None = None,
+) -> Analysis:
+    """`render_staged(analyse(valid))`, returning the analysis; a render that stays in one process (see
+    `render_staged`) from CHECKS_BESIDE_MIN_LINKS links, where it can fork onto a second CPU, checks beside
+    the first families instead of before them, and refuses after them (nothing is committed) when a check
+    reports an error."""
+    topo, expand_findings = _expanded(valid, progress)
+    jobs = jobs or _default_jobs(len(topo.links))
+    if jobs > 1 or len(topo.links) < CHECKS_BESIDE_MIN_LINKS or not can_fork():
+        analysis = Analysis(valid, topo, _checked(valid, topo, expand_findings, progress))
+        render_staged(analysis, staged, templates, progress, jobs=jobs)
+        return analysis
+    with Forked(lambda _note: _checks_and_plan(valid, topo, expand_findings)) as checks:
+        staged.write_behind()  # after the fork: the checking process must not hold the writer's pipe open
+        early = RenderContext(valid, topo, [], templates)
+        count = _Count(progress)
+        first = [family for family in RENDERERS if family not in FAMILIES_SHOWING_CHECKS]
+        last = [family for family in RENDERERS if family in FAMILIES_SHOWING_CHECKS]
+        with gc_paused():
+            for family in first:
+                _render_families(early, [family], staged, count)
+                for _ in checks.notes():  # its result taken as soon as it is there: the process then ends
+                    pass
+        progress("check", 0, 1)
+        findings, plan = checks.join()
+        progress("check", 1, 1)
+    analysis = Analysis(valid, topo, findings)
+    analysis.__dict__["plan"] = plan  # the cached property, worked out by the checking process
+    if analysis.blocking:
+        raise BlueprintError(analysis.blocking)
+    with gc_paused():
+        _render_families(early.with_checks(findings, plan), last, staged, count)
+    _cross_checked(analysis, staged, progress)
+    staged.put(MANIFEST, manifest_text(staged.digests, valid.source_sha256()))
+    return analysis
+
+
+def _checks_and_plan(
+    valid: ValidBlueprint, topo: Topology, expand_findings: list[Finding]
+) -> tuple[list[Finding], Plan]:
+    findings = run_checks(valid, topo, expand_findings)
+    return findings, build_plan(valid, topo, findings)
+
+
+def _default_jobs(links: int) -> int:
+    return 2 if TWO_LANES_MIN_LINKS <= links <= TWO_LANES_MAX_LINKS else 1
+
+
 def render_staged(
     analysis: Analysis,
     staged: StagedTree,
@@ -118,7 +191,7 @@ def render_staged(
     process beside the device configurations; with one, from WRITE_BEHIND_MIN_LINKS links and a second CPU, a
     second process writes the files while the render goes on."""
     if jobs is None:
-        jobs = 2 if TWO_LANES_MIN_LINKS <= len(analysis.topo.links) <= TWO_LANES_MAX_LINKS else 1
+        jobs = _default_jobs(len(analysis.topo.links))
     if jobs > 1 and can_fork():
         _render_checked(analysis, templates, progress, lambda ctx, count: _two_lanes(ctx, staged, count))
     else:
@@ -154,6 +227,11 @@ def _render_checked(
     ctx = RenderContext(analysis.valid, analysis.topo, analysis.findings, templates, analysis.plan)
     with gc_paused():  # the collector would walk the expanded topology's millions of objects again and again
         rendered = render_all(ctx, _Count(progress))
+    _cross_checked(analysis, rendered, progress)
+
+
+def _cross_checked(analysis: Analysis, rendered: Mapping[str, str], progress: Progress) -> None:
+    """The consistency check over every family's files; raises BlueprintError with its problems."""
     progress("consistency", 0, 1)
     # the check only reads (`in`, `get`, items): any mapping of the files does
     problems = consistency_findings(analysis.valid, analysis.topo, cast(dict[str, str], rendered))
@@ -177,6 +255,12 @@ def _one_lane(
         _put_family(render_family(ctx, family), put, rendered)
         count.one_more()
     return rendered
+
+
+def _render_families(ctx: RenderContext, families: list[str], staged: StagedTree, count: _Count) -> None:
+    for family in families:
+        _put_family(render_family(ctx, family), staged.put, staged)
+        count.one_more()
 
 
 def _two_lanes(ctx: RenderContext, staged: StagedTree, count: _Count) -> Mapping[str, str]:

@@ -15,7 +15,14 @@ from helpers import REPO
 
 from clusterforge import forked, pipeline
 from clusterforge.errors import ClusterforgeError, Finding, Severity
-from clusterforge.pipeline import CONSISTENCY_READS, analyse, load_valid, render_analysis, render_staged
+from clusterforge.pipeline import (
+    CONSISTENCY_READS,
+    analyse,
+    load_valid,
+    render_analysis,
+    render_blueprint,
+    render_staged,
+)
 from clusterforge.render import Renderer
 from clusterforge.render.context import RenderContext
 from clusterforge.writer import MANIFEST, StagedTree, manifest_files, manifest_text, with_manifest, write_tree
@@ -243,4 +250,57 @@ def test_a_killed_write_behind_process_is_an_output_error(tmp_path: Path) -> Non
         staged._behind._proc.wait()
         staged.put("b.txt", "second\n" * 300_000)  # more than the pipe holds: the write fails
         staged.commit()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture
+def checks_beside_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-process render checks beside its first families whatever its size."""
+    monkeypatch.setattr(pipeline, "CHECKS_BESIDE_MIN_LINKS", 0)
+    monkeypatch.setattr(pipeline, "WRITE_BEHIND_MIN_LINKS", 0)
+
+
+@pytest.mark.usefixtures("two_cpus", "checks_beside_always")
+def test_checks_beside_the_first_families_give_the_same_files_and_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checks and the plan run in a forked process while the families that do not show them render; the
+    files (the report and rack drawings show the findings and the plan) and the findings are those of a render
+    that checks first."""
+    record = tmp_path / "pids.txt"
+    checks = pipeline.run_checks
+
+    def recording(*args: object) -> list[Finding]:
+        with record.open("a", encoding="utf-8") as out:
+            out.write(f"{os.getpid()}\n")
+        return checks(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "run_checks", recording)
+    valid = load_valid(BP)
+    expected = analyse(valid)
+    expected_files = render_analysis(expected)
+    record.unlink()
+    out = tmp_path / "out"
+    with StagedTree(out, keep=CONSISTENCY_READS) as staged:
+        analysis = render_blueprint(valid, staged, jobs=1)
+        staged.commit()
+    (pid,) = record.read_text(encoding="utf-8").split()
+    assert pid != str(os.getpid()), "the checks ran in this process"
+    assert analysis.findings == expected.findings
+    assert analysis.plan.as_dict() == expected.plan.as_dict()
+    assert {rel: (out / rel).read_text(encoding="utf-8") for rel in expected_files} == expected_files
+
+
+@pytest.mark.usefixtures("two_cpus", "checks_beside_always")
+def test_a_check_error_found_beside_the_render_refuses_it_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    error = Finding("CF-POWER-001", Severity.ERROR, "rack R1 draws more than its feeds carry")
+    checks = pipeline.run_checks
+    monkeypatch.setattr(pipeline, "run_checks", lambda *args: [*checks(*args), error])
+    out = tmp_path / "out"
+    with pytest.raises(ClusterforgeError) as refused, StagedTree(out, keep=CONSISTENCY_READS) as staged:
+        render_blueprint(load_valid(BP), staged, jobs=1)
+        staged.commit()
+    assert refused.value.findings == [error]
     assert list(tmp_path.iterdir()) == []

@@ -56,6 +56,11 @@ HANDOFF_FAMILIES = frozenset({"cabling", "bom", "acceptance", "elevation", "repo
 (about 5 and 6 CPU s of 11 at 100,000 GPUs)."""
 
 
+FAMILIES_SHOWING_CHECKS = frozenset({"elevation", "report"})
+"""The families that show the checks' findings or the plan (`RenderContext.findings`, `shared_plan`); the others
+need the expanded topology alone, so a render can start them while the checks run beside them."""
+
+
 def shared_by_lanes(ctx: RenderContext) -> None:
     """Work out what families of both lanes use (the cable table: InfiniBand and the handoff pack), so that
     a second process forked after this has it already instead of working it out again."""

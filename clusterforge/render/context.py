@@ -38,6 +38,12 @@ class RenderContext:
             self._shared[compute] = compute(self)
         return cast(T, self._shared[compute])
 
+    def with_checks(self, findings: list[Finding], plan: Plan) -> RenderContext:
+        """This context with the checks' findings and the plan, keeping what was worked out and shared so far."""
+        checked = RenderContext(self.valid, self.topo, findings, self.templates, plan)
+        checked._shared.update(self._shared)
+        return checked
+
     def render(self, template: str, model: dict[str, Any]) -> str:
         return render_template(template, model, self.templates)
 
