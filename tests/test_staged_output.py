@@ -264,28 +264,34 @@ def checks_beside_always(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_checks_beside_the_first_families_give_the_same_files_and_findings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The checks and the plan run in a forked process while the families that do not show them render; the
-    files (the report and rack drawings show the findings and the plan) and the findings are those of a render
-    that checks first."""
+    """The checks, the plan and the Ansible family run in a forked process while the families that do not
+    show the checks render; the files (the report and rack drawings show the findings and the plan) and the
+    findings are those of a render that checks first."""
     record = tmp_path / "pids.txt"
     checks = pipeline.run_checks
 
     def recording(*args: object) -> list[Finding]:
         with record.open("a", encoding="utf-8") as out:
-            out.write(f"{os.getpid()}\n")
+            out.write(f"checks {os.getpid()}\n")
         return checks(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pipeline, "run_checks", recording)
     valid = load_valid(BP)
     expected = analyse(valid)
     expected_files = render_analysis(expected)
+    _pids_of_families(monkeypatch, record)
     record.unlink()
     out = tmp_path / "out"
+    seen: list[tuple[str, int, int]] = []
     with StagedTree(out, keep=CONSISTENCY_READS) as staged:
-        analysis = render_blueprint(valid, staged, jobs=1)
+        analysis = render_blueprint(valid, staged, jobs=1, progress=lambda *step: seen.append(step))
         staged.commit()
-    (pid,) = record.read_text(encoding="utf-8").split()
-    assert pid != str(os.getpid()), "the checks ran in this process"
+    pids = dict(line.split() for line in record.read_text(encoding="utf-8").splitlines())
+    beside = {name for name, pid in pids.items() if pid != str(os.getpid())}
+    assert beside == {"checks", *pipeline.FAMILIES_BESIDE_CHECKS}
+    assert len({pids[name] for name in beside}) == 1
+    steps = [done for stage, done, total in seen if stage == "render"]
+    assert steps == list(range(len(RENDER.RENDERERS) + 1)), "the render bar counts the families of both processes"
     assert analysis.findings == expected.findings
     assert analysis.plan.as_dict() == expected.plan.as_dict()
     assert {rel: (out / rel).read_text(encoding="utf-8") for rel in expected_files} == expected_files
@@ -303,4 +309,18 @@ def test_a_check_error_found_beside_the_render_refuses_it_and_leaves_nothing(
         render_blueprint(load_valid(BP), staged, jobs=1)
         staged.commit()
     assert refused.value.findings == [error]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.usefixtures("two_cpus", "checks_beside_always")
+@pytest.mark.parametrize("family", ["ansible", "network"], ids=["beside-checks", "this-process"])
+def test_a_family_failing_beside_the_checks_or_here_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, family: str
+) -> None:
+    monkeypatch.setitem(RENDER.RENDERERS, family, _failing)
+    out = tmp_path / "out"
+    with pytest.raises(ClusterforgeError) as failed, StagedTree(out, keep=CONSISTENCY_READS) as staged:
+        render_blueprint(load_valid(BP), staged, jobs=1)
+        staged.commit()
+    assert [f.message for f in failed.value.findings] == ["a site template failed"]
     assert list(tmp_path.iterdir()) == []
