@@ -22,6 +22,7 @@ from .loader import load_blueprint
 from .plan import Plan, build_plan
 from .render import FAMILIES_SHOWING_CHECKS, HANDOFF_FAMILIES, RENDERERS, RenderContext, render_family, shared_by_lanes
 from .render.consistency import consistency_findings
+from .render.made import Carried, adopt_made, carried_made
 from .validate import ValidBlueprint, validate
 from .writer import MANIFEST, StagedTree, manifest_text, with_manifest
 
@@ -143,7 +144,7 @@ def render_blueprint(
         return analysis
     staged.begin()  # before the fork: the checking process writes its families into the same folder
 
-    def check_beside(note: Note) -> tuple[list[Finding], Plan, tuple[dict[str, str], dict[str, str]]]:
+    def check_beside(note: Note) -> tuple[list[Finding], Plan, tuple[dict[str, str], dict[str, str]], Carried]:
         findings = run_checks(valid, topo, expand_findings)
         plan = build_plan(valid, topo, findings)
         start = len(staged)
@@ -151,7 +152,7 @@ def render_blueprint(
             for family in FAMILIES_BESIDE_CHECKS:
                 _put_family(render_family(early, family), staged.put, staged)
                 note(family)
-        return findings, plan, staged.tail(start)
+        return findings, plan, staged.tail(start), carried_made(topo, staged)
 
     early = RenderContext(valid, topo, [], templates)
     count = _Count(progress)
@@ -167,9 +168,10 @@ def render_blueprint(
         progress("check", 0, 1)
         for _ in checks.notes(wait=True):
             count.one_more()
-        findings, plan, beside = checks.join()
+        findings, plan, beside, made = checks.join()
         progress("check", 1, 1)
     staged.adopt(*beside)
+    adopt_made(topo, made, staged)  # the consistency check reads the Ansible family as it was made, not parsed
     analysis = Analysis(valid, topo, findings)
     analysis.__dict__["plan"] = plan  # the cached property, worked out by the checking process
     if analysis.blocking:

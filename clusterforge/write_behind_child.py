@@ -19,10 +19,12 @@ from collections import deque
 from typing import Protocol
 
 FRAME = struct.Struct("<cQ")
-AHEAD = 512 << 20
+AHEAD = 256 << 20
 """Bytes read ahead of the files being written: the render sends a family's files in a burst (125,000 netplan
 files, 2.3 GB of cable tables at 1,000,000 GPUs) and goes on rendering while they are written, instead of
-waiting for the pipe to empty."""
+waiting for the pipe to empty. They count in the render's memory: at 1,000,000 GPUs its peak (the cable
+tables, 7.2 GiB) comes while the kernel holds back the writer (dirty pages over its limit) and the read-ahead
+is full."""
 
 
 class Source(Protocol):

@@ -41,6 +41,11 @@ def made_inventory(topo: Topology) -> tuple[str, dict[str, Any]] | None:
     return _MADE.get(topo)
 
 
+def remember_inventory(topo: Topology, text: str, groups: dict[str, Any]) -> None:
+    """What `made_inventory(topo)` gives from now on."""
+    _MADE[topo] = text, groups
+
+
 # Files of the family that are the same for every blueprint: template -> output path.
 STATIC = {
     "ansible/site.yml.j2": "ansible/site.yml",
@@ -81,7 +86,7 @@ def render_ansible(ctx: RenderContext) -> dict[str, str]:
     groups = factored(inventory)
     text = factored_json(groups)
     files = {INVENTORY: ctx.render("ansible/inventory.json.j2", {**model, "inventory": text})}
-    _MADE[ctx.topo] = text, groups["all"]["children"]
+    remember_inventory(ctx.topo, text, groups["all"]["children"])
     for path, values in data.items():
         files[path] = ctx.render(f"{path}.j2", {**model, "vars": values})
     hosts_block = hosts_text(ctx).rstrip()

@@ -204,6 +204,11 @@ def made_host_data(topo: Topology) -> tuple[dict[str, str], dict[str, HostFacts]
     return _MADE.get(topo)
 
 
+def remember_host_data(topo: Topology, files: dict[str, str], facts: dict[str, HostFacts]) -> None:
+    """What `made_host_data(topo)` gives from now on."""
+    _MADE[topo] = files, facts
+
+
 def render_host_data(topo: Topology) -> dict[str, str]:
     sources = _Sources(topo)
     writer = _HostTexts(sources)
@@ -215,5 +220,5 @@ def render_host_data(topo: Topology) -> dict[str, str]:
             text = host_data_json({node: sources.entry(node) for node in nodes})
         files[host_data_path(rack)] = text
         facts.update((node, sources.facts(rack, node)) for node in nodes)
-    _MADE[topo] = files, facts
+    remember_host_data(topo, files, facts)
     return files
