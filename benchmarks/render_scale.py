@@ -109,6 +109,7 @@ def measure(gpus: int) -> dict[str, Any]:
     from clusterforge.pipeline import CONSISTENCY_READS
     from clusterforge.render import RENDERERS, RenderContext
     from clusterforge.render.consistency import consistency_findings
+    from clusterforge.render.pieces import length
     from clusterforge.writer import MANIFEST, StagedTree, manifest_text
 
     stages: dict[str, float] = {"write": 0.0}
@@ -135,7 +136,7 @@ def measure(gpus: int) -> dict[str, Any]:
     ):
         for family, renderer in RENDERERS.items():
             out = renderer(ctx)
-            families[family] = (round(time.process_time() - last, 2), sum(len(v) for v in out.values()))
+            families[family] = (round(time.process_time() - last, 2), sum(map(length, out.values())))
             lap("render")
             for rel, text in out.items():
                 staged.put(rel, text)

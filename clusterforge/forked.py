@@ -12,10 +12,11 @@ import gc
 import os
 import pickle
 import signal
+import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection, Pipe
-from typing import Generic, TypeVar
+from typing import IO, Generic, TypeVar
 
 from .errors import ClusterforgeError
 
@@ -73,13 +74,16 @@ class Forked(Generic[T]):
 
     def __init__(self, work: Callable[[Note], T]) -> None:
         reader, writer = Pipe(duplex=False)
+        # the result goes through a file, so the child ends as soon as it is done instead of waiting (with
+        # all its memory) until the parent reads a result larger than the pipe holds
+        self._result_file = tempfile.TemporaryFile()  # noqa: SIM115 (closed by __exit__)
         # objects made so far go to a generation the collector never walks (for good: they are the render's
         # long-lived data): its walks would write to their pages in either process and so copy them
         gc.freeze()
         self.pid = os.fork()
         if self.pid == 0:  # the child: never returns
             reader.close()
-            _run_child(work, writer)
+            _run_child(work, writer, self._result_file)
         writer.close()
         self._reader = reader
         self._result: tuple[T] | None = None
@@ -93,6 +97,7 @@ class Forked(Generic[T]):
                 os.kill(self.pid, signal.SIGKILL)
             self._reap()
         self._reader.close()
+        self._result_file.close()
 
     def notes(self, wait: bool = False) -> Iterator[object]:
         """The notes the child sent so far (with `wait`: until its result came); the result is kept for
@@ -110,7 +115,8 @@ class Forked(Generic[T]):
                 raise value.error()
             else:
                 self._reap()
-                self._result = (value,)
+                self._result_file.seek(0)
+                self._result = (pickle.load(self._result_file),)
 
     def join(self) -> T:
         """The child's result once it is done (its notes not yet read are dropped); raises its exception."""
@@ -129,14 +135,17 @@ class Forked(Generic[T]):
         return f"exit {os.waitstatus_to_exitcode(status)}"
 
 
-def _run_child(work: Callable[[Note], T], writer: Connection) -> None:
-    """Run `work` and send its result or exception; end the process without unwinding the parent's stack
-    (its `finally` blocks and exit handlers belong to the parent: they would remove the parent's files)."""
+def _run_child(work: Callable[[Note], T], writer: Connection, result_file: IO[bytes]) -> None:
+    """Run `work`, write its result into `result_file` and say so, or send its exception; end the process
+    without unwinding the parent's stack (its `finally` blocks and exit handlers belong to the parent: they
+    would remove the parent's files)."""
     code = 0
     try:
         try:
             result = work(lambda message: writer.send(("note", message)))
-            writer.send(("done", result))
+            pickle.dump(result, result_file, protocol=pickle.HIGHEST_PROTOCOL)
+            result_file.flush()
+            writer.send(("done", None))
         except BaseException as exc:  # every failure goes to the parent
             writer.send(("failed", _Failure(exc)))
         writer.close()

@@ -23,6 +23,7 @@ from .plan import Plan, build_plan
 from .render import FAMILIES_SHOWING_CHECKS, HANDOFF_FAMILIES, RENDERERS, RenderContext, render_family, shared_by_lanes
 from .render.consistency import consistency_findings
 from .render.made import Carried, adopt_made, carried_made
+from .render.pieces import FileText, whole
 from .validate import ValidBlueprint, validate
 from .writer import MANIFEST, StagedTree, manifest_text, with_manifest
 
@@ -95,7 +96,12 @@ def render_analysis(analysis: Analysis, templates: Path | None = None, progress:
     """Every output file of an analysed blueprint, with its manifest, in memory; raises when a check found an
     error."""
     files: dict[str, str] = {}
-    _render_checked(analysis, templates, progress, lambda ctx, count: _one_lane(ctx, files.__setitem__, files, count))
+    _render_checked(
+        analysis,
+        templates,
+        progress,
+        lambda ctx, count: _one_lane(ctx, lambda rel, text: files.__setitem__(rel, whole(text)), files, count),
+    )
     return with_manifest(dict(sorted(files.items())), analysis.valid.source_sha256())
 
 
@@ -256,7 +262,18 @@ def _cross_checked(analysis: Analysis, rendered: Mapping[str, str], progress: Pr
         raise BlueprintError(problems)
 
 
-def _put_family(files: dict[str, str], put: Callable[[str, str], None], rendered: Mapping[str, str]) -> None:
+def _joined_into(files: dict[str, str]) -> Callable[[str, FileText], None]:
+    """Puts a file's text into `files`, whole."""
+
+    def put(rel: str, text: FileText) -> None:
+        files[rel] = whole(text)
+
+    return put
+
+
+def _put_family(
+    files: Mapping[str, FileText], put: Callable[[str, FileText], None], rendered: Mapping[str, str]
+) -> None:
     for path, text in files.items():
         if path in rendered:
             raise ValueError(f"two renderers write {path}")
@@ -264,7 +281,7 @@ def _put_family(files: dict[str, str], put: Callable[[str, str], None], rendered
 
 
 def _one_lane(
-    ctx: RenderContext, put: Callable[[str, str], None], rendered: Mapping[str, str], count: _Count
+    ctx: RenderContext, put: Callable[[str, FileText], None], rendered: Mapping[str, str], count: _Count
 ) -> Mapping[str, str]:
     """Every family in this process, in order, into `put` (whose files `rendered` then holds)."""
     for family in RENDERERS:

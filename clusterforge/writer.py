@@ -23,6 +23,7 @@ from . import codes
 from .errors import ClusterforgeError, Finding, Severity, display_name
 from .fsops import FolderBusy, held, hold, locked, swap_in
 from .output_paths import UnsafePath, check_relative
+from .render.pieces import FileText, whole
 from .version import __version__
 from .write_behind import WriteBehind
 
@@ -253,10 +254,14 @@ ENCODE_PIECE = 1 << 20
 a virtual machine fresh pages cost more system time than the encoding itself."""
 
 
-def _encoded_pieces(text: str) -> Iterator[bytes]:
+def _encoded_pieces(text: FileText) -> Iterator[bytes]:
     """`text` as UTF-8, a piece at a time (a character is never split: slices are by character)."""
-    for start in range(0, len(text), ENCODE_PIECE):
-        yield text[start : start + ENCODE_PIECE].encode("utf-8")
+    for part in (text,) if isinstance(text, str) else text:
+        if len(part) <= ENCODE_PIECE:
+            yield part.encode("utf-8")
+            continue
+        for start in range(0, len(part), ENCODE_PIECE):
+            yield part[start : start + ENCODE_PIECE].encode("utf-8")
 
 
 class StagedTree(Mapping[str, str]):
@@ -338,12 +343,12 @@ class StagedTree(Mapping[str, str]):
             with _output_errors(self.target):
                 self._digests.update(behind.finish())
 
-    def put(self, rel: str, text: str) -> None:
+    def put(self, rel: str, text: FileText) -> None:
         """Write one file (a path not written before) into the new folder."""
         _checked_path(rel, self.target)
         self._paths[rel] = None
         if rel.startswith(self.keep):
-            self._kept[rel] = text
+            self._kept[rel] = whole(text)
         if self._behind is not None:
             with _output_errors(self.target):
                 self._behind.send(rel, _encoded_pieces(text))

@@ -11,6 +11,7 @@ import dataclasses
 import io
 import re
 from collections import Counter
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -42,6 +43,7 @@ from clusterforge.render.cabling import (
 )
 from clusterforge.render.context import RenderContext
 from clusterforge.render.escape import csv_cell, csv_field, csv_line, md_cell
+from clusterforge.render.pieces import FileText, whole
 from clusterforge.validate import ValidBlueprint
 
 EXAMPLES = [p.stem for p in BLUEPRINTS]
@@ -49,11 +51,15 @@ INJECTION = "=cmd|' /C calc'!A0"
 MARKUP = "<b>|x</b> & `y`\nsecond | line"
 
 
+def whole_files(files: Mapping[str, FileText]) -> dict[str, str]:
+    return {path: whole(text) for path, text in files.items()}
+
+
 def render_handoff(valid: ValidBlueprint) -> tuple[Topology, dict[str, str]]:
     """Only the two families under test, straight from the Topology (other renderers are not involved)."""
     topo, findings = expand(valid)
     ctx = RenderContext(valid, topo, findings)
-    return topo, {**render_cabling(ctx), **render_bom(ctx)}
+    return topo, whole_files({**render_cabling(ctx), **render_bom(ctx)})
 
 
 @cache
@@ -138,13 +144,13 @@ def test_link_rows_carry_the_topology_positions(name: str) -> None:
 def test_order_and_labels_do_not_depend_on_link_order(name: str) -> None:
     valid = load_valid(Path("blueprints") / f"{name}.yaml")
     topo, findings = expand(valid)
-    first = render_cabling(RenderContext(valid, topo, findings))
+    first = whole_files(render_cabling(RenderContext(valid, topo, findings)))
     reordered = list(reversed(topo.links))
     new_index = {id(link): i for i, link in enumerate(reordered)}
     for cable in topo.cables:
         cable.links = [new_index[id(topo.links[i])] for i in cable.links]
     topo.links[:] = reordered
-    second = render_cabling(RenderContext(valid, topo, findings))
+    second = whole_files(render_cabling(RenderContext(valid, topo, findings)))
     assert first == second
     labels = [r["label"] for r in read_csv(first[CABLING_CSV])]
     fabric = labels[0].rsplit("-", 1)[0]
@@ -418,3 +424,25 @@ def test_cabling_csv_equals_its_cells_written_one_by_one(name: str) -> None:
     per_rack = rack_rows(cables)
     summaries = rack_summaries(cables, list(topo.racks))
     assert {rack: count for rack, count, _ in summaries} == {rack: len(items) for rack, items in per_rack.items()}
+
+
+@pytest.mark.parametrize("name", ["h200-training-pod", "gb200-nvl72"])
+def test_cable_tables_in_pieces_are_the_whole_tables(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """cabling.csv and links.csv are made in pieces of a few thousand lines (render/pieces.py): pieces of 7
+    lines, regular and irregular cables (twin-port and splitter cables) among them, join to the tables made
+    in one piece."""
+    from clusterforge.render import pieces
+
+    valid = load_valid(Path("blueprints") / f"{name}.yaml")
+    topo, findings = expand(valid)
+    ctx = RenderContext(valid, topo, findings)
+    assert shared_cable_list(ctx).irregular, "the example has irregular cables"
+    whole_tables = render_cabling(ctx)
+    assert all(len(whole_tables[path]) == 2 for path in (CABLING_CSV, LINKS_CSV)), "a header and one piece"
+    monkeypatch.setattr(pieces, "LINES_PER_PIECE", 7)
+    in_pieces = render_cabling(ctx)
+    for path in (CABLING_CSV, LINKS_CSV):
+        assert len(in_pieces[path]) > 2
+        assert whole(in_pieces[path]) == whole(whole_tables[path])
+    lines = whole(in_pieces[CABLING_CSV]).splitlines()
+    assert len(lines) == 1 + len(topo.cables)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from clusterforge.pipeline import (
 )
 from clusterforge.render import Renderer
 from clusterforge.render.context import RenderContext
+from clusterforge.render.pieces import FileText
 from clusterforge.writer import MANIFEST, StagedTree, manifest_files, manifest_text, with_manifest, write_tree
 
 BP = REPO / "blueprints/l40s-inference.yaml"
@@ -78,7 +80,7 @@ def _pids_of_families(monkeypatch: pytest.MonkeyPatch, record: Path) -> None:
     families = dict(RENDER.RENDERERS)
     for name, renderer in list(families.items()):
 
-        def recording(ctx: RenderContext, name: str = name, renderer: Renderer = renderer) -> dict[str, str]:
+        def recording(ctx: RenderContext, name: str = name, renderer: Renderer = renderer) -> Mapping[str, FileText]:
             with record.open("a", encoding="utf-8") as out:
                 out.write(f"{name} {os.getpid()}\n")
             return renderer(ctx)

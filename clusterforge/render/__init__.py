@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from .. import codes
@@ -23,11 +23,12 @@ from .jinja import raised_in_site_template
 from .nccl import render_nccl
 from .network import render_network
 from .nvue import render_switches
+from .pieces import FileText, whole
 from .report import render_report
 from .slurm import render_slurm
 from .software import render_software
 
-Renderer = Callable[[RenderContext], dict[str, str]]
+Renderer = Callable[[RenderContext], Mapping[str, FileText]]
 
 # One renderer per output family. Renderers do not depend on each other; the consistency check
 # (clusterforge/render/consistency.py) runs over their combined output.
@@ -74,7 +75,7 @@ def render_families(
     templates: Path | None = None,
     plan: Plan | None = None,
     progress: Callable[[str, int, int], None] | None = None,
-) -> Iterator[dict[str, str]]:
+) -> Iterator[Mapping[str, FileText]]:
     """Each family's files in turn, so a caller can write them and let them go before the next family is
     rendered; `progress` is told ("render", families done, families) as they are rendered."""
     ctx = RenderContext(valid, topo, findings, templates, plan)
@@ -86,8 +87,9 @@ def render_families(
         progress("render", len(RENDERERS), len(RENDERERS))
 
 
-def render_family(ctx: RenderContext, family: str) -> dict[str, str]:
-    """One family's files (a name of RENDERERS); an error in a site's template is a ClusterforgeError."""
+def render_family(ctx: RenderContext, family: str) -> Mapping[str, FileText]:
+    """One family's files (a name of RENDERERS), a large text possibly in `Pieces`; an error in a site's
+    template is a ClusterforgeError."""
     try:
         return RENDERERS[family](ctx)
     except Exception as exc:
@@ -113,7 +115,7 @@ def render(
         for path, text in files.items():
             if path in out:
                 raise ValueError(f"two renderers write {path}")
-            out[path] = text
+            out[path] = whole(text)
     return dict(sorted(out.items()))
 
 

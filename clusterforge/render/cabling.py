@@ -15,6 +15,7 @@ from .context import RenderContext
 from .escape import Escaped, Once, csv_cells, csv_field, csv_line, md_cell, plain_texts
 from .handoff_common import CableTable, shared_cable_table
 from .link_parts import LinkParts
+from .pieces import FileText, Pieces, batches, whole
 
 CABLING_CSV = "handoff/cabling.csv"
 LINKS_CSV = "handoff/links.csv"
@@ -62,16 +63,29 @@ def _port_text(end: CableEnd) -> str:
 def cabling_csv(cables: CableList, heads: list[str] | None = None) -> str:
     """cabling.csv: the header, then one line per physical cable (the columns of CSV_HEADER). `heads` are
     the fabric, tier and rail cells of each link (`link_heads`), when the caller has them."""
+    return whole(cabling_csv_pieces(cables, heads))
+
+
+def cabling_csv_pieces(cables: CableList, heads: list[str] | None = None) -> Pieces:
+    """`cabling_csv` in pieces of LINES_PER_PIECE lines."""
     header = f"{csv_line(CSV_HEADER)}\n"
     lines = _simple_lines(cables, link_heads(cables.table) if heads is None else heads)
     if lines is None:
-        return "".join([header, *(f"{csv_line(cable_cells(r))}\n" for r in cables.rows())])
-    for i, row in cables.irregular.items():
-        lines[i] = f"{csv_line(cable_cells(row))}\n"
-    return "".join([header, *lines])
+        lines = (f"{csv_line(cable_cells(r))}\n" for r in cables.rows())
+    elif cables.irregular:
+        lines = _with_irregular(lines, cables)
+    return Pieces([header, *map("".join, batches(lines))])
 
 
-def _simple_lines(cables: CableList, heads: list[str]) -> list[str] | None:
+def _with_irregular(lines: Iterable[str], cables: CableList) -> Iterator[str]:
+    """The lines, those of irregular cables made from their rows."""
+    irregular = cables.irregular
+    for i, line in enumerate(lines):
+        row = irregular.get(i)
+        yield line if row is None else f"{csv_line(cable_cells(row))}\n"
+
+
+def _simple_lines(cables: CableList, heads: list[str]) -> Iterator[str] | None:
     """Every cable's line as if it were its first link alone (right for all but the irregular cables), from
     texts escaped once per distinct value (a device's row, rack, U and name; a port; optics; a kind of cable),
     each with the comma that follows it, and the labels and label texts, new for every cable, quoted as they
@@ -101,7 +115,7 @@ def _simple_lines(cables: CableList, heads: list[str]) -> list[str] | None:
         each(run, runs),
         strict=True,
     )
-    return [
+    return (
         f'"{label}",{head}1,{a_cells}{a_cell}{a_module}{b_cells}{b_cell}{b_module}{kind_cells}{run_cell}{pieces}'
         f'"{label} | {a_where}{a_port} | to {b_where}{b_port}","{label} | {b_where}{b_port} | to {a_where}{a_port}"\n'
         for (label, head, a_port, a_cell, b_port, b_cell), (
@@ -111,7 +125,7 @@ def _simple_lines(cables: CableList, heads: list[str]) -> list[str] | None:
             (kind_cells, pieces),
             run_cell,
         ) in zip(texts, worked, strict=True)
-    ]
+    )
 
 
 def each(escape: Once[T], values: Iterable[Any]) -> Iterator[T]:
@@ -156,11 +170,16 @@ def _end_cells(end: CableEnd) -> list[object]:
 
 def csv_text(table: CableTable, labels: list[str], heads: list[str] | None = None) -> str:
     """links.csv: the header, then one line per link (the columns of LINKS_HEADER). `heads` are the fabric,
-    tier and rail cells of each link (`link_heads`), when the caller has them.
+    tier and rail cells of each link (`link_heads`), when the caller has them."""
+    return whole(links_csv_pieces(table, labels, heads))
+
+
+def links_csv_pieces(table: CableTable, labels: list[str], heads: list[str] | None = None) -> Pieces:
+    """`csv_text` in pieces of LINES_PER_PIECE lines.
 
     Every cell that repeats (devices, ports, optics, cable types, lengths) is escaped once, with the comma
     or newline that follows it, and neighbouring cells that go together (a device's row, rack, U and name)
-    as one text; the file is then one join of ready texts, without a string per line in between."""
+    as one text; each piece is then one join of ready texts, without a string per line in between."""
     cell = csv_cells()
     place = Escaped(lambda p: "".join((cell[p.row], cell[p.rack], cell["" if p.u is None else p.u], cell[p.device])))
     a_module = Escaped(lambda parts: cell[parts.a_transceiver])
@@ -186,7 +205,8 @@ def csv_text(table: CableTable, labels: list[str], heads: list[str] | None = Non
         table.in_order(length_cells),
         strict=True,
     )
-    return "".join(chain((f"{csv_line(LINKS_HEADER)}\n",), chain.from_iterable(rows)))
+    header = f"{csv_line(LINKS_HEADER)}\n"
+    return Pieces([header, *("".join(chain.from_iterable(batch)) for batch in batches(rows))])
 
 
 SummaryKey = tuple[str, str, float]
@@ -338,12 +358,12 @@ def markdown_model(ctx: RenderContext, cables: CableList, limit: int = MD_CABLE_
     }
 
 
-def render_cabling(ctx: RenderContext) -> dict[str, str]:
+def render_cabling(ctx: RenderContext) -> dict[str, FileText]:
     table = shared_cable_table(ctx)
     cables = shared_cable_list(ctx)
     heads = link_heads(table)
     return {
-        CABLING_CSV: cabling_csv(cables, heads),
-        LINKS_CSV: csv_text(table, cables.link_labels, heads),
+        CABLING_CSV: cabling_csv_pieces(cables, heads),
+        LINKS_CSV: links_csv_pieces(table, cables.link_labels, heads),
         CABLING_MD: ctx.render("handoff/cabling.md.j2", markdown_model(ctx, cables, MD_CABLE_LIMIT)),
     }

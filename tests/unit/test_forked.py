@@ -26,6 +26,24 @@ def test_the_result_and_the_notes_come_back_in_order() -> None:
     assert result["pid"] != os.getpid(), "the work ran in another process"
 
 
+def _ended(pid: int) -> bool:
+    """The process has exited (a zombie until its parent reaps it)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads a process's state from /proc")
+def test_a_child_with_a_large_result_ends_before_the_parent_reads_it() -> None:
+    """A result far larger than a pipe holds: the child does not wait, with its memory, for the parent to read
+    it (the parent may be busy for a long while)."""
+    with Forked(lambda _note: b"x" * (64 << 20)) as child:
+        deadline = time.monotonic() + 30
+        while not _ended(child.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _ended(child.pid), "the child waits for the parent to read its result"
+        assert child.join() == b"x" * (64 << 20)
+
+
 def test_a_plain_exception_is_raised_in_the_parent_as_it_was() -> None:
     def work(_note: Note) -> None:
         raise ZeroDivisionError("integer division or modulo by zero")
