@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import os
 import subprocess
@@ -36,7 +35,9 @@ class WriteBehind:
         )
         assert self._proc.stdin is not None
         self._pipe = self._proc.stdin.fileno()
-        with contextlib.suppress(OSError, AttributeError):  # fewer, larger transfers where Linux allows
+        with contextlib.suppress(ImportError, OSError, AttributeError):  # fewer, larger transfers where Linux allows
+            import fcntl
+
             fcntl.fcntl(self._pipe, fcntl.F_SETPIPE_SZ, BATCH)
         self._batch = bytearray()
 

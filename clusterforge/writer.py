@@ -330,10 +330,11 @@ class StagedTree(Mapping[str, str]):
         return self._digests
 
     def write_behind(self) -> None:
-        """From here on, `put` hands the files to a second process that writes them (write_behind.py)."""
+        """From here on, `put` hands the files to a second process that writes them (write_behind.py); where
+        that process cannot be started (no Python executable to start), `put` goes on writing them itself."""
         if self._behind is None:
             root = self.begin()
-            with _output_errors(self.target):
+            with contextlib.suppress(OSError):
                 self._behind = WriteBehind(root)
 
     def _settle(self) -> None:

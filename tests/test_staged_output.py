@@ -326,3 +326,16 @@ def test_a_family_failing_beside_the_checks_or_here_leaves_nothing(
         staged.commit()
     assert [f.message for f in failed.value.findings] == ["a site template failed"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_without_a_python_to_start_the_files_are_written_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An embedded Python may have no executable to start the write-behind process with: the tree then writes
+    its files itself, the same files."""
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+    out = tmp_path / "out"
+    with StagedTree(out) as staged:
+        staged.write_behind()
+        assert staged._behind is None
+        staged.put("a/b.txt", "text\n")
+        staged.commit()
+    assert (out / "a/b.txt").read_text() == "text\n"
