@@ -110,9 +110,10 @@ TWO_LANES_MIN_LINKS = 10_000
 CPU than it saves wall time (2,048 links: 0.52 s wall either way, 0.05 CPU s more with two; 13,120 links: 0.04 s
 less wall for 0.08 CPU s more; 32,532 links: 0.43 s less wall)."""
 TWO_LANES_MAX_LINKS = 1_000_000
-"""Above this many links a render stays in one process unless told otherwise: two processes take about 1.35
-times the memory of one (pages of the topology both touch are copied; both lanes' peaks meet), which at
-1,000,000 GPUs (3.2 million links) was 12.3 GiB against 8.9; at 100,000 GPUs (320,942 links) 1.2 GiB."""
+"""Above this many links a render stays in one process unless told otherwise (render_blueprint then runs the
+checks beside it): two lanes take about 1.35 times the memory of one (pages of the topology both touch are
+copied; both lanes' peaks meet), which at 1,000,000 GPUs (3.2 million links) was 9.6 GiB peak PSS against 7.4
+(2026-12-04); at 100,000 GPUs (320,942 links) 1.0 GiB."""
 
 
 WRITE_BEHIND_MIN_LINKS = TWO_LANES_MIN_LINKS
@@ -124,10 +125,10 @@ the render's path; below, a few files and a process started for nothing."""
 CHECKS_BESIDE_MIN_LINKS = TWO_LANES_MIN_LINKS
 """From this many links a render in one process, where a second CPU is usable, forks a process that runs the
 checks, works out the plan and renders FAMILIES_BESIDE_CHECKS while the render goes on with the families that do
-not show the checks (render_blueprint). At 1,000,000 GPUs that takes 24 s (checks, plan and the Ansible
-inventory) off the render's path. The render takes that process's result between two families as soon as it is
-there, so the process ends before the render's memory peak (the cable tables) instead of holding its pages
-through it: 7.7 GiB at the peak, as in one process."""
+not show the checks (render_blueprint). At 1,000,000 GPUs that takes 26 s (checks, plan and the Ansible
+inventory) off the render's path. That process leaves its result in a file and ends when it is done (forked.py),
+so the pages copied while both run are freed before the render's memory peak (the cable tables): 7.4 GiB at the
+peak (all processes' PSS) against 7.0 GiB all in one process."""
 
 
 def render_blueprint(
@@ -169,7 +170,7 @@ def render_blueprint(
         with gc_paused():
             for family in first:
                 _render_families(early, [family], staged, count)
-                for _ in checks.notes():  # its result taken as soon as it is there: the process then ends
+                for _ in checks.notes():  # what the checking process has done so far, for the render bar
                     count.one_more()
         progress("check", 0, 1)
         for _ in checks.notes(wait=True):
@@ -191,7 +192,7 @@ def render_blueprint(
 
 FAMILIES_BESIDE_CHECKS = ("ansible",)
 """Rendered by the checking process after the checks (render_blueprint): the device family that takes longest
-without the cable tables, so the two processes take about as long (at 1,000,000 GPUs 24 s against 33 s)."""
+without the cable tables, so the two processes take about as long (at 1,000,000 GPUs 26 s against 31 s)."""
 
 
 def _default_jobs(links: int) -> int:
