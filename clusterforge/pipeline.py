@@ -6,11 +6,11 @@ The only module that puts the stages together: every command loads with `load_va
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from .checks import run_checks
 from .errors import BlueprintError, Finding, Severity
@@ -100,7 +100,7 @@ def render_analysis(analysis: Analysis, templates: Path | None = None, progress:
         analysis,
         templates,
         progress,
-        lambda ctx, count: _one_lane(ctx, lambda rel, text: files.__setitem__(rel, whole(text)), files, count),
+        lambda ctx, count: _one_lane(ctx, _joined_into(files), files, count),
     )
     return with_manifest(dict(sorted(files.items())), analysis.valid.source_sha256())
 
@@ -128,7 +128,7 @@ checks, works out the plan and renders FAMILIES_BESIDE_CHECKS while the render g
 not show the checks (render_blueprint). At 1,000,000 GPUs that takes 26 s (checks, plan and the Ansible
 inventory) off the render's path. That process leaves its result in a file and ends when it is done (forked.py),
 so the pages copied while both run are freed before the render's memory peak (the cable tables): 7.4 GiB at the
-peak (all processes' PSS) against 7.0 GiB all in one process."""
+peak (all processes' PSS, benchmarks/all.py) against 6.8 GiB (max RSS) all in one process (render_scale.py)."""
 
 
 def render_blueprint(
@@ -156,9 +156,7 @@ def render_blueprint(
         plan = build_plan(valid, topo, findings)
         start = len(staged)
         with gc_paused():
-            for family in FAMILIES_BESIDE_CHECKS:
-                _put_family(render_family(early, family), staged.put, staged)
-                note(family)
+            _render_families(early, FAMILIES_BESIDE_CHECKS, staged.put, staged, note)
         return findings, plan, staged.tail(start), carried_made(topo, staged)
 
     early = RenderContext(valid, topo, [], templates)
@@ -168,13 +166,9 @@ def render_blueprint(
         first = [f for f in RENDERERS if f not in FAMILIES_SHOWING_CHECKS and f not in FAMILIES_BESIDE_CHECKS]
         last = [family for family in RENDERERS if family in FAMILIES_SHOWING_CHECKS]
         with gc_paused():
-            for family in first:
-                _render_families(early, [family], staged, count)
-                for _ in checks.notes():  # what the checking process has done so far, for the render bar
-                    count.one_more()
+            _render_families(early, first, staged.put, staged, count.with_lane(checks))
         progress("check", 0, 1)
-        for _ in checks.notes(wait=True):
-            count.one_more()
+        count.rest_of(checks)
         findings, plan, beside, made = checks.join()
         progress("check", 1, 1)
     staged.adopt(*beside)
@@ -184,7 +178,7 @@ def render_blueprint(
     if analysis.blocking:
         raise BlueprintError(analysis.blocking)
     with gc_paused():
-        _render_families(early.with_checks(findings, plan), last, staged, count)
+        _render_families(early.with_checks(findings, plan), last, staged.put, staged, count.one_more)
     _cross_checked(analysis, staged, progress)
     staged.put(MANIFEST, manifest_text(staged.digests, valid.source_sha256()))
     return analysis
@@ -232,9 +226,24 @@ class _Count:
         self.done = 0
         progress("render", 0, len(RENDERERS))
 
-    def one_more(self) -> None:
+    def one_more(self, _family: object = None) -> None:
         self.done += 1
         self.progress("render", self.done, len(RENDERERS))
+
+    def with_lane(self, lane: Forked[Any]) -> Callable[[str], None]:
+        """Counts a family done here, then those the forked `lane` has done meanwhile."""
+
+        def done(family: str) -> None:
+            self.one_more(family)
+            for _ in lane.notes():
+                self.one_more()
+
+        return done
+
+    def rest_of(self, lane: Forked[Any]) -> None:
+        """Counts the families the forked `lane` does, until it is done."""
+        for _ in lane.notes(wait=True):
+            self.one_more()
 
 
 def _render_checked(
@@ -285,16 +294,21 @@ def _one_lane(
     ctx: RenderContext, put: Callable[[str, FileText], None], rendered: Mapping[str, str], count: _Count
 ) -> Mapping[str, str]:
     """Every family in this process, in order, into `put` (whose files `rendered` then holds)."""
-    for family in RENDERERS:
-        _put_family(render_family(ctx, family), put, rendered)
-        count.one_more()
+    _render_families(ctx, RENDERERS, put, rendered, count.one_more)
     return rendered
 
 
-def _render_families(ctx: RenderContext, families: list[str], staged: StagedTree, count: _Count) -> None:
+def _render_families(
+    ctx: RenderContext,
+    families: Iterable[str],
+    put: Callable[[str, FileText], None],
+    rendered: Mapping[str, str],
+    done: Callable[[str], None],
+) -> None:
+    """`families` in order into `put` (whose files `rendered` then holds), telling `done` after each."""
     for family in families:
-        _put_family(render_family(ctx, family), staged.put, staged)
-        count.one_more()
+        _put_family(render_family(ctx, family), put, rendered)
+        done(family)
 
 
 def _two_lanes(ctx: RenderContext, staged: StagedTree, count: _Count) -> Mapping[str, str]:
@@ -307,19 +321,12 @@ def _two_lanes(ctx: RenderContext, staged: StagedTree, count: _Count) -> Mapping
     start = len(staged)
 
     def handoff(note: Note) -> tuple[dict[str, str], dict[str, str]]:
-        for family in there:
-            _put_family(render_family(ctx, family), staged.put, staged)
-            note(family)
+        _render_families(ctx, there, staged.put, staged, note)
         return staged.tail(start)
 
     with Forked(handoff) as lane:
-        for family in here:
-            _put_family(render_family(ctx, family), staged.put, staged)
-            count.one_more()
-            for _ in lane.notes():
-                count.one_more()
-        for _ in lane.notes(wait=True):
-            count.one_more()
+        _render_families(ctx, here, staged.put, staged, count.with_lane(lane))
+        count.rest_of(lane)
         staged.adopt(*lane.join())
     return staged
 

@@ -12,13 +12,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from .write_behind_child import FRAME
+from .write_behind_child import FRAME, write_all
 
 CHILD = Path(__file__).with_name("write_behind_child.py")
 BATCH = 1 << 20
@@ -95,13 +94,8 @@ class WriteBehind:
             del self._batch[:]
 
     def _write(self, data: bytes | bytearray) -> None:
-        with memoryview(data) as whole:
-            view = whole
-            while view:
-                try:
-                    view = view[os.write(self._pipe, view) :]
-                except BrokenPipeError:
-                    del view
-                    self._collect()  # raises what the process said, or that it ended early
-                    raise OSError(errno.EIO, "the process writing the files ended early") from None
-            del view
+        try:
+            write_all(self._pipe, data)
+        except BrokenPipeError:
+            self._collect()  # raises what the process said, or that it ended early
+            raise OSError(errno.EIO, "the process writing the files ended early") from None

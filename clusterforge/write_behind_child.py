@@ -76,24 +76,44 @@ class ReadAhead:
         return pieces[0].tobytes() if len(pieces) == 1 else b"".join(pieces)
 
 
+def write_all(fd: int, data: bytes | bytearray) -> None:
+    """All of `data` into `fd` (a write may take only part of it)."""
+    with memoryview(data) as whole:
+        view = whole
+        while view:
+            view = view[os.write(fd, view) :]
+        del view
+
+
+class NewFiles:
+    """Files created in the folder `root`, each at a path not there before (os.O_EXCL), their folders made as
+    needed, each once."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._folders: set[str] = set()
+
+    def create(self, rel: str) -> int:
+        """The open descriptor of the new file `rel`."""
+        folder = rel.rpartition("/")[0]
+        if folder not in self._folders:
+            os.makedirs(f"{self.root}/{folder}", exist_ok=True)
+            self._folders.add(folder)
+        return os.open(f"{self.root}/{rel}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+
+
 def write_files(root: str, source: Source, digests: list[tuple[str, str]]) -> None:
-    folders: set[str] = set()
+    files = NewFiles(root)
     fd, rel, digest = -1, "", hashlib.sha256()
     while header := source.read(FRAME.size):
         op, size = FRAME.unpack(header)
         payload = source.read(size)
         if op == b"D":
             digest.update(payload)
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, payload)
         elif op == b"F":
             rel = payload.decode("utf-8")
-            folder = rel.rpartition("/")[0]
-            if folder not in folders:
-                os.makedirs(f"{root}/{folder}", exist_ok=True)
-                folders.add(folder)
-            fd = os.open(f"{root}/{rel}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            fd = files.create(rel)
             digest = hashlib.sha256()
         elif op == b"E":
             os.close(fd)

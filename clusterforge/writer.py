@@ -26,6 +26,7 @@ from .output_paths import UnsafePath, check_relative
 from .render.pieces import FileText, whole
 from .version import __version__
 from .write_behind import WriteBehind
+from .write_behind_child import NewFiles, write_all
 
 MANIFEST = "manifest.json"
 TOOL = "clusterforge"
@@ -257,9 +258,6 @@ a virtual machine fresh pages cost more system time than the encoding itself."""
 def _encoded_pieces(text: FileText) -> Iterator[bytes]:
     """`text` as UTF-8, a piece at a time (a character is never split: slices are by character)."""
     for part in (text,) if isinstance(text, str) else text:
-        if len(part) <= ENCODE_PIECE:
-            yield part.encode("utf-8")
-            continue
         for start in range(0, len(part), ENCODE_PIECE):
             yield part[start : start + ENCODE_PIECE].encode("utf-8")
 
@@ -285,7 +283,7 @@ class StagedTree(Mapping[str, str]):
         self._behind: WriteBehind | None = None
         self._staging: Path | None = None
         self._hold: int | None = None
-        self._folders: set[str] = set()
+        self._new_files: NewFiles | None = None
         self._made_parents: list[Path] = []
         self._committed = False
 
@@ -356,18 +354,13 @@ class StagedTree(Mapping[str, str]):
             return
         digest = hashlib.sha256()
         with _output_errors(self.target):
-            root = str(self.begin())
-            folder = rel.rpartition("/")[0]
-            if folder not in self._folders:
-                os.makedirs(f"{root}/{folder}", exist_ok=True)
-                self._folders.add(folder)
-            fd = os.open(f"{root}/{rel}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            self.begin()
+            assert self._new_files is not None
+            fd = self._new_files.create(rel)
             try:
                 for data in _encoded_pieces(text):
                     digest.update(data)
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view) :]
+                    write_all(fd, data)
             finally:
                 os.close(fd)
         self._digests[rel] = digest.hexdigest()
@@ -399,6 +392,7 @@ class StagedTree(Mapping[str, str]):
         parent.mkdir(parents=True, exist_ok=True)
         with locked(parent):
             self._staging = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.{_NEW}", dir=parent))
+            self._new_files = NewFiles(str(self._staging))
             self._hold = hold(self._staging)
         return self._staging
 

@@ -41,6 +41,15 @@ def made_inventory(topo: Topology) -> tuple[str, dict[str, Any]] | None:
     return _MADE.get(topo)
 
 
+def inventory_as_made(topo: Topology, text: str) -> dict[str, Any] | None:
+    """The groups the inventory file `text` was written from, when it is the JSON text last made for `topo`
+    (and at most white space after it); else None."""
+    made = _MADE.get(topo)
+    if made is None or not text.startswith(made[0]) or text[len(made[0]) :].strip():
+        return None
+    return made[1]
+
+
 def remember_inventory(topo: Topology, text: str, groups: dict[str, Any]) -> None:
     """What `made_inventory(topo)` gives from now on."""
     _MADE[topo] = text, groups

@@ -34,10 +34,10 @@ from ..errors import Finding, Severity
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from . import paths
-from .ansible import INVENTORY, made_inventory
+from .ansible import INVENTORY, inventory_as_made
 from .ansible_model import interfaces
 from .context import network_of_kind
-from .host_data import HOST_DATA_DIR, HostFacts, host_facts, made_host_data
+from .host_data import HOST_DATA_DIR, HostFacts, host_data_as_made, host_facts
 from .inventory_json import UNSAFE_KEY
 from .nccl import hca_devices, nccl_groups
 
@@ -135,10 +135,8 @@ def _inventory(topo: Topology, files: dict[str, str]) -> dict[str, Any] | None:
     text = files.get(INVENTORY)
     if text is None:
         return None
-    made = made_inventory(topo)
-    if made is not None and text.startswith(made[0]) and not text[len(made[0]) :].strip():
-        return made[1]  # the JSON written from these groups, and at most white space after it
-    return read_inventory(text)
+    groups = inventory_as_made(topo, text)
+    return read_inventory(text) if groups is None else groups
 
 
 def read_inventory(text: str) -> dict[str, Any]:
@@ -197,10 +195,8 @@ def _host_data(topo: Topology, files: dict[str, str]) -> dict[str, HostFacts]:
     prefix = f"{HOST_DATA_DIR}/"
     # the paths first: a staged render reads a text back from the disk when asked for it
     found = [path for path in files if path.startswith(prefix) and path.endswith(".json")]
-    made = made_host_data(topo)
-    if made is not None and len(made[0]) == len(found) and all(made[0].get(p) == files[p] for p in found):
-        return made[1]
-    return read_host_data({path: files[path] for path in found})
+    facts = host_data_as_made(topo, files, found)
+    return read_host_data({path: files[path] for path in found}) if facts is None else facts
 
 
 def read_host_data(files: dict[str, str]) -> dict[str, HostFacts]:

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..expand.topology import Topology
-from .ansible import INVENTORY, made_inventory, remember_inventory
-from .host_data import HostFacts, made_host_data, remember_host_data
+from .ansible import INVENTORY, inventory_as_made, made_inventory, remember_inventory
+from .host_data import HostFacts, host_data_as_made, made_host_data, remember_host_data
 
 Carried = tuple[tuple[int, dict[str, Any]] | None, tuple[list[str], dict[str, HostFacts]] | None]
 """The inventory's groups with the length of the JSON text at the start of its file, and the host data files'
@@ -23,16 +23,15 @@ paths with each host's facts; None for what the files do not hold as made."""
 
 def carried_made(topo: Topology, files: Mapping[str, str]) -> Carried:
     """What the family remembers for `topo`, where `files` (as written) are its texts."""
-    inventory = made_inventory(topo)
+    inventory, host_data = made_inventory(topo), made_host_data(topo)
     text = files.get(INVENTORY)
-    carried_inventory = None
-    if inventory is not None and text is not None and text.startswith(inventory[0]):
-        carried_inventory = len(inventory[0]), inventory[1]
-    host_data = made_host_data(topo)
-    carried_host_data = None
-    if host_data is not None and all(files.get(path) == made for path, made in host_data[0].items()):
-        carried_host_data = list(host_data[0]), host_data[1]
-    return carried_inventory, carried_host_data
+    groups = None if inventory is None or text is None else inventory_as_made(topo, text)
+    paths = [] if host_data is None else list(host_data[0])
+    facts = None if host_data is None else host_data_as_made(topo, files, paths)
+    return (
+        None if inventory is None or groups is None else (len(inventory[0]), groups),
+        None if facts is None else (paths, facts),
+    )
 
 
 def adopt_made(topo: Topology, carried: Carried, files: Mapping[str, str]) -> None:
