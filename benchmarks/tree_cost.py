@@ -2,7 +2,9 @@
 
     python benchmarks/tree_cost.py COMMAND ...     # one line of figures
 
-- CPU seconds: user + system of the command and every descendant it waited for (os.wait4 of the command);
+- CPU seconds: user + system of the command and every descendant it waited for (os.wait4 of the command),
+  and of them the user seconds (the programs' own work) and the page faults (the pages of memory touched:
+  the system time they cost depends on the machine, see page_cost.py);
 - wall seconds: from start to exit (the issue's targets are wall time, the user's; the machine is shared, so
   CPU seconds are the figure to compare runs by);
 - memory: the peak of the summed PSS of the command and its descendants (proportional set size: a page two
@@ -36,6 +38,10 @@ PSS_SPACING = 20
 class TreeCost:
     cpu_s: float
     wall_s: float
+    user_s: float
+    """The CPU seconds spent in the programs themselves; the rest of cpu_s is the kernel's, on their behalf."""
+    faults: int
+    """Page faults (minor and major): about the pages of memory the tree touched, one fault each."""
     pss_mib: float
     """Peak of the summed PSS of the process tree (sampled)."""
     hwm_sum_mib: float
@@ -114,6 +120,8 @@ def tree_cost(command: list[str], cwd: Path, env: dict[str, str]) -> TreeCost:
     return TreeCost(
         cpu_s=usage.ru_utime + usage.ru_stime,
         wall_s=wall,
+        user_s=usage.ru_utime,
+        faults=usage.ru_minflt + usage.ru_majflt,
         pss_mib=sampler.pss_kib / 1024,
         hwm_sum_mib=sum(sampler.hwm_kib.values()) / 1024,
         max_rss_mib=usage.ru_maxrss / 1024,
@@ -127,7 +135,8 @@ def main() -> None:
     cost = tree_cost(sys.argv[1:], Path.cwd(), dict(os.environ))
     sys.stderr.write(cost.stderr)
     print(
-        f"{cost.cpu_s:.2f} CPU s, {cost.wall_s:.2f} s wall, peak PSS {cost.pss_mib:.0f} MiB (tree), "
+        f"{cost.cpu_s:.2f} CPU s ({cost.user_s:.2f} user), {cost.faults} page faults, {cost.wall_s:.2f} s wall, "
+        f"peak PSS {cost.pss_mib:.0f} MiB (tree), "
         f"sum of peak RSS {cost.hwm_sum_mib:.0f} MiB (upper bound), max RSS {cost.max_rss_mib:.0f} MiB (one process), "
         f"exit {cost.returncode}"
     )

@@ -30,6 +30,7 @@ from clusterforge.expand.topology import Topology
 from clusterforge.pipeline import load_valid, render_files
 from clusterforge.render.context import RenderContext
 from clusterforge.render.elevation import TOP, U_PX, render_elevation
+from clusterforge.render.pieces import Pieces, whole
 from clusterforge.render.report import render_report
 from clusterforge.validate import ValidBlueprint
 
@@ -51,7 +52,7 @@ def expanded(name: str) -> tuple[ValidBlueprint, Topology, list[Finding]]:
 
 @cache
 def elevation_files(name: str) -> dict[str, str]:
-    return render_elevation(RenderContext(*expanded(name)))
+    return {rel: whole(text) for rel, text in render_elevation(RenderContext(*expanded(name))).items()}
 
 
 # --- elevations as XML ------------------------------------------------------------------------------
@@ -182,7 +183,7 @@ def test_index_page_shows_every_row_and_the_findings_on_their_rack() -> None:
     )
     about_switch = Finding("CF-TEST-002", Severity.INFO, "a note on a switch", subject="oob-sw014")
     files = render_elevation(RenderContext(valid, topo, [*findings, about_rack, about_switch]))
-    html = files["handoff/elevations/index.html"]
+    html = whole(files["handoff/elevations/index.html"])
     page = parse_html(html)
     assert_inert(page)
     sections = [a.get("id") for t, a in page.tags if t == "section" and a.get("class") == "row"]
@@ -487,6 +488,30 @@ def test_large_clusters_link_the_rack_drawings_instead_of_inlining_them(tmp_path
     run = open_in_chromium(out / "handoff" / "report.html", tmp_path)
     assert run.console == []
     assert_not_blank(run.png)
+
+
+def test_large_clusters_draw_each_rack_as_it_is_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above INLINE_RACKS_MAX racks no page inlines the drawings, so each rack's SVG is drawn when its file is
+    written (a Pieces), not all of them first: the same drawing, made only when read, anew at each reading."""
+    from clusterforge.render import elevation, rack_drawing
+
+    ctx = RenderContext(*expanded("h200-training-pod.yaml"))
+    drawn = {rel: text for rel, text in render_elevation(ctx).items() if rel.endswith(".svg")}
+    assert drawn and all(isinstance(text, str) for text in drawn.values())
+    monkeypatch.setattr(elevation, "INLINE_RACKS_MAX", 0)
+    calls: list[str] = []
+    draw = rack_drawing.RackDrawer.file
+
+    def counted(self: rack_drawing.RackDrawer, rack: Any, *args: Any) -> str:
+        calls.append(rack.name)
+        return draw(self, rack, *args)
+
+    monkeypatch.setattr(rack_drawing.RackDrawer, "file", counted)
+    lazy = {rel: text for rel, text in render_elevation(RenderContext(*expanded("h200-training-pod.yaml"))).items()}
+    assert calls == [] and all(isinstance(lazy[rel], Pieces) for rel in drawn)
+    assert {rel: whole(lazy[rel]) for rel in drawn} == drawn
+    assert whole(lazy[next(iter(drawn))]) == next(iter(drawn.values()))
+    assert len(calls) == len(drawn) + 1
 
 
 def ordered(racks: list[str], page: str) -> list[str]:

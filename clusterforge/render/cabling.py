@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
+from functools import partial
 from itertools import chain, repeat
 from operator import attrgetter
 from typing import Any, TypeVar
@@ -67,14 +68,18 @@ def cabling_csv(cables: CableList, heads: list[str] | None = None) -> str:
 
 
 def cabling_csv_pieces(cables: CableList, heads: list[str] | None = None) -> Pieces:
-    """`cabling_csv` in pieces of LINES_PER_PIECE lines."""
+    """`cabling_csv` in pieces of LINES_PER_PIECE lines, made as they are read."""
+    return Pieces(partial(_cabling_csv_made, cables, heads))
+
+
+def _cabling_csv_made(cables: CableList, heads: list[str] | None) -> Iterator[str]:
     header = f"{csv_line(CSV_HEADER)}\n"
     lines = _simple_lines(cables, link_heads(cables.table) if heads is None else heads)
     if lines is None:
         lines = (f"{csv_line(cable_cells(r))}\n" for r in cables.rows())
     elif cables.irregular:
         lines = _with_irregular(lines, cables)
-    return Pieces([header, *map("".join, batches(lines))])
+    return chain((header,), map("".join, batches(lines)))
 
 
 def _with_irregular(lines: Iterable[str], cables: CableList) -> Iterator[str]:
@@ -175,9 +180,12 @@ def csv_text(table: CableTable, labels: list[str], heads: list[str] | None = Non
 
 
 def links_csv_pieces(table: CableTable, labels: list[str], heads: list[str] | None = None) -> Pieces:
-    """`csv_text` in pieces of LINES_PER_PIECE lines.
+    """`csv_text` in pieces of LINES_PER_PIECE lines, made as they are read."""
+    return Pieces(partial(_links_csv_made, table, labels, heads))
 
-    Every cell that repeats (devices, ports, optics, cable types, lengths) is escaped once, with the comma
+
+def _links_csv_made(table: CableTable, labels: list[str], heads: list[str] | None) -> Iterator[str]:
+    """Every cell that repeats (devices, ports, optics, cable types, lengths) is escaped once, with the comma
     or newline that follows it, and neighbouring cells that go together (a device's row, rack, U and name)
     as one text; each piece is then one join of ready texts, without a string per line in between."""
     cell = csv_cells()
@@ -206,7 +214,7 @@ def links_csv_pieces(table: CableTable, labels: list[str], heads: list[str] | No
         strict=True,
     )
     header = f"{csv_line(LINKS_HEADER)}\n"
-    return Pieces([header, *("".join(chain.from_iterable(batch)) for batch in batches(rows))])
+    return chain((header,), ("".join(chain.from_iterable(batch)) for batch in batches(rows)))
 
 
 SummaryKey = tuple[str, str, float]

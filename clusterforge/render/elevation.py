@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -19,6 +20,7 @@ from markupsafe import Markup
 from ..errors import Finding, SourceLocation
 from ..expand.topology import Device, Rack
 from .context import RenderContext, shared_plan
+from .pieces import FileText, Pieces
 from .rack_drawing import (
     OTHER_COLOUR,
     RESERVED_FILL,
@@ -69,15 +71,9 @@ def ordered_racks(ctx: RenderContext) -> list[Rack]:
     return sorted(ctx.topo.racks.values(), key=lambda r: (r.row_index, r.position, r.name))
 
 
-def rack_files(ctx: RenderContext) -> dict[str, str]:
-    """The SVG file of every rack by name, floor order; drawn once per render, for elevations/ and the pages
-    that inline the drawings alike."""
-    return ctx.shared(_draw_racks)
-
-
 def rack_svgs(ctx: RenderContext) -> dict[str, str]:
     """The <svg> element of every rack (no XML declaration, so it can be inlined in HTML), floor order."""
-    return {name: text[len(XML_DECLARATION) : -1] for name, text in rack_files(ctx).items()}
+    return {name: text[len(XML_DECLARATION) : -1] for name, text in ctx.shared(_drawn_racks).items()}
 
 
 INLINE_RACKS_MAX = 200
@@ -91,20 +87,38 @@ def page_drawings(ctx: RenderContext, folder: str) -> dict[str, str]:
     if len(ctx.topo.racks) <= INLINE_RACKS_MAX:
         return rack_svgs(ctx)
     return {
-        name: f'<img src="{xml_escape(folder + quote(name))}.svg" alt="{xml_escape("Elevation of rack " + name)}" '
-        f'loading="lazy">'
-        for name in rack_files(ctx)
+        rack.name: f'<img src="{xml_escape(folder + quote(rack.name))}.svg" '
+        f'alt="{xml_escape("Elevation of rack " + rack.name)}" loading="lazy">'
+        for rack in ordered_racks(ctx)
     }
 
 
-def _draw_racks(ctx: RenderContext) -> dict[str, str]:
+def rack_files(ctx: RenderContext) -> dict[str, FileText]:
+    """The SVG file of every rack by name, floor order. Where the pages inline them, drawn once for the files
+    and the pages alike; above INLINE_RACKS_MAX racks each is drawn as it is written, so that the drawings of
+    a large cluster (0.9 GB at 1,000,000 GPUs) never stand in memory together."""
+    if len(ctx.topo.racks) <= INLINE_RACKS_MAX:
+        return dict(ctx.shared(_drawn_racks))
+    return {name: _drawn_when_written(draw) for name, draw in _rack_drawings(ctx).items()}
+
+
+def _drawn_when_written(draw: Callable[[], str]) -> Pieces:
+    return Pieces(lambda: (draw(),))
+
+
+def _drawn_racks(ctx: RenderContext) -> dict[str, str]:
+    return {name: draw() for name, draw in _rack_drawings(ctx).items()}
+
+
+def _rack_drawings(ctx: RenderContext) -> dict[str, Callable[[], str]]:
+    """What draws each rack's SVG file, by rack name, floor order."""
     racks = shared_plan(ctx).power.racks
     placed: dict[str, list[Device]] = defaultdict(list)
     for device in ctx.topo.devices.values():
         if device.rack is not None:
             placed[device.rack].append(device)
     drawer = RackDrawer(ctx.valid.catalog)
-    return {rack.name: drawer.file(rack, racks[rack.name], placed[rack.name]) for rack in ordered_racks(ctx)}
+    return {rack.name: partial(drawer.file, rack, racks[rack.name], placed[rack.name]) for rack in ordered_racks(ctx)}
 
 
 def finding_where(ctx: RenderContext, finding: Finding) -> str:
@@ -175,7 +189,7 @@ def rows_model(ctx: RenderContext, svgs: dict[str, str]) -> list[dict[str, Any]]
     return rows
 
 
-def render_elevation(ctx: RenderContext) -> dict[str, str]:
+def render_elevation(ctx: RenderContext) -> dict[str, FileText]:
     _, other = rack_findings(ctx)
     files = {f"{ELEVATIONS_DIR}/{name}.svg": text for name, text in rack_files(ctx).items()}
     bp = ctx.valid.blueprint
