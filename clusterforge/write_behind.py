@@ -12,11 +12,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from .heap import keeping_freed_memory
 from .write_behind_child import FRAME, write_all
 
 CHILD = Path(__file__).with_name("write_behind_child.py")
@@ -30,7 +32,10 @@ class WriteBehind:
 
     def __init__(self, root: Path) -> None:
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(CHILD), str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            [sys.executable, "-I", "-S", str(CHILD), str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=keeping_freed_memory(os.environ),  # its reads of the pipe come and go a megabyte at a time
         )
         assert self._proc.stdin is not None
         self._pipe = self._proc.stdin.fileno()

@@ -11,7 +11,7 @@ PACKAGE = REPO / "clusterforge"
 
 # Lowest first. A module belongs to the first entry whose name is it or its package.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("version", "errors", "codes", "codes_doc", "inputs", "yamlsafe", "schema_errors")),
+    ("foundation", ("version", "errors", "codes", "codes_doc", "inputs", "yamlsafe", "schema_errors", "heap")),
     ("model and catalog", ("model", "catalog", "physical", "schema_doc", "catalog_view")),
     ("load and validate", ("loader", "bounds", "references", "validate")),
     ("expand", ("expand",)),
@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("plan", ("plan",)),
     ("render", ("render", "export")),
     ("write", ("writer", "fsops", "output_paths", "write_behind", "write_behind_child")),
-    ("pipeline", ("pipeline", "forked", "heap")),
+    ("pipeline", ("pipeline", "forked")),
     ("commands", ("diff", "verify")),
     ("cli", ("cli", "__main__", "__init__")),
 ]
