@@ -13,8 +13,9 @@ two CPUs are usable; benchmarks/tree_cost.py):
   tree's summed PSS (a page the forked process shares with its parent counted once; sampled), judged on that,
   with an upper bound beside it (the sum of each process's own peak RSS). Growth is the CPU time per GPU at
   1,000,000 over that at 100,000 (linear: 1); beneath it, what explains it: the growth of the user CPU time
-  (the program's own work) and of the page faults (the memory it touches), the system time per fault in
-  each render, and this machine's price of touching fresh memory at each render's peak (page_cost.py);
+  (the program's own work) and of the page faults (the memory it touches), and the system time per fault in
+  each render (what the kernel, and on a virtual machine its host, charged for each page: page_cost.py
+  measures that price alone);
 - netlab: `netlab create` (provider clab, FRR switches, Linux hosts) on a 1,024-GPU DGX blueprint without an
   out-of-band network (its nodes, leaves, spines and cables: the same devices on both sides), against
   `clusterforge render` of that blueprint, CPU seconds, paired in one run (`pip install networklab`);
@@ -53,7 +54,6 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(HERE))
 
-from page_cost import us_per_page  # noqa: E402
 from tree_cost import TreeCost, tree_cost  # noqa: E402
 
 GIB = 1024
@@ -152,11 +152,6 @@ def million_rows(work: Path, small: TreeCost, small_gpus: int) -> list[Row]:
         Row(
             "  system time per page fault, 100k / 1M",
             f"{us_per_fault(small):.1f} / {us_per_fault(cost):.1f} us",
-            None,
-        ),
-        Row(
-            "  this machine: system time per page touched, at 100k's / 1M's peak",
-            " / ".join(f"{us_per_page(round(c.max_rss_mib)):.1f}" for c in (small, cost)) + " us (page_cost.py)",
             None,
         ),
     ]
