@@ -6,8 +6,9 @@ Each amount is mapped (private, anonymous) in a fresh process and written one by
 page costs one page fault and nothing else runs: the figure is the kernel's (and, on a virtual machine, its
 host's) price of a page, which a render pays for every page it touches (`tree_cost.py` counts its faults).
 On the 2-core virtual machine this price rises with the amount touched and varies from one minute to the
-next (2 to 28 us per page measured the same afternoon): it is what makes a render's system time grow faster
-than its work between 100,000 and 1,000,000 GPUs, and why all.py prints it beside the growth.
+next (1.5 to 28 us per page measured the same afternoon): it is what makes a render's system time grow
+faster than its work between 100,000 and 1,000,000 GPUs (all.py prints the system time per fault of each
+render beside the growth).
 """
 
 from __future__ import annotations

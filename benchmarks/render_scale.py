@@ -109,7 +109,7 @@ def measure(gpus: int) -> dict[str, Any]:
     from clusterforge.pipeline import CONSISTENCY_READS
     from clusterforge.render import RENDERERS, RenderContext
     from clusterforge.render.consistency import consistency_findings
-    from clusterforge.render.pieces import FileText, Pieces
+    from clusterforge.render.pieces import FileText, Pieces, length
     from clusterforge.writer import MANIFEST, StagedTree, manifest_text
 
     def made(text: FileText) -> FileText:
@@ -118,9 +118,6 @@ def measure(gpus: int) -> dict[str, Any]:
             return text
         pieces = list(text)
         return Pieces(lambda: pieces)
-
-    def characters(text: FileText) -> int:
-        return len(text) if isinstance(text, str) else sum(map(len, text))
 
     stages: dict[str, float] = {"write": 0.0}
     families: dict[str, tuple[float, int]] = {}
@@ -146,7 +143,7 @@ def measure(gpus: int) -> dict[str, Any]:
     ):
         for family, renderer in RENDERERS.items():
             out = {rel: made(text) for rel, text in renderer(ctx).items()}
-            families[family] = (round(time.process_time() - last, 2), sum(map(characters, out.values())))
+            families[family] = (round(time.process_time() - last, 2), sum(map(length, out.values())))
             lap("render")
             for rel, text in out.items():
                 staged.put(rel, text)

@@ -38,6 +38,11 @@ def whole(text: FileText) -> str:
     return text if isinstance(text, str) else "".join(text)
 
 
+def length(text: FileText) -> int:
+    """Characters in the text (a Pieces is made to count it)."""
+    return len(text) if isinstance(text, str) else sum(map(len, text))
+
+
 def batches(items: Iterable[T], size: int | None = None) -> Iterator[list[T]]:
     """`items` in lists of `size` (LINES_PER_PIECE unless given; the last one shorter)."""
     size = size or LINES_PER_PIECE
