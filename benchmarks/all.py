@@ -20,7 +20,8 @@ two CPUs are usable; benchmarks/tree_cost.py):
   pair's printed beside it; beneath it, what explains the median pair's: the growth of the user CPU time
   (the program's own work) and of the page faults (the memory it touches), and the system time per fault in
   each render (what the kernel, and on a virtual machine its host, charged for each page: page_cost.py
-  measures that price alone). Each million-GPU render writes 4.4 GB: `--work` needs about 15 GB free;
+  measures that price alone), and the growth of the wall time per GPU (the second CPU works more of the time
+  at a million). Each million-GPU render writes 4.4 GB: `--work` needs about 15 GB free;
 - netlab: `netlab create` (provider clab, FRR switches, Linux hosts) on a 1,024-GPU DGX blueprint without an
   out-of-band network (its nodes, leaves, spines and cables: the same devices on both sides), against
   `clusterforge render` of that blueprint, CPU seconds, paired in one run (`pip install networklab`);
@@ -198,6 +199,7 @@ def growth_rows(pairs: list[Pair]) -> list[Row]:
         explaining(
             "system time per page fault, 100k / 1M", f"{_us_per_fault(small):.1f} / {_us_per_fault(big):.1f} us"
         ),
+        explaining("wall time per GPU, 1M over 100k (the user's wait)", f"{median.growth(lambda c: c.wall_s):.2f}"),
     ]
 
 

@@ -6,13 +6,15 @@ The synthetic blueprint (tests/factories.py) gets management nodes, Slurm with a
 settings, so every output family has work to do. Each size runs in a fresh process so that its
 peak memory (max RSS) is its own. Prints one line per size with CPU seconds per stage (this process's user
 and system time: the machine is shared, and others' work stretches wall time), then CPU seconds and
-output size per render family. The families are rendered one after another in this process, as `render
---jobs 1` does, so each one's CPU seconds are its own; `benchmarks/all.py` measures the render as a user runs
-it (the handoff pack in a second process), in wall and CPU seconds.
+output size per render family; given two sizes or more, the growth of each stage's and family's user CPU
+seconds per GPU from the smallest to the largest (1: linear). The families are rendered one after another in
+this process, as `render --jobs 1` does, so each one's CPU seconds are its own; `benchmarks/all.py` measures
+the render as a user runs it (the handoff pack in a second process), in wall and CPU seconds.
 """
 
 from __future__ import annotations
 
+import resource
 import sys
 import tempfile
 import time
@@ -25,6 +27,7 @@ sys.path.insert(0, str(HERE))
 
 from sizes import max_rss_mib, run_sizes  # noqa: E402
 
+STAGES = ("validate", "expand", "check", "render", "consistency", "write")
 PLANE_HCAS = 64**3 // 4
 """Ports a 3-tier fat tree of 64-port QM9700 switches holds: 65,536 HCAs per rail plane, so 65,536 DGX nodes
 (524,288 GPUs) per compute fabric."""
@@ -120,14 +123,17 @@ def measure(gpus: int) -> dict[str, Any]:
         return Pieces(lambda: pieces)
 
     stages: dict[str, float] = {"write": 0.0}
+    user: dict[str, float] = {"write": 0.0}  # of each stage and family: the program's own work, no kernel time
     families: dict[str, tuple[float, int]] = {}
     start = last = time.process_time()
+    last_user = user_s()
 
     def lap(name: str) -> None:
-        nonlocal last
-        now = time.process_time()
+        nonlocal last, last_user
+        now, now_user = time.process_time(), user_s()
         stages[name] = round(now - last + stages.get(name, 0.0), 2)
-        last = now
+        user[name] = round(now_user - last_user + user.get(name, 0.0), 2)
+        last, last_user = now, now_user
 
     valid = valid_from(blueprint_data(gpus))
     lap("validate")
@@ -144,6 +150,7 @@ def measure(gpus: int) -> dict[str, Any]:
         for family, renderer in RENDERERS.items():
             out = {rel: made(text) for rel, text in renderer(ctx).items()}
             families[family] = (round(time.process_time() - last, 2), sum(map(length, out.values())))
+            user[family] = round(user_s() - last_user, 2)
             lap("render")
             for rel, text in out.items():
                 staged.put(rel, text)
@@ -161,9 +168,10 @@ def measure(gpus: int) -> dict[str, Any]:
         "nodes": len(list(topo.nodes())),
         "links": len(topo.links),
         "files": written,
-        "stages": {name: stages[name] for name in ("validate", "expand", "check", "render", "consistency", "write")},
+        "stages": {name: stages[name] for name in STAGES},
         "total_s": round(last - start, 2),
         "families": families,
+        "user": user,
         "max_rss_mib": max_rss_mib(),
         "work": work,
     }
@@ -178,5 +186,24 @@ def show(r: dict[str, Any]) -> None:
     print("        " + ", ".join(f"{k} {s} s/{size / 2**20:.1f} MiB" for k, (s, size) in r["families"].items()))
 
 
+def user_s() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_utime
+
+
+def compare(small: dict[str, Any], large: dict[str, Any]) -> None:
+    """Each stage's and family's user CPU seconds per GPU at the larger size over the smaller's: where the
+    program's own work grows faster than the cluster (the kernel's share depends on the machine: page_cost.py)."""
+    scale = large["gpus"] / small["gpus"]
+
+    def growth(name: str) -> str:
+        before, after = small["user"][name], large["user"][name]
+        return f"{name} {after / before / scale:.2f}" if before >= 0.05 else f"{name} -"
+
+    total = sum(large["user"][n] for n in STAGES) / sum(small["user"][n] for n in STAGES) / scale
+    print(f"user CPU per GPU, {large['gpus']:,} over {small['gpus']:,} GPUs: {total:.2f} (1: linear)")
+    print("        stages: " + ", ".join(map(growth, STAGES)))
+    print("        families: " + ", ".join(map(growth, small["families"])))
+
+
 if __name__ == "__main__":
-    run_sizes(__file__, measure, show)
+    run_sizes(__file__, measure, show, compare)
