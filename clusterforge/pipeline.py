@@ -125,10 +125,10 @@ the render's path; below, a few files and a process started for nothing."""
 CHECKS_BESIDE_MIN_LINKS = TWO_LANES_MIN_LINKS
 """From this many links a render in one process, where a second CPU is usable, forks a process that runs the
 checks, works out the plan and renders FAMILIES_BESIDE_CHECKS while the render goes on with the families that do
-not show the checks (render_blueprint). At 1,000,000 GPUs that takes 26 s (checks, plan and the Ansible
-inventory) off the render's path. That process leaves its result in a file and ends when it is done (forked.py),
-so the pages copied while both run are freed before the render's memory peak (the cable tables): 7.4 GiB at the
-peak (all processes' PSS, benchmarks/all.py) against 6.8 GiB (max RSS) all in one process (render_scale.py)."""
+not show the checks (render_blueprint). At 1,000,000 GPUs that takes the checks, the plan and the InfiniBand
+files off the render's path. That process leaves its result in a file and ends when it is done (forked.py),
+so the pages copied while both run are freed before the render's memory peak (the cable tables): 7.6-7.8 GiB at
+the peak (all processes' PSS) against 6.8 GiB (max RSS) all in one process (render_scale.py)."""
 
 
 def render_blueprint(
@@ -161,6 +161,7 @@ def render_blueprint(
 
     early = RenderContext(valid, topo, [], templates)
     count = _Count(progress)
+    shared_by_lanes(early)  # before the fork: worked out once, for both
     with Forked(check_beside) as checks:
         staged.write_behind()  # after the fork: the checking process must not hold the writer's pipe open
         first = [f for f in RENDERERS if f not in FAMILIES_SHOWING_CHECKS and f not in FAMILIES_BESIDE_CHECKS]
@@ -184,9 +185,14 @@ def render_blueprint(
     return analysis
 
 
-FAMILIES_BESIDE_CHECKS = ("ansible",)
+FAMILIES_BESIDE_CHECKS = ("infiniband",)
 """Rendered by the checking process after the checks (render_blueprint): the device family that takes longest
-without the cable tables, so the two processes take about as long (at 1,000,000 GPUs 26 s against 31 s)."""
+beside the cable tables, which are worked out before the fork (`shared_by_lanes`: the InfiniBand plan reads
+them), so both processes read one copy. With the Ansible inventory there instead, the render's own process
+rendered for about 50 s at 1,000,000 GPUs while the checking process was done after about 28; with the
+InfiniBand files, two pairs of runs (2026-12-05): 81.3 and 93.4 s wall against 90.4 and 103.1, 110.4 and 134.1
+CPU s against 130.6 and 152.1, 7.60 and 7.79 GiB peak PSS against 7.54 and 7.56, byte-identical files. Without
+the table worked out before the fork, the checking process built its own: 8.8 GiB."""
 
 
 def _default_jobs(links: int) -> int:

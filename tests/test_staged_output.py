@@ -24,12 +24,13 @@ from clusterforge.pipeline import (
     render_blueprint,
     render_staged,
 )
-from clusterforge.render import Renderer
+from clusterforge.render import Renderer, handoff_common
 from clusterforge.render.context import RenderContext
 from clusterforge.render.pieces import FileText
 from clusterforge.writer import MANIFEST, StagedTree, manifest_files, manifest_text, with_manifest, write_tree
 
 BP = REPO / "blueprints/l40s-inference.yaml"
+IB_BP = REPO / "blueprints/h200-training-pod.yaml"
 RENDER = sys.modules["clusterforge.render"]  # the package: `clusterforge.render` the attribute is its function
 
 
@@ -266,11 +267,18 @@ def checks_beside_always(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_checks_beside_the_first_families_give_the_same_files_and_findings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The checks, the plan and the Ansible family run in a forked process while the families that do not
+    """The checks, the plan and the InfiniBand family run in a forked process while the families that do not
     show the checks render; the files (the report and rack drawings show the findings and the plan) and the
-    findings are those of a render that checks first."""
+    findings are those of a render that checks first. The cable table, which the InfiniBand plan and the
+    handoff pack read, is worked out once, before the fork."""
     record = tmp_path / "pids.txt"
     checks = pipeline.run_checks
+    table_of = handoff_common._table_of
+
+    def recording_table(ctx: RenderContext) -> handoff_common.CableTable:
+        with record.open("a", encoding="utf-8") as out:
+            out.write(f"cable-table {os.getpid()}\n")
+        return table_of(ctx)
 
     def recording(*args: object) -> list[Finding]:
         with record.open("a", encoding="utf-8") as out:
@@ -278,17 +286,22 @@ def test_checks_beside_the_first_families_give_the_same_files_and_findings(
         return checks(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pipeline, "run_checks", recording)
-    valid = load_valid(BP)
+    valid = load_valid(IB_BP)
     expected = analyse(valid)
     expected_files = render_analysis(expected)
+    assert any(rel.startswith("infiniband/") for rel in expected_files)
     _pids_of_families(monkeypatch, record)
+    monkeypatch.setattr(handoff_common, "_table_of", recording_table)
     record.unlink()
     out = tmp_path / "out"
     seen: list[tuple[str, int, int]] = []
     with StagedTree(out, keep=CONSISTENCY_READS) as staged:
         analysis = render_blueprint(valid, staged, jobs=1, progress=lambda *step: seen.append(step))
         staged.commit()
-    pids = dict(line.split() for line in record.read_text(encoding="utf-8").splitlines())
+    lines = record.read_text(encoding="utf-8").splitlines()
+    tables = [line for line in lines if line.startswith("cable-table ")]
+    assert tables == [f"cable-table {os.getpid()}"], "one cable table, worked out before the fork"
+    pids = dict(line.split() for line in lines if line not in tables)
     beside = {name for name, pid in pids.items() if pid != str(os.getpid())}
     assert beside == {"checks", *pipeline.FAMILIES_BESIDE_CHECKS}
     assert len({pids[name] for name in beside}) == 1
