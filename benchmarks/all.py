@@ -53,6 +53,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import yaml
 
@@ -64,6 +65,7 @@ sys.path.insert(0, str(HERE))
 from tree_cost import TreeCost, tree_cost  # noqa: E402
 
 GIB = 1024
+T = TypeVar("T")
 
 
 @dataclass
@@ -127,8 +129,8 @@ def render(gpus: int, work: Path) -> tuple[TreeCost, Path]:
     return cost, out
 
 
-def typical(runs: list[TreeCost], figure: Callable[[TreeCost], float]) -> TreeCost:
-    """The median run by `figure` (of an even number, the higher of the middle two)."""
+def typical(runs: list[T], figure: Callable[[T], float]) -> T:
+    """The median of `runs` by `figure` (of an even number, the higher of the middle two)."""
     return sorted(runs, key=figure)[len(runs) // 2]
 
 
@@ -183,7 +185,7 @@ def _us_per_fault(c: TreeCost) -> float:
 
 def growth_rows(pairs: list[Pair]) -> list[Row]:
     """The growth of the median pair, each pair's beside it; under it, what the median pair's growth is made of."""
-    median = sorted(pairs, key=lambda p: p.growth(_cpu))[len(pairs) // 2]
+    median = typical(pairs, lambda p: p.growth(_cpu))
     total = median.growth(_cpu)
     each = f" (pairs: {', '.join(f'{p.growth(_cpu):.2f}' for p in pairs)})" if len(pairs) > 1 else ""
     of = f", median of {len(pairs)} pairs" if len(pairs) > 1 else ""

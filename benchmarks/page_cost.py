@@ -12,8 +12,8 @@ render beside the growth).
 
 With `--together N`, N processes touch that much memory each at the same time, as a render's processes do
 (the render, its forked checking process and the writing process, on two CPUs): on the 2-core machine two at
-once paid 3 to 4 times the price of one alone (2026-12-05: 3,500 MiB each 5.8-6.1 us per page against 2.2
-alone; 7,000 MiB each 7.9 against 1.8).
+once paid 2.5 to 4 times the price of one alone (2026-12-05: 3,500 MiB each 4.5-6.1 us per page against
+1.8-2.2 alone; 7,000 MiB each 7.9 against 1.8).
 """
 
 from __future__ import annotations

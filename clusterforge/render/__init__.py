@@ -63,8 +63,9 @@ need the expanded topology alone, so a render can start them while the checks ru
 
 
 def shared_by_lanes(ctx: RenderContext) -> None:
-    """Work out what families of both lanes use (the cable table: InfiniBand and the handoff pack), so that
-    a second process forked after this has it already instead of working it out again."""
+    """Work out what families rendered in two processes use (the cable table: InfiniBand and the handoff pack),
+    so that a process forked after this (the second lane, or the checking process) has it already instead of
+    working it out again."""
     shared_cable_table(ctx)
 
 
