@@ -11,16 +11,15 @@ for the same peak. Elsewhere (another C library, no `mallopt`) nothing changes.
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Mapping
 from functools import cache
 
 _M_TRIM_THRESHOLD = -1
 _M_TOP_PAD = -2
 _M_MMAP_MAX = -4
-_SETTINGS = (  # mallopt option, its name in GLIBC_TUNABLES, value
-    (_M_MMAP_MAX, "glibc.malloc.mmap_max", 0),  # large blocks from the heap, not from their own mmap that free() unmaps
-    (_M_TRIM_THRESHOLD, "glibc.malloc.trim_threshold", 2**31 - 1),  # never give the heap's free top back
-    (_M_TOP_PAD, "glibc.malloc.top_pad", 64 << 20),  # grow the heap 64 MiB at a time
+_SETTINGS = (  # mallopt option, value
+    (_M_MMAP_MAX, 0),  # large blocks from the heap, not from their own mmap that free() unmaps
+    (_M_TRIM_THRESHOLD, 2**31 - 1),  # never give the heap's free top back
+    (_M_TOP_PAD, 64 << 20),  # grow the heap 64 MiB at a time
 )
 
 
@@ -34,13 +33,4 @@ def keep_freed_memory() -> bool:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
-    return all(mallopt(option, value) == 1 for option, _, value in _SETTINGS)
-
-
-def keeping_freed_memory(env: Mapping[str, str]) -> dict[str, str]:
-    """`env` for a new process whose glibc keeps freed memory as `keep_freed_memory` makes this one's: the
-    settings as GLIBC_TUNABLES (glibc reads them when the process starts), after any `env` already has.
-    Another C library ignores them."""
-    ours = ":".join(f"{name}={value}" for _, name, value in _SETTINGS)
-    theirs = env.get("GLIBC_TUNABLES")
-    return {**env, "GLIBC_TUNABLES": f"{theirs}:{ours}" if theirs else ours}
+    return all(mallopt(option, value) == 1 for option, value in _SETTINGS)

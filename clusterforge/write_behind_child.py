@@ -1,8 +1,12 @@
 """The write-behind process (write_behind.py): writes the files a render sends it into one folder, each with
 its sha256, while the render goes on.
 
-Run by path with `python -I -S write_behind_child.py FOLDER`: it needs nothing but the standard library, so it
-starts in milliseconds and shares nothing with the render's memory. On its standard input come frames of an
+Run by path with `python -I -S write_behind_child.py FOLDER RING FREED`: it needs nothing but the standard
+library, so it starts in milliseconds and shares nothing with the render's memory but the ring. The render
+puts its bytes into the ring (RING, the descriptor of a shared memory, used round and round)
+and says on this process's standard input how far it has put them: positions (`<Q`, bytes put since the
+start), each further than the last. This process writes the files straight from the ring and says on FREED
+how far it has written them, so that the render can put more there. In that stream of bytes come frames of an
 operation byte and a payload length (`<cQ`), then the payload: `F` a new file (its path, relative to FOLDER),
 `D` the next bytes of that file, `E` the end of the file. At the end of its input it prints, as JSON, the
 digest of each file in the order they came (`{"digests": [[path, sha256], ...]}`); on a failure it prints
@@ -11,72 +15,73 @@ digest of each file in the order they came (`{"digests": [[path, sha256], ...]}`
 
 import hashlib
 import json
+import mmap
 import os
 import struct
 import sys
-import threading
-from collections import deque
+from collections.abc import Iterator
 from typing import Protocol
 
 FRAME = struct.Struct("<cQ")
-AHEAD = 256 << 20
-"""Bytes read ahead of the files being written: the render sends a family's files in a burst (125,000 netplan
-files, 2.3 GB of cable tables at 1,000,000 GPUs) and goes on rendering while they are written, instead of
-waiting for the pipe to empty. They count in the render's memory: at 1,000,000 GPUs its peak (the cable
-tables, 7.2 GiB) comes while the kernel holds back the writer (dirty pages over its limit) and the read-ahead
-is full."""
+POSITION = struct.Struct("<Q")
+FREED_EVERY = 4 << 20
+"""Bytes written between two words to the render of how far this process has come (and whenever it has
+written all it was told of)."""
 
 
 class Source(Protocol):
     def read(self, size: int, /) -> bytes: ...
 
+    def views(self, size: int, /) -> Iterator[memoryview]: ...
 
-class ReadAhead:
-    """A pipe read into memory by a thread of its own, up to `ahead` bytes before what was taken."""
 
-    def __init__(self, fd: int, ahead: int = AHEAD) -> None:
-        self._fd, self._ahead = fd, ahead
-        self._chunks: deque[memoryview] = deque()
-        self._held = 0
-        self._ended = False
-        self._changed = threading.Condition()
-        threading.Thread(target=self._fill, daemon=True).start()
+class RingReader:
+    """The bytes the render puts into `ring`, as far as the positions read from `told` say; how far they were
+    taken goes to `freed` (every FREED_EVERY bytes, and whenever all that was told is taken)."""
 
-    def _fill(self) -> None:
-        while data := os.read(self._fd, 1 << 20):
-            with self._changed:
-                while self._held > self._ahead:
-                    self._changed.wait()
-                self._chunks.append(memoryview(data))
-                self._held += len(data)
-                self._changed.notify_all()
-        with self._changed:
-            self._ended = True
-            self._changed.notify_all()
+    def __init__(self, ring: memoryview, told: int, freed: int) -> None:
+        self._ring, self._told, self._freed = ring, told, freed
+        self._taken = self._end = self._said = 0
+        self._partial = b""
+
+    def views(self, size: int, /) -> Iterator[memoryview]:
+        """The next `size` bytes (fewer only at the end of the input), a view of the ring at a time, each
+        valid until the next is asked for (its bytes are then freed for the render to put more there)."""
+        while size and (self._taken < self._end or self._wait()):
+            start = self._taken % len(self._ring)
+            count = min(size, self._end - self._taken, len(self._ring) - start)
+            yield self._ring[start : start + count]
+            self._taken += count
+            size -= count
+            if self._taken - self._said >= FREED_EVERY or self._taken == self._end:
+                self._said = self._taken
+                write_all(self._freed, POSITION.pack(self._taken))
 
     def read(self, size: int, /) -> bytes:
-        """The next `size` bytes (fewer only at the end of the input)."""
-        pieces: list[memoryview] = []
-        with self._changed:
-            while size:
-                while not self._chunks and not self._ended:
-                    self._changed.wait()
-                if not self._chunks:
-                    break
-                chunk = self._chunks[0]
-                if len(chunk) <= size:
-                    self._chunks.popleft()
-                else:
-                    self._chunks[0] = chunk[size:]
-                    chunk = chunk[:size]
-                pieces.append(chunk)
-                size -= len(chunk)
-                self._held -= len(chunk)
-            self._changed.notify_all()
-        return pieces[0].tobytes() if len(pieces) == 1 else b"".join(pieces)
+        """The next `size` bytes (fewer only at the end of the input), copied."""
+        return b"".join([bytes(view) for view in self.views(size)])
+
+    def _wait(self) -> bool:
+        """Read positions until one is further than what was taken; False at the end of the input."""
+        while self._end == self._taken:
+            said = os.read(self._told, 1 << 16)
+            if not said:
+                return False
+            end, self._partial = last_position(self._partial + said)
+            if end is not None:
+                self._end = end
+        return True
 
 
-def write_all(fd: int, data: bytes | bytearray) -> None:
+def last_position(said: bytes) -> tuple[int | None, bytes]:
+    """The last whole position in `said` (None when there is none) and the bytes after it, the start of the
+    next (a reader may get a position in two parts)."""
+    whole = len(said) - len(said) % POSITION.size
+    last = POSITION.unpack_from(said, whole - POSITION.size)[0] if whole else None
+    return last, said[whole:]
+
+
+def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
     """All of `data` into `fd` (a write may take only part of it)."""
     with memoryview(data) as whole:
         view = whole
@@ -107,12 +112,12 @@ def write_files(root: str, source: Source, digests: list[tuple[str, str]]) -> No
     fd, rel, digest = -1, "", hashlib.sha256()
     while header := source.read(FRAME.size):
         op, size = FRAME.unpack(header)
-        payload = source.read(size)
         if op == b"D":
-            digest.update(payload)
-            write_all(fd, payload)
+            for view in source.views(size):
+                digest.update(view)
+                write_all(fd, view)
         elif op == b"F":
-            rel = payload.decode("utf-8")
+            rel = source.read(size).decode("utf-8")
             fd = files.create(rel)
             digest = hashlib.sha256()
         elif op == b"E":
@@ -126,7 +131,9 @@ def write_files(root: str, source: Source, digests: list[tuple[str, str]]) -> No
 def main() -> int:
     digests: list[tuple[str, str]] = []
     try:
-        write_files(sys.argv[1], ReadAhead(0), digests)
+        root, ring_fd, freed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+        ring = memoryview(mmap.mmap(ring_fd, 0))  # left open: the process ends with the input
+        write_files(root, RingReader(ring, 0, freed), digests)
     except OSError as exc:
         error = {"errno": exc.errno, "strerror": exc.strerror or str(exc), "filename": exc.filename}
         print(json.dumps({"error": error}))

@@ -202,15 +202,21 @@ def test_a_text_written_piece_by_piece_is_its_utf8_whole(
     assert staged.digests["a/empty.txt"] == hashlib.sha256(b"").hexdigest()
 
 
-def test_write_behind_sends_large_and_small_files_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Files larger than a batch go through the pipe on their own, small ones many to a write: every one
-    arrives whole, with its digest, in the order sent."""
+@pytest.mark.parametrize("ring", [None, 1000], ids=["ring", "small-ring"])
+def test_write_behind_sends_large_and_small_files_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ring: int | None
+) -> None:
+    """Files larger than a batch go into the ring on their own, small ones many to a copy: every one arrives
+    whole, with its digest, in the order sent. A ring smaller than a file (and than a batch) is gone round
+    many times, with frames and paths split at its end, the render waiting for room."""
     import hashlib
 
     from clusterforge import write_behind
 
     monkeypatch.setattr(write_behind, "BATCH", 64)
-    texts = {f"f/{i:03d}.txt": ("x" * (i * 7)) + "\n" for i in range(60)}
+    if ring is not None:
+        monkeypatch.setattr(write_behind, "RING_BYTES", ring)
+    texts = {f"f/{i:03d}.txt": ("x" * (i * 7)) + "\n" for i in range(60)} | {"big.txt": "é" * 5000}
     out = tmp_path / "out"
     with StagedTree(out) as staged:
         staged.write_behind()
@@ -222,6 +228,24 @@ def test_write_behind_sends_large_and_small_files_whole(tmp_path: Path, monkeypa
         ]
         staged.commit()
     assert {rel: (out / rel).read_text() for rel in texts} == texts
+
+
+def test_without_memfd_the_ring_is_an_unlinked_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A system without memfd_create gets the ring from a temporary file, gone from the folder at once."""
+    import tempfile
+
+    monkeypatch.delattr("os.memfd_create", raising=False)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    out = tmp_path / "out"
+    with StagedTree(out) as staged:
+        staged.write_behind()
+        assert staged._behind is not None
+        assert list(temporary.iterdir()) == []
+        staged.put("a/b.txt", "text\n" * 1000)
+        staged.commit()
+    assert (out / "a/b.txt").read_text() == "text\n" * 1000
 
 
 def test_a_failed_write_behind_is_an_output_error_and_leaves_nothing(tmp_path: Path) -> None:
@@ -251,7 +275,7 @@ def test_a_killed_write_behind_process_is_an_output_error(tmp_path: Path) -> Non
         assert staged._behind is not None
         staged._behind._proc.kill()
         staged._behind._proc.wait()
-        staged.put("b.txt", "second\n" * 300_000)  # more than the pipe holds: the write fails
+        staged.put("b.txt", "second\n" * 300_000)  # told of: the pipe to the process is closed
         staged.commit()
     assert list(tmp_path.iterdir()) == []
 
