@@ -7,7 +7,8 @@ it has put; a process of its own (`write_behind_child.py`, the standard library 
 shares none of the render's memory but the ring) creates the files, writes them straight from the ring and
 works out their digests on the second CPU. The ring's pages are touched once and used round and round: through
 a pipe, each megabyte took the kernel fresh pages to copy into and out of (5.6 CPU s of the render's at
-1,000,000 GPUs, 2026-12-05, `perf`), against 0.9 s for 4.4 GB into the ring.
+1,000,000 GPUs, 2026-12-05, `perf`), against 0.9 s for 4.4 GB into the ring (`benchmarks/write_behind_cost.py`
+compares the two alone).
 """
 
 from __future__ import annotations
@@ -55,7 +56,11 @@ class WriteBehind:
 
     def __init__(self, root: Path) -> None:
         ring_fd = shared_memory(RING_BYTES)
-        self._freed, freed_end = os.pipe()
+        try:
+            self._freed, freed_end = os.pipe()
+        except OSError:
+            os.close(ring_fd)
+            raise
         try:
             self._ring = mmap.mmap(ring_fd, RING_BYTES)
             self._proc = subprocess.Popen(
