@@ -159,8 +159,9 @@ class WriteBehind:
             while rest:
                 room = size - (self._put - self._taken)
                 if not room:
-                    self._tell()
-                    self._take_freed(wait=True)
+                    self._tell()  # which may take word that there is room now: then waiting would never end
+                    if self._put - self._taken == size:
+                        self._take_freed(wait=True)
                     continue
                 start = self._put % size
                 count = min(len(rest), room, size - start)

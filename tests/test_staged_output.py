@@ -10,6 +10,7 @@ import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import REPO
@@ -226,6 +227,45 @@ def test_write_behind_sends_large_and_small_files_whole(
         assert list(staged.digests.items()) == [
             (rel, hashlib.sha256(t.encode()).hexdigest()) for rel, t in texts.items()
         ]
+        staged.commit()
+    assert {rel: (out / rel).read_text() for rel in texts} == texts
+
+
+def test_a_full_ring_goes_on_when_word_of_room_came_while_telling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the ring full, the render tells the process how far it put and takes what the process said
+    meanwhile: when that is that everything is written, the render goes on, as no more word will come (here
+    the process is given time to write all it was told of and say so before every such look)."""
+    import select as select_module
+    import time
+
+    from clusterforge import write_behind
+
+    monkeypatch.setattr(write_behind, "RING_BYTES", 1000)
+    monkeypatch.setattr(write_behind, "BATCH", 64)
+    take_freed = write_behind.WriteBehind._take_freed
+
+    def take_freed_late(self: write_behind.WriteBehind, *, wait: bool) -> None:
+        if not wait and self._put - self._taken == len(self._ring):
+            time.sleep(0.02)
+        take_freed(self, wait=wait)
+
+    select = select_module.select
+
+    def select_for_a_while(readers: list[int], writers: list[int], others: list[int], timeout: float | None) -> Any:
+        found = select(readers, writers, others, 5 if timeout is None else timeout)
+        assert found[0] or timeout is not None, "the render waited for word from the process that never came"
+        return found
+
+    monkeypatch.setattr(write_behind.WriteBehind, "_take_freed", take_freed_late)
+    monkeypatch.setattr(select_module, "select", select_for_a_while)
+    texts = {f"f/{i:03d}.txt": f"{i}" * 300 + "\n" for i in range(40)}
+    out = tmp_path / "out"
+    with StagedTree(out) as staged:
+        staged.write_behind()
+        for rel, text in texts.items():
+            staged.put(rel, text)
         staged.commit()
     assert {rel: (out / rel).read_text() for rel in texts} == texts
 
