@@ -4,12 +4,12 @@
 
 A million-GPU render sends 4.4 GB in 192,288 files to the process that writes them (write_behind.py), four
 fifths of the bytes in large files (the cable tables, InfiniBand topologies) and the rest in small ones (netplan
-files, host variables). Here files of that mix (4 kB and 32 MB) go once through `StagedTree.write_behind`, as a
-render sends them, and once through a plain pipe to a process that reads and drops them, encoded and batched
-the same way. Printed for each: the render's own CPU seconds (user and system) and the other process's
-(through the ring it also creates, writes and hashes the files; through the pipe it only reads). The pipe is
-how the files went before the ring of shared memory: each megabyte takes the kernel fresh pages to copy into
-and out of (the README, Speed, has what that cost whole renders).
+files, host variables). Here files of that mix (4 kB and 32 MB) go through `StagedTree.put` as a render sends
+them, once into the ring and once, framed and batched the same way, through a plain pipe to a process that
+reads and drops them: how the files went before the ring, each megabyte taking the kernel fresh pages to copy
+into and out of (the README, Speed, has what that cost whole renders). Printed for each: the render's own CPU
+seconds (user and system) and the other process's (through the ring it also creates, writes and hashes the
+files; through the pipe it only reads).
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ import resource
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from clusterforge.heap import keep_freed_memory
-from clusterforge.write_behind import BATCH
-from clusterforge.write_behind_child import FRAME, write_all
-from clusterforge.writer import StagedTree, _encoded_pieces
+from clusterforge.write_behind import WriteBehind
+from clusterforge.write_behind_child import write_all
+from clusterforge.writer import StagedTree
 
 SMALL, LARGE = 4_000, 32 << 20
 """A small file's bytes (a netplan file, a host's variables) and a large one's (a slice of the cable table)."""
@@ -41,67 +41,56 @@ def files(total: int) -> Iterator[tuple[str, str]]:
         yield f"large/{i}.csv", large
 
 
-def through_ring(total: int, work: Path) -> Callable[[], None]:
-    """The files through the render's own path; what is returned removes them (not measured)."""
-    staged = StagedTree(work / "ring")
-    staged.write_behind()
-    for rel, text in files(total):
-        staged.put(rel, text)
-    assert len(staged.digests) == len(staged)  # waits for every file to be written
-    return lambda: staged.__exit__(None, None, None)
+class ThroughPipe(WriteBehind):
+    """WriteBehind's frames, batched as it batches them, into a pipe to a forked process that reads and drops
+    them: how the files went before the ring."""
+
+    def __init__(self) -> None:  # no ring and no writing process: `send` and `_flush` only need these
+        read_end, self._pipe = os.pipe()
+        self._child = os.fork()
+        if self._child == 0:
+            os.close(self._pipe)
+            while os.read(read_end, 1 << 20):
+                pass
+            os._exit(0)
+        os.close(read_end)
+        self._batch = bytearray()
+
+    def _write(self, data: bytes | bytearray) -> None:
+        write_all(self._pipe, data)
+
+    def finish(self) -> list[tuple[str, str]]:
+        self._flush()
+        os.close(self._pipe)
+        os.waitpid(self._child, 0)
+        return []
+
+    def stop(self) -> None:
+        pass
 
 
-def through_pipe(total: int, _work: Path) -> Callable[[], None]:
-    """The same frames into a pipe, encoded and batched as the render sends them (a piece of a batch or more
-    on its own), to a child that reads and drops them."""
-    read_end, write_end = os.pipe()
-    child = os.fork()
-    if child == 0:
-        os.close(write_end)
-        while os.read(read_end, 1 << 20):
-            pass
-        os._exit(0)
-    os.close(read_end)
-    batch = bytearray()
-    for rel, text in files(total):
-        path = rel.encode()
-        batch += FRAME.pack(b"F", len(path)) + path
-        for piece in _encoded_pieces(text):
-            if len(piece) >= BATCH:
-                write_all(write_end, batch)
-                del batch[:]
-                write_all(write_end, FRAME.pack(b"D", len(piece)))
-                write_all(write_end, piece)
-                continue
-            batch += FRAME.pack(b"D", len(piece)) + piece
-            if len(batch) >= BATCH:
-                write_all(write_end, batch)
-                del batch[:]
-        batch += FRAME.pack(b"E", 0)
-    write_all(write_end, batch)
-    os.close(write_end)
-    os.waitpid(child, 0)
-    return lambda: None
-
-
-def measured(name: str, send: Callable[[int, Path], Callable[[], None]], total: int, work: Path) -> None:
-    here, children, start = (
-        resource.getrusage(resource.RUSAGE_SELF),
-        resource.getrusage(resource.RUSAGE_CHILDREN),
-        time.time(),
-    )
-    clean_up = send(total, work)
-    wall = time.time() - start
-    here_after = resource.getrusage(resource.RUSAGE_SELF)
-    children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+def measured(name: str, through_pipe: bool, total: int, work: Path) -> None:
+    """Send `total` bytes of files through `StagedTree.put`, into the ring or a pipe, and print what it cost."""
+    with StagedTree(work / name) as staged:
+        here, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.time()
+        if through_pipe:
+            staged.begin()
+            staged._behind = ThroughPipe()
+        else:
+            staged.write_behind()
+        for rel, text in files(total):
+            staged.put(rel, text)
+        staged.digests  # noqa: B018 (waits for every file to be sent and, through the ring, written)
+        wall = time.time() - start
+        here_after = resource.getrusage(resource.RUSAGE_SELF)
+        children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     user, system = here_after.ru_utime - here.ru_utime, here_after.ru_stime - here.ru_stime
     other = children_after.ru_utime + children_after.ru_stime - children.ru_utime - children.ru_stime
     print(
         f"{name:5s} {total / 1e9:.1f} GB: the render {user + system:5.2f} CPU s ({user:.2f} user, "
-        f"{system:.2f} system); "
-        f"the other process {other:5.2f} CPU s; {wall:5.1f} s wall"
+        f"{system:.2f} system); the other process {other:5.2f} CPU s; {wall:5.1f} s wall"
     )
-    clean_up()
 
 
 def main() -> None:
@@ -113,8 +102,8 @@ def main() -> None:
     args = parser.parse_args()
     keep_freed_memory()  # as a render does
     with tempfile.TemporaryDirectory(dir=args.work) as work:
-        for name, send in (("ring", through_ring), ("pipe", through_pipe)):
-            measured(name, send, int(args.gb * 1e9), Path(work))
+        for name, through_pipe in (("ring", False), ("pipe", True)):
+            measured(name, through_pipe, int(args.gb * 1e9), Path(work))
     sys.stdout.flush()
 
 

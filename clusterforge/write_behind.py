@@ -57,7 +57,7 @@ class WriteBehind:
     def __init__(self, root: Path) -> None:
         ring_fd = shared_memory(RING_BYTES)
         try:
-            self._freed, freed_end = os.pipe()
+            self._freed_pipe, freed_end = os.pipe()
         except OSError:
             os.close(ring_fd)
             raise
@@ -70,13 +70,13 @@ class WriteBehind:
                 pass_fds=(ring_fd, freed_end),
             )
         except OSError:
-            os.close(self._freed)
+            os.close(self._freed_pipe)
             raise
         finally:
             os.close(ring_fd)
             os.close(freed_end)
         assert self._proc.stdin is not None
-        self._told = self._proc.stdin.fileno()
+        self._told_pipe = self._proc.stdin.fileno()
         self._put = self._said = self._taken = 0
         """Bytes put into the ring, bytes the process was told of, bytes it has written (all since the start)."""
         self._partial = b""
@@ -111,7 +111,7 @@ class WriteBehind:
             self._proc.stdin.close()
         said = self._proc.stdout.read()
         status = self._proc.wait()
-        self._close_ring()
+        self._release()
         try:
             answer = json.loads(said)
         except ValueError:
@@ -130,12 +130,13 @@ class WriteBehind:
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
-        self._close_ring()
+        self._release()
 
-    def _close_ring(self) -> None:
+    def _release(self) -> None:
+        """Unmap the ring and close the pipe the process answers on (once)."""
         if not self._ring.closed:
             self._ring.close()
-            os.close(self._freed)
+            os.close(self._freed_pipe)
 
     def _flush(self) -> None:
         if self._batch:
@@ -173,16 +174,16 @@ class WriteBehind:
     def _tell(self) -> None:
         """Tell the process how far the ring holds its bytes; take what it has said it wrote meanwhile."""
         if self._said != self._put:
-            write_all(self._told, POSITION.pack(self._put))
+            write_all(self._told_pipe, POSITION.pack(self._put))
             self._said = self._put
         self._take_freed(wait=False)
 
     def _take_freed(self, *, wait: bool) -> None:
         """Read how far the process has written, waiting for a word from it or not."""
-        readable, _, _ = select.select([self._freed], [], [], None if wait else 0)
+        readable, _, _ = select.select([self._freed_pipe], [], [], None if wait else 0)
         if not readable:
             return
-        said = os.read(self._freed, 1 << 16)
+        said = os.read(self._freed_pipe, 1 << 16)
         if not said:
             raise BrokenPipeError(errno.EPIPE, "the process writing the files ended")
         taken, self._partial = last_position(self._partial + said)

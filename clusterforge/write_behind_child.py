@@ -40,7 +40,7 @@ class RingReader:
     taken goes to `freed` (every FREED_EVERY bytes, and whenever all that was told is taken)."""
 
     def __init__(self, ring: memoryview, told: int, freed: int) -> None:
-        self._ring, self._told, self._freed = ring, told, freed
+        self._ring, self._told_pipe, self._freed_pipe = ring, told, freed
         self._taken = self._end = self._said = 0
         self._partial = b""
 
@@ -55,7 +55,7 @@ class RingReader:
             size -= count
             if self._taken - self._said >= FREED_EVERY or self._taken == self._end:
                 self._said = self._taken
-                write_all(self._freed, POSITION.pack(self._taken))
+                write_all(self._freed_pipe, POSITION.pack(self._taken))
 
     def read(self, size: int, /) -> bytes:
         """The next `size` bytes (fewer only at the end of the input), copied."""
@@ -64,7 +64,7 @@ class RingReader:
     def _wait(self) -> bool:
         """Read positions until one is further than what was taken; False at the end of the input."""
         while self._end == self._taken:
-            said = os.read(self._told, 1 << 16)
+            said = os.read(self._told_pipe, 1 << 16)
             if not said:
                 return False
             end, self._partial = last_position(self._partial + said)
