@@ -5,15 +5,17 @@
 Each amount is mapped (private, anonymous) in a fresh process and written one byte per 4 KiB page, so each
 page costs one page fault and nothing else runs: the figure is the kernel's (and, on a virtual machine, its
 host's) price of a page, which a render pays for every page it touches (`tree_cost.py` counts its faults).
-On the 2-core virtual machine this price rises with the amount touched and varies from one minute to the
-next (1.5 to 28 us per page measured the same afternoon): it is what makes a render's system time grow
-faster than its work between 100,000 and 1,000,000 GPUs (all.py prints the system time per fault of each
-render beside the growth).
+On the 2-core virtual machine this price depends most on what the page cache holds, since the guest's cached
+files take the host's memory too: 1.7-1.9 us per page to touch 7,000 MiB with little cached, 27.2, 4.9 and
+5.2 us with 12 GiB of files just written, 1.7-1.9 us again once those were dropped from the cache
+(page_cache.py; 2026-12-05 05:20 UTC). Earlier figures measured with a benchmark's own files left in the
+cache (1.5 to 28 us per page the same afternoon) were that, not the render: all.py and sizes.py now drop
+each measured render's files (all.py prints the system time per fault of each render beside the growth).
 
 With `--together N`, N processes touch that much memory each at the same time, as a render's processes do
-(the render, its forked checking process and the writing process, on two CPUs): on the 2-core machine two at
-once paid 2.5 to 4 times the price of one alone (2026-12-05: 3,500 MiB each 4.5-6.1 us per page against
-1.8-2.2 alone; 7,000 MiB each 7.9 against 1.8).
+(the render, its forked checking process and the writing process, on two CPUs): with little cached, two at
+once pay what one alone does (3,500 MiB each 1.7-1.9 us per page, 2026-12-05 05:00 UTC); with earlier
+renders' files cached they had paid 2.5 to 4 times as much (4.5-6.1 us against 1.8-2.2 alone).
 """
 
 from __future__ import annotations
