@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from .write_behind_child import FRAME, POSITION, last_position, write_all
+from .write_behind_child import FRAME, POSITION, Positions, write_all
 
 CHILD = Path(__file__).with_name("write_behind_child.py")
 RING_BYTES = 256 << 20
@@ -57,7 +57,7 @@ class WriteBehind:
     def __init__(self, root: Path) -> None:
         ring_fd = shared_memory(RING_BYTES)
         try:
-            self._freed_pipe, freed_end = os.pipe()
+            freed_pipe, freed_end = os.pipe()
         except OSError:
             os.close(ring_fd)
             raise
@@ -70,16 +70,17 @@ class WriteBehind:
                 pass_fds=(ring_fd, freed_end),
             )
         except OSError:
-            os.close(self._freed_pipe)
+            os.close(freed_pipe)
             raise
         finally:
             os.close(ring_fd)
             os.close(freed_end)
         assert self._proc.stdin is not None
         self._told_pipe = self._proc.stdin.fileno()
-        self._put = self._said = self._taken = 0
-        """Bytes put into the ring, bytes the process was told of, bytes it has written (all since the start)."""
-        self._partial = b""
+        self._put = self._said = 0
+        """Bytes put into the ring, bytes the process was told of (since the start)."""
+        self._freed = Positions(freed_pipe)
+        """How far the process says it has written."""
         self._batch = bytearray()
 
     def send(self, rel: str, pieces: Iterable[bytes]) -> None:
@@ -136,7 +137,7 @@ class WriteBehind:
         """Unmap the ring and close the pipe the process answers on (once)."""
         if not self._ring.closed:
             self._ring.close()
-            os.close(self._freed_pipe)
+            os.close(self._freed.fd)
 
     def _flush(self) -> None:
         if self._batch:
@@ -178,14 +179,13 @@ class WriteBehind:
             self._said = self._put
         self._take_freed(wait=False)
 
+    @property
+    def _taken(self) -> int:
+        """Bytes the process has written (since the start), as far as it has said."""
+        return self._freed.latest
+
     def _take_freed(self, *, wait: bool) -> None:
         """Read how far the process has written, waiting for a word from it or not."""
-        readable, _, _ = select.select([self._freed_pipe], [], [], None if wait else 0)
-        if not readable:
-            return
-        said = os.read(self._freed_pipe, 1 << 16)
-        if not said:
+        readable, _, _ = select.select([self._freed.fd], [], [], None if wait else 0)
+        if readable and not self._freed.read():
             raise BrokenPipeError(errno.EPIPE, "the process writing the files ended")
-        taken, self._partial = last_position(self._partial + said)
-        if taken is not None:
-            self._taken = taken

@@ -35,25 +35,47 @@ class Source(Protocol):
     def views(self, size: int, /) -> Iterator[memoryview]: ...
 
 
+class Positions:
+    """Positions (`POSITION`) that come on a pipe, the latest kept; a read may end inside one, which the next
+    read completes. Both ends of the ring read them: the render how far this process has written, this
+    process how far the render has put."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.latest = 0
+        self._partial = b""
+
+    def read(self) -> bool:
+        """Read what has come (waiting until something has); False at the end of the input."""
+        said = os.read(self.fd, 1 << 16)
+        if not said:
+            return False
+        said = self._partial + said
+        whole = len(said) - len(said) % POSITION.size
+        if whole:
+            self.latest = POSITION.unpack_from(said, whole - POSITION.size)[0]
+        self._partial = said[whole:]
+        return True
+
+
 class RingReader:
     """The bytes the render puts into `ring`, as far as the positions read from `told` say; how far they were
     taken goes to `freed` (every FREED_EVERY bytes, and whenever all that was told is taken)."""
 
     def __init__(self, ring: memoryview, told: int, freed: int) -> None:
-        self._ring, self._told_pipe, self._freed_pipe = ring, told, freed
-        self._taken = self._end = self._said = 0
-        self._partial = b""
+        self._ring, self._told, self._freed_pipe = ring, Positions(told), freed
+        self._taken = self._said = 0
 
     def views(self, size: int, /) -> Iterator[memoryview]:
         """The next `size` bytes (fewer only at the end of the input), a view of the ring at a time, each
         valid until the next is asked for (its bytes are then freed for the render to put more there)."""
-        while size and (self._taken < self._end or self._wait()):
+        while size and (self._taken < self._told.latest or self._wait()):
             start = self._taken % len(self._ring)
-            count = min(size, self._end - self._taken, len(self._ring) - start)
+            count = min(size, self._told.latest - self._taken, len(self._ring) - start)
             yield self._ring[start : start + count]
             self._taken += count
             size -= count
-            if self._taken - self._said >= FREED_EVERY or self._taken == self._end:
+            if self._taken - self._said >= FREED_EVERY or self._taken == self._told.latest:
                 self._said = self._taken
                 write_all(self._freed_pipe, POSITION.pack(self._taken))
 
@@ -63,22 +85,10 @@ class RingReader:
 
     def _wait(self) -> bool:
         """Read positions until one is further than what was taken; False at the end of the input."""
-        while self._end == self._taken:
-            said = os.read(self._told_pipe, 1 << 16)
-            if not said:
+        while self._told.latest == self._taken:
+            if not self._told.read():
                 return False
-            end, self._partial = last_position(self._partial + said)
-            if end is not None:
-                self._end = end
         return True
-
-
-def last_position(said: bytes) -> tuple[int | None, bytes]:
-    """The last whole position in `said` (None when there is none) and the bytes after it, the start of the
-    next (a reader may get a position in two parts)."""
-    whole = len(said) - len(said) % POSITION.size
-    last = POSITION.unpack_from(said, whole - POSITION.size)[0] if whole else None
-    return last, said[whole:]
 
 
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:

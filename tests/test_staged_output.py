@@ -270,6 +270,23 @@ def test_a_full_ring_goes_on_when_word_of_room_came_while_telling(
     assert {rel: (out / rel).read_text() for rel in texts} == texts
 
 
+def test_a_position_read_in_two_parts_counts_once_whole() -> None:
+    """Either end of the ring reads positions off a pipe: one cut between two reads counts when its rest
+    comes, the latest whole one is kept, and the end of the input reads False."""
+    from clusterforge.write_behind_child import POSITION, Positions
+
+    read_end, write_end = os.pipe()
+    positions = Positions(read_end)
+    first, second = POSITION.pack(300), POSITION.pack(70_000) + POSITION.pack(1 << 40)
+    os.write(write_end, first + second[:5])
+    assert positions.read() and positions.latest == 300
+    os.write(write_end, second[5:])
+    assert positions.read() and positions.latest == 1 << 40
+    os.close(write_end)
+    assert not positions.read()
+    os.close(read_end)
+
+
 def test_without_memfd_the_ring_is_an_unlinked_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A system without memfd_create gets the ring from a temporary file, gone from the folder at once."""
     import tempfile
