@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+from jinja2.sandbox import SecurityError
+
 from .. import codes
 from ..errors import ClusterforgeError, Finding, Severity
 from ..expand.topology import Topology
@@ -19,7 +21,7 @@ from .elevation import render_elevation
 from .handoff_common import shared_cable_table
 from .imex import render_imex
 from .infiniband import render_infiniband
-from .jinja import raised_in_site_template
+from .jinja import TemplateRefused, site_template_location
 from .nccl import render_nccl
 from .network import render_network
 from .nvue import render_switches
@@ -94,12 +96,19 @@ def render_family(ctx: RenderContext, family: str) -> Mapping[str, FileText]:
     try:
         return RENDERERS[family](ctx)
     except Exception as exc:
-        if not raised_in_site_template(exc, ctx.templates):
+        where = site_template_location(exc, ctx.templates)
+        if where is None:
             raise  # a renderer's own bug: the CLI reports it as an internal error (exit 3)
-        # an error in a site's override template is the user's to fix
-        raise ClusterforgeError(
-            [Finding(codes.RENDER_FAILED, Severity.ERROR, f"rendering {family} failed: {type(exc).__name__}: {exc}")]
-        ) from exc
+        # an error in a site's override template (or a template refused) is the user's to fix
+        hint = (
+            "site templates render in a sandbox: they print the values they are given, and cannot reach Python's "
+            "internals or read other files"
+            if isinstance(exc, SecurityError | TemplateRefused)
+            else None
+        )
+        message = f"rendering {family} failed: {type(exc).__name__}: {exc}"
+        finding = Finding(codes.RENDER_FAILED, Severity.ERROR, message, location=where, hint=hint)
+        raise ClusterforgeError([finding]) from exc
 
 
 def render(

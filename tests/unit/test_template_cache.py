@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from jinja2.bccache import bc_magic
+from jinja2.sandbox import SecurityError
 
 from clusterforge.render.jinja import environment, render_template
 
@@ -53,3 +54,15 @@ def test_a_damaged_kept_template_is_compiled_again(cache_dir: Path, tmp_path: Pa
     kept.write_bytes(bc_magic)  # Jinja's header, then nothing: reading the source digest fails
     environment.cache_clear()
     assert render_template("nccl/nccl.conf.j2", {"value": 2}, site) == "kept 2\n"
+
+
+def test_a_kept_template_still_renders_in_the_sandbox(cache_dir: Path, tmp_path: Path) -> None:
+    """The compiled code a process keeps holds the sandbox's checks: the next process is refused as the first."""
+    site = tmp_path / "site"
+    (site / "nccl").mkdir(parents=True)
+    (site / "nccl" / "nccl.conf.j2").write_text("{{ value.__class__.__mro__ }}\n", encoding="utf-8")
+    for _ in range(2):
+        environment.cache_clear()
+        with pytest.raises(SecurityError):
+            render_template("nccl/nccl.conf.j2", {"value": 1}, site)
+    assert len(list(cache_dir.rglob("template-*.jinja2"))) == 1
