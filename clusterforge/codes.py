@@ -205,7 +205,7 @@ OUTPUT_PATH_UNSAFE = _code("CF-OUT-004", ERROR, "a rendered path would leave the
 OUTPUT_BUSY = _code("CF-OUT-005", ERROR, "another render holds the output folder's lock", "wait for the other render to finish, then run again", "another clusterforge render is writing next to this folder")
 
 # --- diff and export (diff, export)
-GIT_REVISION_UNREADABLE = _code("CF-DIFF-001", ERROR, "`diff` cannot read a Git revision", "give a revision `git rev-parse` knows and a path relative to the repository", "cannot read Git revision 'no-such-branch' of old 'no-such-branch:blueprints/x.yaml': fatal: invalid object name 'no-such-branch'.")
+GIT_REVISION_UNREADABLE = _code("CF-DIFF-001", ERROR, "`diff` cannot read a Git revision", "give a revision `git rev-parse` knows and a path relative to the repository", "cannot read Git revision 'no-such-branch' of OLD 'no-such-branch:blueprints/x.yaml': it names no commit or tree of the repository (git rev-parse --verify)")
 GRAPHVIZ_MISSING = _code("CF-EXPORT-001", ERROR, "`export --format svg` without Graphviz installed", "install graphviz (apt-get install graphviz) or use --format dot", "Graphviz 'dot' is not installed")
 GRAPHVIZ_FAILED = _code("CF-EXPORT-002", ERROR, "Graphviz failed", "export --format dot writes the graph without Graphviz", "Graphviz 'dot' failed with exit status 1: syntax error in line 1")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import tarfile
 import tempfile
@@ -50,38 +51,60 @@ def snapshot(path: Path, label: str, allow: tuple[Path, ...] = ()) -> Snapshot:
 
 
 def materialize(spec: str, workdir: Path, side: str = "blueprint") -> Path:
-    """A blueprint path, or `REV:path` from Git (the revision's tree is unpacked so includes resolve)."""
-    if ":" in spec and not Path(spec).exists():
-        rev, rel = spec.split(":", 1)
-        try:
-            top = subprocess.run(
-                ["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True
-            ).stdout.strip()
-            prefix = subprocess.run(
-                ["git", "rev-parse", "--show-prefix"], capture_output=True, text=True, check=True
-            ).stdout.strip()
-            archive = subprocess.run(
-                ["git", "-C", top, "archive", "--format=tar", rev], capture_output=True, check=True
-            ).stdout
-        except (subprocess.CalledProcessError, FileNotFoundError) as exc:
-            stderr = getattr(exc, "stderr", b"") or b""
-            text = stderr.decode(errors="replace").strip() if isinstance(stderr, bytes) else str(stderr)
-            raise ClusterforgeError(
-                [
-                    Finding(
-                        codes.GIT_REVISION_UNREADABLE,
-                        Severity.ERROR,
-                        f"cannot read Git revision '{rev}' of {side} '{spec}': {text or exc}",
-                        hint="give a revision `git rev-parse` knows (a branch, tag or commit) "
-                        "and a path relative to the repository",
-                    )
-                ]
-            ) from None
-        target = workdir / rev.replace("/", "_")
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(target, filter="data")
-        return target / prefix / rel
-    return Path(spec)
+    """A blueprint path, or `REV:path` from Git (the revision's tree is unpacked so includes resolve). The
+    revision is resolved to its tree's object id first and only that id is passed on, so no revision text is
+    ever read as an option of Git; a symbolic link of the tree is kept when it stays inside the tree, and a
+    link out of it refuses the revision."""
+    if ":" not in spec or Path(spec).exists():
+        return Path(spec)
+    rev, rel = spec.split(":", 1)
+
+    def unreadable(text: str, hint: str = _REVISION_HINT) -> ClusterforgeError:
+        message = f"cannot read Git revision '{rev}' of {side} '{spec}': {text}"
+        return ClusterforgeError([Finding(codes.GIT_REVISION_UNREADABLE, Severity.ERROR, message, hint=hint)])
+
+    try:
+        top = _git("rev-parse", "--show-toplevel").decode().strip()
+        prefix = _git("rev-parse", "--show-prefix").decode().strip()
+        tree = _git("-C", top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{tree}}").decode()
+        tree = tree.strip()
+        if not _OBJECT_ID.fullmatch(tree):
+            raise unreadable(_NO_TREE)
+        target = workdir / tree
+        if not target.exists():
+            _unpack(_git("-C", top, "archive", "--format=tar", tree), target)
+    except subprocess.CalledProcessError as exc:
+        text = exc.stderr.decode(errors="replace").strip() if exc.stderr else ""
+        raise unreadable(text or _NO_TREE) from None
+    except FileNotFoundError as exc:  # no git
+        raise unreadable(str(exc)) from None
+    except tarfile.FilterError as exc:
+        member = exc.tarinfo
+        why = f"is a symbolic link to '{member.linkname}', outside the revision's tree" if member.issym() else exc
+        hint = "commit the file itself, or a link to a file inside the repository"
+        raise unreadable(f"{member.name} {why}; nothing of the revision is read", hint) from None
+    except tarfile.TarError as exc:
+        raise unreadable(f"its archive cannot be unpacked: {exc}") from None
+    return target / prefix / rel
+
+
+_REVISION_HINT = "give a revision `git rev-parse` knows (a branch, tag or commit) and a path relative to the repository"
+_NO_TREE = "it names no commit or tree of the repository (git rev-parse --verify)"
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+"""A Git object id (SHA-1 or SHA-256): all `materialize` passes to `git archive`."""
+
+
+def _git(*args: str) -> bytes:
+    return subprocess.run(["git", *args], capture_output=True, check=True).stdout
+
+
+def _unpack(archive: bytes, target: Path) -> None:
+    """A revision's tar archive into `target`, all of it or nothing; tarfile's `data` filter keeps symbolic
+    links that stay inside the tree and raises FilterError for any other (absolute, or out through `..`)."""
+    partial = target.with_name(target.name + ".partial")
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(partial, filter="data")
+    partial.rename(target)
 
 
 def _flat_fabrics(plan: Plan) -> dict[str, Any]:

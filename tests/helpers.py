@@ -30,6 +30,24 @@ def run_cli(
     )
 
 
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+def git_repo(root: Path, files: dict[str, str]) -> Path:
+    """A new Git repository at `root` with `files` (relative path: text) committed on `main`."""
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "t@example.invalid")
+    git(root, "config", "user.name", "t")
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "v1")
+    return root
+
+
 def error_cases() -> list[tuple[str, str]]:
     """(case name, path to validate relative to tests/errors) for every bad-input case."""
     cases = [(p.stem, p.name) for p in ERRORS_DIR.glob("*.yaml")]

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import BLUEPRINTS, REPO, run_cli
+from helpers import BLUEPRINTS, REPO, git, git_repo, run_cli
 
 
 def tree_hashes(folder: Path) -> dict[str, str]:
@@ -94,20 +94,9 @@ def test_site_template_override_replaces_one_template(tmp_path: Path) -> None:
     assert "Include /etc/slurm/clusterforge.conf" in (out / "slurm/slurm.conf").read_text()
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
-
-
 def test_diff_between_two_git_revisions(tmp_path: Path) -> None:
-    repo = tmp_path / "site"
-    (repo / "blueprints").mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "t@example.invalid")
-    git(repo, "config", "user.name", "t")
     source = (REPO / "blueprints/h200-training-pod.yaml").read_text()
-    (repo / "blueprints/pod.yaml").write_text(source)
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "v1")
+    repo = git_repo(tmp_path / "site", {"blueprints/pod.yaml": source})
     # v2: two more nodes: the first SU is full (the UFM pair moves to the free slot of the second)
     (repo / "blueprints/pod.yaml").write_text(source.replace("    count: 31\n", "    count: 33\n", 1))
     git(repo, "commit", "-qam", "v2")
