@@ -14,7 +14,7 @@ import click
 
 from . import codes
 from .catalog import load_catalog
-from .errors import ClusterforgeError, Finding, Severity, display_name, sorted_findings
+from .errors import ClusterforgeError, Finding, Severity, display_name, escape_github_data, sorted_findings
 from .pipeline import CONSISTENCY_READS, analyse, load_valid, render_analysis, render_blueprint, render_files
 from .plan import plan_text
 from .render.bom import bom_text
@@ -50,6 +50,15 @@ def _finding_counts(findings: Sequence[Finding]) -> str:
 def _print_findings(findings: Sequence[Finding], fmt: str) -> None:
     for finding in sorted_findings(findings):
         click.echo(finding.as_github() if fmt == "github" else finding.as_text())
+
+
+def _summary(line: str, fmt: str) -> None:
+    """A blueprint's summary line: with `--format github` on stderr, one line whatever its file name holds (a
+    newline there would start a line GitHub reads as a workflow command)."""
+    if fmt == "github":
+        click.echo(escape_github_data(line), err=True)
+    else:
+        click.echo(line)
 
 
 class _Bars:
@@ -118,7 +127,7 @@ def validate_cmd(blueprints: tuple[Path, ...], fmt: str, allow: tuple[Path, ...]
             )
             if fmt != "json":
                 _print_findings(exc.findings, fmt)
-                click.echo(f"{display_name(path)}: invalid ({_count(exc.findings)})", err=fmt == "github")
+                _summary(f"{display_name(path)}: invalid ({_count(exc.findings)})", fmt)
             continue
         bp = valid.blueprint
         summary = {
@@ -129,10 +138,10 @@ def validate_cmd(blueprints: tuple[Path, ...], fmt: str, allow: tuple[Path, ...]
         }
         results.append({"blueprint": display_name(path), "valid": True, "findings": [], "summary": summary})
         if fmt != "json":
-            click.echo(
+            _summary(
                 f"{display_name(path)}: valid ({summary['nodes']} nodes in {summary['node_groups']} "
                 f"groups, {summary['racks']} racks, {summary['fabrics']} networks)",
-                err=fmt == "github",
+                fmt,
             )
     if fmt == "json":
         click.echo(json.dumps({"blueprints": results}, indent=2, sort_keys=True))
@@ -210,7 +219,7 @@ def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str, allow: tuple
         if suppressed and fmt == "text":
             click.echo("suppressed (accepted in the blueprint):")
             _print_findings(suppressed, fmt)
-        click.echo(summary, err=fmt == "github")
+        _summary(summary, fmt)
     if fmt == "json":
         click.echo(json.dumps({"blueprints": report}, indent=2, sort_keys=True))
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)

@@ -82,13 +82,17 @@ class Finding:
         return text
 
     def as_github(self) -> str:
+        """One GitHub workflow command (`::error file=...,line=...::message`), its values escaped by GitHub's
+        rules, so no file name or message can end it or start another."""
         level = {"error": "error", "warning": "warning", "info": "notice"}[self.severity.value]
-        props = [f"title={self.code}"]
+        props: list[tuple[str, object]] = [("title", self.code)]
         if self.location:
-            lines = [f"line={self.location.line}", f"col={self.location.column}"] if self.location.line else []
-            props = [f"file={self.location.file}", *lines, *props]
+            loc = self.location
+            lines: list[tuple[str, object]] = [("line", loc.line), ("col", loc.column)] if loc.line else []
+            props = [("file", self.location.file), *lines, *props]
         message = self.message + (f" (hint: {self.hint})" if self.hint else "")
-        return f"::{level} {','.join(props)}::{_escape_github(message)}"
+        values = ",".join(f"{key}={_escape_github_property(str(value))}" for key, value in props)
+        return f"::{level} {values}::{escape_github_data(message)}"
 
     def as_dict(self) -> dict[str, object]:
         loc = self.location
@@ -107,8 +111,15 @@ class Finding:
         }
 
 
-def _escape_github(text: str) -> str:
+def escape_github_data(text: str) -> str:
+    """A workflow command's message (data): `%`, CR and LF escaped (GitHub's toolkit, `escapeData`)."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_github_property(text: str) -> str:
+    """A workflow command's property value (`file=`, `title=`): as data, and `:` and `,`, which end it
+    (GitHub's toolkit, `escapeProperty`)."""
+    return escape_github_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
