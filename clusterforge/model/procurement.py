@@ -7,7 +7,13 @@ from pydantic import Field
 from .base import Label, Strict
 
 PartClass = Literal["server", "switch", "transceiver", "cable", "psu", "pdu", "rack"]
-Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+MAX_UNIT_PRICE = 1e12
+"""Dearest unit price a price list may give: the dearest part a BOM lists (a GB200 NVL72 rack, some USD 4M)
+costs some 1e11 in the currencies with the most units to the dollar (IDR, VND), so 1e12 leaves ten times that.
+With the size limits (bounds.py: at most 250,000 nodes and 4,000,000 server ports, at most 99+99 PSUs a
+device) no line orders more than about 1e8 parts, so a line is at most some 1e20 and the total of a few
+thousand lines far below the largest float: never `inf`."""
+Price = Annotated[float, Field(ge=0, le=MAX_UNIT_PRICE, allow_inf_nan=False)]
 
 
 class Procurement(Strict):
