@@ -47,9 +47,9 @@ def _finding_counts(findings: Sequence[Finding]) -> str:
     )
 
 
-def _print_findings(findings: Sequence[Finding], fmt: str) -> None:
+def _print_findings(findings: Sequence[Finding], fmt: str, err: bool = False) -> None:
     for finding in sorted_findings(findings):
-        click.echo(finding.as_github() if fmt == "github" else finding.as_text())
+        click.echo(finding.as_github() if fmt == "github" else finding.as_text(), err=err)
 
 
 def _summary(line: str, fmt: str) -> None:
@@ -182,7 +182,7 @@ def bom_cmd(blueprint: Path, allow: tuple[Path, ...]) -> None:
     try:
         analysis = analyse(load_valid(blueprint, allow))
     except ClusterforgeError as exc:
-        _print_findings(exc.findings, "text")
+        _print_findings(exc.findings, "text", err=True)  # stdout is the BOM alone (`bom x.yaml > bom.txt`)
         sys.exit(EXIT_FINDINGS)
     click.echo(bom_text(RenderContext(analysis.valid, analysis.topo, analysis.findings)))
 

@@ -43,3 +43,10 @@ def test_the_dearest_prices_total_to_a_finite_sum() -> None:
     rows = bom_rows(RenderContext(valid, analysis.topo, analysis.findings))
     total = float(str(rows[-1][9]))
     assert rows[-1][0] == "total" and math.isfinite(total) and total >= 8 * MAX_UNIT_PRICE
+
+
+def test_bom_errors_go_to_stderr() -> None:
+    result = run_cli("bom", str(REPO / "tests/errors/unknown-server-model.yaml"))
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "error CF-REF-002: unknown server model 'nvidia/dgx-h10'" in result.stderr
