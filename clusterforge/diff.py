@@ -60,8 +60,16 @@ def materialize(spec: str, workdir: Path, side: str = "blueprint") -> Path:
     rev, rel = spec.split(":", 1)
 
     def unreadable(text: str, hint: str = _REVISION_HINT) -> ClusterforgeError:
-        message = f"cannot read Git revision '{rev}' of {side} '{spec}': {text}"
-        return ClusterforgeError([Finding(codes.GIT_REVISION_UNREADABLE, Severity.ERROR, message, hint=hint)])
+        return ClusterforgeError(
+            [
+                Finding(
+                    codes.GIT_REVISION_UNREADABLE,
+                    Severity.ERROR,
+                    f"cannot read Git revision '{rev}' of {side} '{spec}': {text}",
+                    hint=hint,
+                )
+            ]
+        )
 
     try:
         top = _git("rev-parse", "--show-toplevel").decode().strip()

@@ -106,8 +106,14 @@ def render_family(ctx: RenderContext, family: str) -> Mapping[str, FileText]:
             if isinstance(exc, SecurityError | TemplateRefused)
             else None
         )
-        message = f"rendering {family} failed: {type(exc).__name__}: {exc}"
-        finding = Finding(codes.RENDER_FAILED, Severity.ERROR, message, location=where, hint=hint)
+        failed = type(exc).__name__
+        finding = Finding(
+            codes.RENDER_FAILED,
+            Severity.ERROR,
+            f"rendering {family} failed: {failed}: {exc}",
+            location=where,
+            hint=hint,
+        )
         raise ClusterforgeError([finding]) from exc
 
 
