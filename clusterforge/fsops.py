@@ -155,7 +155,8 @@ def _empty(fd: int, rel: str, dev: int, mounts: Collection[str]) -> None:
     for name, is_dir in inside:
         path = f"{rel}/{name}" if rel else name
         if not is_dir:
-            os.unlink(name, dir_fd=fd)
+            if path not in mounts:  # a file bind-mounted there stays
+                os.unlink(name, dir_fd=fd)
             continue
         folder = os.open(name, FOLDER_FLAGS, dir_fd=fd)
         try:

@@ -139,8 +139,9 @@ class _MountInside(Exception):
 
 def _survey(fd: int, mounts: Collection[str], rel: str = "") -> Iterator[tuple[str, int | None]]:
     """(relative path, the permission bits of a folder or None) of everything in the folder `fd`, by name, a
-    folder before what it holds, never through a symbolic link. Raises _MountInside at a folder where another
-    file system is mounted (its device differs, or it is one of `mounts`, as a bind mount's does not)."""
+    folder before what it holds, never through a symbolic link. Raises _MountInside where another file system
+    is mounted: a folder whose device differs, or one of `mounts` (a bind mount, of a folder or of a file, may
+    have its folder's device)."""
     dev = os.fstat(fd).st_dev
     with os.scandir(fd) as entries:
         inside = sorted(
@@ -149,11 +150,11 @@ def _survey(fd: int, mounts: Collection[str], rel: str = "") -> Iterator[tuple[s
         )
     for name, st in inside:
         path = f"{rel}/{name}" if rel else name
+        if path in mounts or (st is not None and st.st_dev != dev):
+            raise _MountInside(path)
         if st is None:
             yield path, None
             continue
-        if st.st_dev != dev or path in mounts:
-            raise _MountInside(path)
         yield path, stat.S_IMODE(st.st_mode)
         folder = os.open(name, FOLDER_FLAGS, dir_fd=fd)
         try:

@@ -406,10 +406,11 @@ def mount_or_skip(*args: str) -> None:
         pytest.skip(f"cannot mount here: {done.stderr.decode().strip()}")
 
 
-@pytest.mark.parametrize("how", ["tmpfs", "bind"])
+@pytest.mark.parametrize("how", ["tmpfs", "bind", "file-bind"])
 def test_a_file_system_mounted_inside_the_output_folder_is_refused_and_untouched(tmp_path: Path, how: str) -> None:
     """Replacing the folder as a whole would move the mount away with the previous tree, then empty it. A bind
-    mount of the same file system has its parent folder's device number: it is found all the same."""
+    mount of the same file system (of a folder or of a file) has its parent folder's device number: it is found
+    all the same."""
     out = tmp_path / "out"
     write_tree(tree(1), out)
     (out / "runs" / "scratch").mkdir(parents=True)
@@ -417,8 +418,12 @@ def test_a_file_system_mounted_inside_the_output_folder_is_refused_and_untouched
     elsewhere.mkdir()
     if how == "tmpfs":
         mount_or_skip("-t", "tmpfs", "-o", "size=4m", "tmpfs", str(out / "runs" / "scratch"))
-    else:
+    elif how == "bind":
         mount_or_skip("--bind", str(elsewhere), str(out / "runs" / "scratch"))
+    else:
+        (elsewhere / "results.txt").write_text("")
+        (out / "runs" / "scratch" / "results.txt").write_text("")
+        mount_or_skip("--bind", str(elsewhere / "results.txt"), str(out / "runs" / "scratch" / "results.txt"))
     try:
         (out / "runs" / "scratch" / "results.txt").write_text("a week of runs\n")
         before = snapshot(out)
@@ -426,7 +431,8 @@ def test_a_file_system_mounted_inside_the_output_folder_is_refused_and_untouched
             write_tree(tree(2), out)
         finding = caught.value.findings[0]
         assert finding.code == "CF-OUT-003", finding
-        assert "runs/scratch" in finding.message and "mount point" in finding.message
+        where = "runs/scratch/results.txt" if how == "file-bind" else "runs/scratch"
+        assert f"{where} inside" in finding.message and "mount point" in finding.message
         assert snapshot(out) == before
         assert leftovers(tmp_path) == []
     finally:  # wherever the mount went (a render that moves it takes it along with the previous tree)
