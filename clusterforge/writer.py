@@ -137,8 +137,8 @@ class _MountInside(Exception):
     """Another file system is mounted at this folder (a path relative to the output folder)."""
 
 
-def _survey(fd: int, mounts: Collection[str], rel: str = "") -> Iterator[tuple[str, int | None]]:
-    """(relative path, the permission bits of a folder or None) of everything in the folder `fd`, by name, a
+def _survey(fd: int, mounts: Collection[str], rel: str = "") -> Iterator[tuple[str, os.stat_result | None]]:
+    """(relative path, the status of a folder or None) of everything in the folder `fd`, by name, a
     folder before what it holds, never through a symbolic link. Raises _MountInside where another file system
     is mounted: a folder whose device differs, or one of `mounts` (a bind mount, of a folder or of a file, may
     have its folder's device)."""
@@ -155,7 +155,7 @@ def _survey(fd: int, mounts: Collection[str], rel: str = "") -> Iterator[tuple[s
         if st is None:
             yield path, None
             continue
-        yield path, stat.S_IMODE(st.st_mode)
+        yield path, st
         folder = os.open(name, FOLDER_FLAGS, dir_fd=fd)
         try:
             yield from _survey(folder, mounts, path)
@@ -163,21 +163,23 @@ def _survey(fd: int, mounts: Collection[str], rel: str = "") -> Iterator[tuple[s
             os.close(folder)
 
 
-def _kept_entries(old: int, ours: set[str], mounts: Collection[str]) -> tuple[dict[str, bool], dict[str, int]]:
+def _kept_entries(
+    old: int, ours: set[str], mounts: Collection[str]
+) -> tuple[dict[str, bool], dict[str, os.stat_result]]:
     """What the folder `old` holds that no previous render wrote (files, links and empty folders a person put
-    there: path -> whether a folder), and the modes of all its folders by path ("" for itself)."""
+    there: path -> whether a folder), and the status of all its folders by path ("" for itself)."""
     entries = list(_survey(old, mounts))
     holding = {rel.rpartition("/")[0] for rel, _ in entries}
     kept: dict[str, bool] = {}
-    modes = {"": stat.S_IMODE(os.fstat(old).st_mode)}
-    for rel, mode in entries:
-        if mode is not None:
-            modes[rel] = mode
+    folders = {"": os.fstat(old)}
+    for rel, st in entries:
+        if st is not None:
+            folders[rel] = st
             if rel not in holding:
                 kept[rel] = True
         elif rel not in ours:
             kept[rel] = False
-    return kept, modes
+    return kept, folders
 
 
 def _collisions(files: set[str], kept: dict[str, bool]) -> list[str]:
@@ -228,16 +230,20 @@ def _link_or_copy(source: int, into: int, name: str) -> None:
         os.utime(copy.fileno(), ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def _keep_modes(modes: dict[str, int], new: int) -> None:
-    """Give the folders of `new` that the previous tree had the modes they had there; the root last (until
-    then only its owner can reach what is inside)."""
-    for rel, mode in sorted(modes.items(), reverse=True):
+def _keep_modes(folders: dict[str, os.stat_result], new: int) -> None:
+    """Give the folders of `new` that the previous tree had the owner (where this process may) and the mode
+    they had there; the root last (until then only this process's user can reach what is inside)."""
+    for rel, was in sorted(folders.items(), key=lambda item: item[0], reverse=True):
         try:
             folder = open_folder(new, rel)
         except OSError:
             continue  # no longer a folder in the new tree
         try:
-            os.chmod(folder, mode)
+            now = os.fstat(folder)
+            if (now.st_uid, now.st_gid) != (was.st_uid, was.st_gid):
+                with contextlib.suppress(PermissionError):
+                    os.chown(folder, was.st_uid, was.st_gid)
+            os.chmod(folder, stat.S_IMODE(was.st_mode))
         finally:
             os.close(folder)
 
@@ -331,7 +337,7 @@ def _write_locked(staging: int, staging_name: str, files: set[str], target: Path
     try:
         kind = os.lstat(target.name, dir_fd=parent).st_mode
     except FileNotFoundError:
-        _keep_modes({"": 0o755}, staging)
+        os.chmod(staging, 0o755)
         _swap(staging_name, target, parent)
         return
     if not stat.S_ISDIR(kind):
@@ -373,7 +379,7 @@ def _write_over(
         _write_into(staging, files, old, target)
         return
     try:
-        kept, modes = _kept_entries(old, ours, mounts)
+        kept, folders = _kept_entries(old, ours, mounts)
     except _MountInside as inside:
         raise _fail(
             codes.OUTPUT_UNWRITABLE,
@@ -394,7 +400,7 @@ def _write_over(
     for rel in collisions:
         del kept[rel]
     _carry_over(kept, old, staging)
-    _keep_modes(modes, staging)
+    _keep_modes(folders, staging)
     _swap(staging_name, target, parent)
 
 

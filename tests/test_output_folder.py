@@ -460,6 +460,24 @@ def test_a_rerender_keeps_the_modes_of_the_folder_and_of_what_it_carries_over(tm
     assert (out / "private/vault.txt").read_text() == "secret\n"
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_a_rerender_by_root_keeps_the_owners_of_the_folders(tmp_path: Path) -> None:
+    """A person's 0700 folder, made again by a render that root runs, is still theirs (not root's, which
+    would shut them out of it), and so is the output folder."""
+    out = tmp_path / "out"
+    write_tree(tree(1), out)
+    (out / "private").mkdir(mode=0o700)
+    (out / "private/notes.txt").write_text("mine\n")
+    for path in (out, out / "private", out / "private/notes.txt"):
+        os.chown(path, 4321, 4322)
+    write_tree(tree(2), out)
+    owners = {
+        rel: ((out / rel).stat().st_uid, (out / rel).stat().st_gid) for rel in ("", "private", "private/notes.txt")
+    }
+    assert owners == dict.fromkeys(("", "private", "private/notes.txt"), (4321, 4322))
+    assert stat.S_IMODE((out / "private").stat().st_mode) == 0o700
+
+
 LEFTOVER_KINDS = ["file", "folder", "link-to-folder", "link-to-file", "broken-link", "fifo"]
 
 
