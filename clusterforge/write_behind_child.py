@@ -148,7 +148,10 @@ class NewFiles:
             fd = open_folder(self.root, folder, make=True)
             self.close()
             self._folder, self._fd = folder, fd
-        return os.open(name, NEW_FILE_FLAGS, 0o666, dir_fd=self._fd)
+        try:
+            return os.open(name, NEW_FILE_FLAGS, 0o666, dir_fd=self._fd)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, rel) from None
 
     def close(self) -> None:
         """Close the folder kept open (the root is the caller's)."""
