@@ -51,10 +51,11 @@ def shared_memory(size: int) -> int:
 
 
 class WriteBehind:
-    """The process writing files into `root`; `send` a file's path and its UTF-8 pieces, `finish` for every
-    file's digest in the order sent. Raises OSError (from the process, or when it ended early)."""
+    """The process writing files into the folder of the descriptor `root`; `send` a file's path and its UTF-8
+    pieces, `finish` for every file's digest in the order sent. Raises OSError (from the process, or when it
+    ended early)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: int) -> None:
         ring_fd = shared_memory(RING_BYTES)
         try:
             freed_pipe, freed_end = os.pipe()
@@ -67,7 +68,7 @@ class WriteBehind:
                 [sys.executable, "-I", "-S", str(CHILD), str(root), str(ring_fd), str(freed_end)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                pass_fds=(ring_fd, freed_end),
+                pass_fds=(root, ring_fd, freed_end),
             )
         except OSError:
             os.close(freed_pipe)

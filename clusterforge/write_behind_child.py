@@ -1,8 +1,10 @@
 """The write-behind process (write_behind.py): writes the files a render sends it into one folder, each with
 its sha256, while the render goes on.
 
-Run by path with `python -I -S write_behind_child.py FOLDER RING FREED`: it needs nothing but the standard
-library, so it starts in milliseconds and shares nothing with the render's memory but the ring. The render
+Run by path with `python -I -S write_behind_child.py FOLDER RING FREED` (FOLDER, RING and FREED descriptors
+passed to it): it needs nothing but the standard library, so it starts in milliseconds and shares nothing with
+the render's memory but the ring. It writes below FOLDER through folder descriptors only, never through a
+symbolic link (`open_folder`), as the render does. The render
 puts its bytes into the ring (RING, the descriptor of a shared memory, used round and round)
 and says on this process's standard input how far it has put them: positions (`<Q`, bytes put since the
 start), each further than the last. This process writes the files straight from the ring and says on FREED
@@ -13,6 +15,7 @@ digest of each file in the order they came (`{"digests": [[path, sha256], ...]}`
 `{"error": {...}}` and ends at once, without reading the rest.
 """
 
+import contextlib
 import hashlib
 import json
 import mmap
@@ -100,24 +103,64 @@ def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
         del view
 
 
-class NewFiles:
-    """Files created in the folder `root`, each at a path not there before (os.O_EXCL), their folders made as
-    needed, each once."""
+FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+"""A folder opened with these is the folder of that name, never a symbolic link's target (ELOOP or ENOTDIR)."""
+NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
-    def __init__(self, root: str) -> None:
+
+def open_folder(root: int, folder: str, *, make: bool = False) -> int:
+    """A new descriptor of `folder` (a relative path, "" for `root` itself) below the folder descriptor `root`,
+    opened a part at a time, each part relative to the one before it and never through a symbolic link,
+    whenever one was put there; with `make`, missing parts are made. A part that is not a folder raises
+    OSError naming the path up to it."""
+    fd = os.open(".", FOLDER_FLAGS, dir_fd=root)
+    parts = folder.split("/") if folder else []
+    try:
+        for i, part in enumerate(parts):
+            if make:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=fd)
+            try:
+                inner = os.open(part, FOLDER_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                raise OSError(exc.errno, exc.strerror, "/".join(parts[: i + 1])) from None
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+class NewFiles:
+    """Files created in the folder of the descriptor `root`, each at a path not there before (O_EXCL), their
+    folders made as needed; the folder of the last file stays open for the next (a render's files come folder
+    by folder)."""
+
+    def __init__(self, root: int) -> None:
         self.root = root
-        self._folders: set[str] = set()
+        self._folder, self._fd = "", -1
 
     def create(self, rel: str) -> int:
         """The open descriptor of the new file `rel`."""
-        folder = rel.rpartition("/")[0]
-        if folder not in self._folders:
-            os.makedirs(f"{self.root}/{folder}", exist_ok=True)
-            self._folders.add(folder)
-        return os.open(f"{self.root}/{rel}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        folder, _, name = rel.rpartition("/")
+        if self._fd < 0 or folder != self._folder:
+            fd = open_folder(self.root, folder, make=True)
+            self.close()
+            self._folder, self._fd = folder, fd
+        try:
+            return os.open(name, NEW_FILE_FLAGS, 0o666, dir_fd=self._fd)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, rel) from None
+
+    def close(self) -> None:
+        """Close the folder kept open (the root is the caller's)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
-def write_files(root: str, source: Source, digests: list[tuple[str, str]]) -> None:
+def write_files(root: int, source: Source, digests: list[tuple[str, str]]) -> None:
     files = NewFiles(root)
     fd, rel, digest = -1, "", hashlib.sha256()
     while header := source.read(FRAME.size):
@@ -141,7 +184,7 @@ def write_files(root: str, source: Source, digests: list[tuple[str, str]]) -> No
 def main() -> int:
     digests: list[tuple[str, str]] = []
     try:
-        root, ring_fd, freed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+        root, ring_fd, freed = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
         ring = memoryview(mmap.mmap(ring_fd, 0))  # left open: the process ends with the input
         write_files(root, RingReader(ring, 0, freed), digests)
     except OSError as exc:

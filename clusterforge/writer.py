@@ -2,31 +2,37 @@
 
 The folder is clusterforge's only when it says so: it is missing, empty, or holds a previous render's
 `manifest.json`. Such a folder is replaced as a whole (built beside it, then swapped in), and of what it held
-only the files the previous manifest lists are dropped: anything a person put there is carried over. Any
-other folder is refused unless the caller forces it; then files are written into it one by one and nothing
-of its own is touched but the files of the same path.
+only the files the previous manifest lists are dropped: anything a person put there is carried over, and its
+folders keep their modes. One with another file system mounted inside is refused. Any other folder is refused
+unless the caller forces it; then files are written into it one by one and nothing of its own is touched but
+the files of the same path.
+
+Everything below the folder that holds the output folder is reached through folder descriptors, a part of a
+path at a time, never through a symbolic link, whenever one is put there (write_behind_child.open_folder).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import codes
 from .errors import ClusterforgeError, Finding, Severity, display_name
-from .fsops import FolderBusy, held, hold, locked, swap_in
+from .fsops import FolderBusy, held, hold, locked, mount_points, remove, swap_in
 from .output_paths import UnsafePath, check_relative
 from .render.pieces import FileText, whole
 from .version import __version__
 from .write_behind import WriteBehind
-from .write_behind_child import NewFiles, write_all
+from .write_behind_child import FOLDER_FLAGS, NEW_FILE_FLAGS, NewFiles, open_folder, write_all
 
 MANIFEST = "manifest.json"
 TOOL = "clusterforge"
@@ -66,8 +72,44 @@ def manifest_files(folder: Path) -> set[str] | None:
     """The files a previous render in `folder` wrote (its manifest included), or None when no clusterforge
     manifest is there."""
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        return _listed((folder / MANIFEST).read_bytes())
+    except OSError:
+        return None
+
+
+def _manifest_in(dir_fd: int, name: str) -> set[str] | None:
+    """`manifest_files` of the folder `name` in the folder `dir_fd`; None for anything but a folder."""
+    try:
+        folder = os.open(name, FOLDER_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        return _listed(_read(folder, MANIFEST))
+    except OSError:
+        return None
+    finally:
+        os.close(folder)
+
+
+def _open_file(root: int, rel: str) -> int:
+    """A descriptor to read the file `rel` below the folder descriptor `root`, never through a symbolic link."""
+    folder, _, name = rel.rpartition("/")
+    dir_fd = open_folder(root, folder)
+    try:
+        return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _read(root: int, rel: str) -> bytes:
+    with open(_open_file(root, rel), "rb") as handle:
+        return handle.read()
+
+
+def _listed(text: bytes) -> set[str] | None:
+    try:
+        data = json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("tool") != TOOL or not isinstance(data.get("files"), dict):
         return None
@@ -91,108 +133,229 @@ def _checked_path(rel: str, target: Path) -> None:
         raise _fail(codes.OUTPUT_PATH_UNSAFE, target, f"refusing to write {exc}") from None
 
 
-def _kept_entries(target: Path, ours: set[str]) -> dict[str, os.DirEntry[str]]:
-    """What the folder holds that no previous render wrote: files, links and empty folders a person put there."""
-    kept: dict[str, os.DirEntry[str]] = {}
-    for rel, entry in _walk(target):
-        if entry.is_dir(follow_symlinks=False):
-            with os.scandir(entry.path) as inside:
-                empty = next(inside, None) is None
-            if empty:
-                kept[rel] = entry
+class _MountInside(Exception):
+    """Another file system is mounted at this folder (a path relative to the output folder)."""
+
+
+def _survey(fd: int, mounts: Collection[str], rel: str = "") -> Iterator[tuple[str, os.stat_result | None]]:
+    """(relative path, the status of a folder or None) of everything in the folder `fd`, by name, a
+    folder before what it holds, never through a symbolic link. Raises _MountInside where another file system
+    is mounted: a folder whose device differs, or one of `mounts` (a bind mount, of a folder or of a file, may
+    have its folder's device)."""
+    dev = os.fstat(fd).st_dev
+    with os.scandir(fd) as entries:
+        inside = sorted(
+            (entry.name, entry.stat(follow_symlinks=False) if entry.is_dir(follow_symlinks=False) else None)
+            for entry in entries
+        )
+    for name, st in inside:
+        path = f"{rel}/{name}" if rel else name
+        if path in mounts or (st is not None and st.st_dev != dev):
+            raise _MountInside(path)
+        if st is None:
+            yield path, None
+            continue
+        yield path, st
+        folder = os.open(name, FOLDER_FLAGS, dir_fd=fd)
+        try:
+            yield from _survey(folder, mounts, path)
+        finally:
+            os.close(folder)
+
+
+def _kept_entries(
+    old: int, ours: set[str], mounts: Collection[str]
+) -> tuple[dict[str, bool], dict[str, os.stat_result]]:
+    """What the folder `old` holds that no previous render wrote (files, links and empty folders a person put
+    there: path -> whether a folder), and the status of all its folders by path ("" for itself)."""
+    entries = list(_survey(old, mounts))
+    holding = {rel.rpartition("/")[0] for rel, _ in entries}
+    kept: dict[str, bool] = {}
+    folders = {"": os.fstat(old)}
+    for rel, st in entries:
+        if st is not None:
+            folders[rel] = st
+            if rel not in holding:
+                kept[rel] = True
         elif rel not in ours:
-            kept[rel] = entry
-    return kept
+            kept[rel] = False
+    return kept, folders
 
 
-def _collisions(files: set[str], kept: dict[str, os.DirEntry[str]]) -> list[str]:
+def _collisions(files: set[str], kept: dict[str, bool]) -> list[str]:
     """Kept paths that a new file would replace, or that stand where a new file needs a folder (or back)."""
     new_dirs = {"/".join(rel.split("/")[:i]) for rel in files for i in range(1, rel.count("/") + 1)}
     found = []
-    for rel in kept:
+    for rel, is_dir in kept.items():
         parents = {"/".join(rel.split("/")[:i]) for i in range(1, rel.count("/") + 1)}
-        if rel in files or (rel in new_dirs and not kept[rel].is_dir(follow_symlinks=False)) or parents & files:
+        if rel in files or (rel in new_dirs and not is_dir) or parents & files:
             found.append(rel)
     return sorted(found)
 
 
-def _carry_over(kept: dict[str, os.DirEntry[str]], staging: Path) -> None:
-    """Hard-link (or copy, where links cannot be made) what a person put in the folder into the new tree."""
-    for rel, entry in kept.items():
-        dest = staging / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if entry.is_dir(follow_symlinks=False):
-            dest.mkdir(exist_ok=True)
-            continue
+def _carry_over(kept: dict[str, bool], old: int, new: int) -> None:
+    """Hard-link (or copy, where links cannot be made) what a person put in the folder `old` into `new`."""
+    for rel, is_dir in kept.items():
+        folder, _, name = rel.rpartition("/")
+        into = open_folder(new, folder, make=True)
         try:
-            os.link(entry.path, dest, follow_symlinks=False)
-        except OSError:
-            if entry.is_symlink():
-                os.symlink(os.readlink(entry.path), dest)
-            else:
-                shutil.copy2(entry.path, dest)
+            if is_dir:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, dir_fd=into)
+                continue
+            source = open_folder(old, folder)
+            try:
+                _link_or_copy(source, into, name)
+            finally:
+                os.close(source)
+        finally:
+            os.close(into)
 
 
-def clean_leftovers(target: Path) -> None:
-    """Remove what a killed render left beside `target`; if it was killed between two renames, put the
-    previous tree back first. Call with the folder's lock held. A staging folder that a running render still
-    holds (fsops.held) is left alone."""
-    leftovers = sorted(target.parent.glob(f".{target.name}.{_NEW}*")) + sorted(
-        target.parent.glob(f".{target.name}.{_OLD}*")
-    )
-    if not target.exists():
-        olds = [p for p in leftovers if _OLD in p.name and manifest_files(p) is not None]
-        if olds:
-            os.rename(olds[-1], target)
-            leftovers.remove(olds[-1])
-    for path in leftovers:
-        if not (_NEW in path.name and held(path)):
-            shutil.rmtree(path, ignore_errors=True)
-
-
-def _replace_folder(staging: Path, target: Path, kept: dict[str, os.DirEntry[str]]) -> None:
-    old = target.parent / f".{target.name}.{_OLD}{os.getpid()}"
-    _carry_over(kept, staging)
-    os.chmod(staging, 0o755)
-    swap_in(staging, target, old)
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _write_into(staging: Path, files: set[str], target: Path) -> None:
-    """Forced write into a folder that is not ours: file by file (each atomically), the manifest last,
-    never through a symbolic link, deleting nothing."""
-    for rel in files:
-        here = target
-        for part in rel.split("/")[:-1]:
-            here = here / part
-            if here.is_symlink() or (here.exists() and not here.is_dir()):
-                raise _fail(
-                    codes.OUTPUT_WOULD_REPLACE,
-                    target,
-                    f"cannot write {rel}: {here.relative_to(target)} is not a folder",
-                )
-        if (target / rel).is_dir() and not (target / rel).is_symlink():
-            raise _fail(codes.OUTPUT_WOULD_REPLACE, target, f"cannot write {rel}: a folder of that name is in the way")
-    for rel in sorted(files, key=lambda rel: (rel == MANIFEST, rel)):
-        path = target / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_NEW}")
-        try:
-            with open(fd, "wb") as handle, open(staging / rel, "rb") as staged:
-                shutil.copyfileobj(staged, handle)
-            os.chmod(temp, 0o644)
-            os.replace(temp, path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
+def _link_or_copy(source: int, into: int, name: str) -> None:
+    try:
+        os.link(name, name, src_dir_fd=source, dst_dir_fd=into, follow_symlinks=False)
+        return
+    except OSError:
+        st = os.lstat(name, dir_fd=source)
+        if not (stat.S_ISLNK(st.st_mode) or stat.S_ISREG(st.st_mode)):
             raise
+    if stat.S_ISLNK(st.st_mode):
+        os.symlink(os.readlink(name, dir_fd=source), name, dir_fd=into)
+        return
+    read = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=source)
+    with open(read, "rb") as original, open(os.open(name, NEW_FILE_FLAGS, 0o600, dir_fd=into), "wb") as copy:
+        shutil.copyfileobj(original, copy)
+        os.chmod(copy.fileno(), stat.S_IMODE(st.st_mode))
+        os.utime(copy.fileno(), ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def _write_locked(staging: Path, files: set[str], target: Path, force: bool) -> None:
-    clean_leftovers(target)
-    if target.exists() and not target.is_dir():
-        raise _fail(codes.OUTPUT_NOT_OURS, target, "the output path is a file, not a folder")
-    empty = not target.exists() or not any(target.iterdir())
-    ours = set() if empty else manifest_files(target)
+def _keep_modes(folders: dict[str, os.stat_result], new: int) -> None:
+    """Give the folders of `new` that the previous tree had the owner (where this process may) and the mode
+    they had there; the root last (until then only this process's user can reach what is inside)."""
+    for rel, was in sorted(folders.items(), key=lambda item: item[0], reverse=True):
+        try:
+            folder = open_folder(new, rel)
+        except OSError:
+            continue  # no longer a folder in the new tree
+        try:
+            now = os.fstat(folder)
+            if (now.st_uid, now.st_gid) != (was.st_uid, was.st_gid):
+                with contextlib.suppress(PermissionError):
+                    os.chown(folder, was.st_uid, was.st_gid)
+            os.chmod(folder, stat.S_IMODE(was.st_mode))
+        finally:
+            os.close(folder)
+
+
+def clean_leftovers(parent: int, target: Path) -> None:
+    """Remove what a killed render left beside `target` (in the folder `parent`), whatever it is, never what a
+    link points to; if it was killed between two renames, put the previous tree (a folder, never a link) back
+    first. Call with the folder's lock held. A staging folder that a running render still holds (fsops.held)
+    is left alone."""
+    names = sorted(os.listdir(parent))
+    new = [name for name in names if name.startswith(f".{target.name}.{_NEW}")]
+    old = [name for name in names if name.startswith(f".{target.name}.{_OLD}")]
+    if target.name not in names:
+        olds = [name for name in old if _manifest_in(parent, name) is not None]
+        if olds:
+            os.rename(olds[-1], target.name, src_dir_fd=parent, dst_dir_fd=parent)
+            old.remove(olds[-1])
+    for name in new + old:
+        if not (name in new and held(parent, name)):
+            with contextlib.suppress(OSError):
+                remove(parent, name, mount_points(target.parent / name))
+
+
+def _swap(staging: str, target: Path, parent: int) -> None:
+    """Put the folder `staging` at `target` (names in the folder `parent`) and remove the previous one."""
+    old = f".{target.name}.{_OLD}{os.getpid()}"
+    swap_in(parent, staging, target.name, old)
+    with contextlib.suppress(OSError):
+        remove(parent, old, mount_points(target.parent / old))
+
+
+def _way_clear(into: int, rel: str, target: Path, *, make: bool) -> int | None:
+    """The descriptor of the folder below `into` that the file `rel` goes in (made with `make`, else None);
+    CF-OUT-002 where a file or a symbolic link stands where a folder is needed, or a folder where the file goes."""
+    folder, _, name = rel.rpartition("/")
+    try:
+        fd = open_folder(into, folder, make=make)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+            raise
+        raise _fail(codes.OUTPUT_WOULD_REPLACE, target, f"cannot write {rel}: {exc.filename} is not a folder") from None
+    try:
+        in_the_way = stat.S_ISDIR(os.lstat(name, dir_fd=fd).st_mode)
+    except FileNotFoundError:
+        in_the_way = False
+    if in_the_way or not make:
+        os.close(fd)
+    if in_the_way:
+        raise _fail(codes.OUTPUT_WOULD_REPLACE, target, f"cannot write {rel}: a folder of that name is in the way")
+    return fd if make else None
+
+
+def _replace_file(staging: int, folder: int, rel: str) -> None:
+    """Put the staged file `rel` in the folder `folder` under a temporary name, then rename it over its own."""
+    name = rel.rpartition("/")[2]
+    while True:
+        temp = f".{name}.{_NEW}{os.urandom(4).hex()}"
+        with contextlib.suppress(FileExistsError):
+            fd = os.open(temp, NEW_FILE_FLAGS, 0o600, dir_fd=folder)
+            break
+    try:
+        with open(fd, "wb") as handle, open(_open_file(staging, rel), "rb") as staged:
+            shutil.copyfileobj(staged, handle)
+            os.chmod(handle.fileno(), 0o644)
+        os.rename(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=folder)
+        raise
+
+
+def _write_into(staging: int, files: set[str], into: int, target: Path) -> None:
+    """Forced write into a folder that is not ours: file by file (each atomically), the manifest last,
+    never through a symbolic link, deleting nothing. What stands in the way is refused before anything is
+    written, and again where it appears later (a link put there meanwhile is never followed)."""
+    for rel in files:
+        _way_clear(into, rel, target, make=False)
+    for rel in sorted(files, key=lambda rel: (rel == MANIFEST, rel)):
+        folder = _way_clear(into, rel, target, make=True)
+        assert folder is not None
+        try:
+            _replace_file(staging, folder, rel)
+        finally:
+            os.close(folder)
+
+
+def _write_locked(staging: int, staging_name: str, files: set[str], target: Path, force: bool, parent: int) -> None:
+    clean_leftovers(parent, target)
+    try:
+        kind = os.lstat(target.name, dir_fd=parent).st_mode
+    except FileNotFoundError:
+        os.chmod(staging, 0o755)
+        _swap(staging_name, target, parent)
+        return
+    if not stat.S_ISDIR(kind):
+        what = "a symbolic link" if stat.S_ISLNK(kind) else "a file"
+        raise _fail(codes.OUTPUT_NOT_OURS, target, f"the output path is {what}, not a folder")
+    old = os.open(target.name, FOLDER_FLAGS, dir_fd=parent)
+    try:
+        _write_over(staging, staging_name, files, target, force, parent, old)
+    finally:
+        os.close(old)
+
+
+def _write_over(
+    staging: int, staging_name: str, files: set[str], target: Path, force: bool, parent: int, old: int
+) -> None:
+    """Write into the folder `target` that is there (`old`)."""
+    empty = not os.listdir(old)
+    ours = set() if empty else _manifest_in(old, ".")
     if ours is None and not force:
         raise _fail(
             codes.OUTPUT_NOT_OURS,
@@ -202,7 +365,8 @@ def _write_locked(staging: Path, files: set[str], target: Path, force: bool) -> 
             "render into an empty or new folder, or pass --force to write into this one "
             "(files of the same path are replaced; nothing else is deleted)",
         )
-    if target.exists() and os.path.ismount(target):
+    mounts = mount_points(target)
+    if "" in mounts or os.fstat(old).st_dev != os.fstat(parent).st_dev:
         if not (force or empty):
             raise _fail(
                 codes.OUTPUT_UNWRITABLE,
@@ -212,9 +376,18 @@ def _write_locked(staging: Path, files: set[str], target: Path, force: bool) -> 
             )
         ours = None
     if ours is None:
-        _write_into(staging, files, target)
+        _write_into(staging, files, old, target)
         return
-    kept = _kept_entries(target, ours) if target.exists() else {}
+    try:
+        kept, folders = _kept_entries(old, ours, mounts)
+    except _MountInside as inside:
+        raise _fail(
+            codes.OUTPUT_UNWRITABLE,
+            target,
+            f"{inside} inside the output folder is a mount point, which replacing the folder would move away "
+            "with the previous render; nothing was written",
+            "unmount it (or mount it outside the output folder), or render into another folder",
+        ) from None
     collisions = _collisions(files, kept)
     if collisions and not force:
         raise _fail(
@@ -226,7 +399,9 @@ def _write_locked(staging: Path, files: set[str], target: Path, force: bool) -> 
         )
     for rel in collisions:
         del kept[rel]
-    _replace_folder(staging, target, kept)
+    _carry_over(kept, old, staging)
+    _keep_modes(folders, staging)
+    _swap(staging_name, target, parent)
 
 
 @contextlib.contextmanager
@@ -295,6 +470,8 @@ class StagedTree(Mapping[str, str]):
             self._behind.stop()
         if self._staging is not None:
             shutil.rmtree(self._staging, ignore_errors=True)  # after a commit: nothing, or a forced write's copy
+        if self._new_files is not None:
+            self._new_files.close()
         if self._hold is not None:
             os.close(self._hold)
         if not self._committed:
@@ -308,9 +485,14 @@ class StagedTree(Mapping[str, str]):
         if rel not in self._paths:
             raise KeyError(rel)
         self._settle()
-        root = self.target if self._committed else self._staging
-        assert root is not None
-        return (root / rel).read_bytes().decode("utf-8")
+        if not self._committed:
+            assert self._hold is not None
+            return _read(self._hold, rel).decode("utf-8")
+        target = os.open(self.target, FOLDER_FLAGS)
+        try:
+            return _read(target, rel).decode("utf-8")
+        finally:
+            os.close(target)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._paths)
@@ -331,9 +513,10 @@ class StagedTree(Mapping[str, str]):
         """From here on, `put` hands the files to a second process that writes them (write_behind.py); where
         that process cannot be started (no Python executable to start), `put` goes on writing them itself."""
         if self._behind is None:
-            root = self.begin()
+            self.begin()
+            assert self._hold is not None
             with contextlib.suppress(OSError):
-                self._behind = WriteBehind(root)
+                self._behind = WriteBehind(self._hold)
 
     def _settle(self) -> None:
         """Wait for the write-behind process to write what it was sent (it ends; `put` writes from here on)."""
@@ -386,14 +569,15 @@ class StagedTree(Mapping[str, str]):
             return self._staging or self._start()
 
     def _start(self) -> Path:
-        """The new folder, held (fsops.hold) so that another render's clean-up leaves it alone."""
+        """The new folder, held (fsops.hold) so that another render's clean-up leaves it alone; its files are
+        written through the hold's descriptor."""
         parent = self.target.parent
         self._made_parents = [p for p in (parent, *parent.parents) if not p.exists()]
         parent.mkdir(parents=True, exist_ok=True)
         with locked(parent):
             self._staging = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.{_NEW}", dir=parent))
-            self._new_files = NewFiles(str(self._staging))
             self._hold = hold(self._staging)
+            self._new_files = NewFiles(self._hold)
         return self._staging
 
     def commit(self) -> None:
@@ -402,8 +586,9 @@ class StagedTree(Mapping[str, str]):
         self._settle()
         with _output_errors(self.target):
             staging = self.begin()
-            with locked(self.target.parent):
-                _write_locked(staging, set(self._paths), self.target, self.force)
+            assert self._hold is not None
+            with locked(self.target.parent) as parent:
+                _write_locked(self._hold, staging.name, set(self._paths), self.target, self.force, parent)
         self._committed = True
 
 

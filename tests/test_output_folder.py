@@ -3,11 +3,14 @@ concurrent renders leave a whole tree, and file-system failures are clear errors
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,7 @@ from typing import Any
 import pytest
 from helpers import REPO, run_cli
 
-from clusterforge import fsops, writer
+from clusterforge import fsops, write_behind, writer
 from clusterforge.errors import ClusterforgeError
 from clusterforge.writer import MANIFEST, manifest_files, with_manifest, write_tree
 
@@ -312,6 +315,204 @@ def test_a_mount_point_is_not_replaced_but_force_writes_into_it(small_mount: Pat
     assert assert_whole(small_mount) == 1
     write_tree(tree(2), small_mount, force=True)
     assert assert_whole(small_mount) == 2
+
+
+# --- hostile file systems -------------------------------------------------------------------------------
+
+
+def plant_link_before_second_file(
+    monkeypatch: pytest.MonkeyPatch, folder: Callable[[], Path | None], outside: Path
+) -> list[str]:
+    """Once `family/file0.txt` is written in the folder `folder()` names, the next file created anywhere moves
+    `family` aside (inside that folder) and leaves a symbolic link to `outside` in its place, just before
+    the file is created: a link planted after every check was made. Returns where it was planted."""
+    real_open = os.open
+    planted: list[str] = []
+
+    def opening(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        where = folder()
+        if flags & os.O_CREAT and not planted and where is not None and (where / "family/file0.txt").is_file():
+            os.rename(where / "family", where / "moved")
+            os.symlink(outside, where / "family")
+            planted.append(str(where))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", opening)
+    return planted
+
+
+def test_force_never_writes_through_a_link_planted_after_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    folder = tmp_path / "site"
+    (folder / "family").mkdir(parents=True)
+    (folder / "own.txt").write_text("not clusterforge's\n")
+    planted = plant_link_before_second_file(monkeypatch, lambda: folder, outside)
+    failed = None
+    try:
+        write_tree(tree(1, files=4), folder, force=True)
+    except ClusterforgeError as exc:
+        failed = exc
+    monkeypatch.undo()
+    assert planted, "the link was never planted"
+    assert sorted(p.name for p in outside.iterdir()) == [], "a rendered file was written through the link"
+    assert failed is not None and failed.findings[0].code == "CF-OUT-002", failed
+    assert "family" in failed.findings[0].message
+
+
+def staging_folder(parent: Path) -> Path | None:
+    found = sorted(parent.glob(".out.clusterforge-new-*"))
+    return found[0] if found else None
+
+
+@pytest.mark.parametrize("behind", [False, True], ids=["here", "write-behind"])
+def test_a_staged_render_never_writes_through_a_link_planted_in_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behind: bool
+) -> None:
+    """A link put in the new folder while the render writes there (in this process, or in the write-behind
+    process) is never followed: nothing lands outside."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    out = tmp_path / "out"
+    texts = tree(1, files=4)
+    with contextlib.suppress(ClusterforgeError), writer.StagedTree(out) as staged:
+        if behind:
+            monkeypatch.setattr(write_behind, "BATCH", 1)  # each file goes to the process as it is put
+            staged.write_behind()
+        else:
+            plant_link_before_second_file(monkeypatch, lambda: staging_folder(tmp_path), outside)
+        staged.put("family/file0.txt", texts["family/file0.txt"])
+        if behind:
+            staging = staging_folder(tmp_path)
+            assert staging is not None
+            for _ in range(1000):
+                if (staging / "family/file0.txt").is_file():
+                    break
+                time.sleep(0.01)
+            os.rename(staging / "family", staging / "moved")
+            os.symlink(outside, staging / "family")
+        for rel in ("family/file1.txt", "family/file2.txt", "family/file3.txt", MANIFEST):
+            staged.put(rel, texts[rel])
+        staged.commit()
+    monkeypatch.undo()
+    assert sorted(p.name for p in outside.iterdir()) == [], "a rendered file was written through the link"
+
+
+def mount_or_skip(*args: str) -> None:
+    done = subprocess.run(["mount", *args], capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount here: {done.stderr.decode().strip()}")
+
+
+@pytest.mark.parametrize("how", ["tmpfs", "bind", "file-bind"])
+def test_a_file_system_mounted_inside_the_output_folder_is_refused_and_untouched(tmp_path: Path, how: str) -> None:
+    """Replacing the folder as a whole would move the mount away with the previous tree, then empty it. A bind
+    mount of the same file system (of a folder or of a file) has its parent folder's device number: it is found
+    all the same."""
+    out = tmp_path / "out"
+    write_tree(tree(1), out)
+    (out / "runs" / "scratch").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if how == "tmpfs":
+        mount_or_skip("-t", "tmpfs", "-o", "size=4m", "tmpfs", str(out / "runs" / "scratch"))
+    elif how == "bind":
+        mount_or_skip("--bind", str(elsewhere), str(out / "runs" / "scratch"))
+    else:
+        (elsewhere / "results.txt").write_text("")
+        (out / "runs" / "scratch" / "results.txt").write_text("")
+        mount_or_skip("--bind", str(elsewhere / "results.txt"), str(out / "runs" / "scratch" / "results.txt"))
+    try:
+        (out / "runs" / "scratch" / "results.txt").write_text("a week of runs\n")
+        before = snapshot(out)
+        with pytest.raises(ClusterforgeError) as caught:
+            write_tree(tree(2), out)
+        finding = caught.value.findings[0]
+        assert finding.code == "CF-OUT-003", finding
+        where = "runs/scratch/results.txt" if how == "file-bind" else "runs/scratch"
+        assert f"{where} inside" in finding.message and "mount point" in finding.message
+        assert snapshot(out) == before
+        assert leftovers(tmp_path) == []
+    finally:  # wherever the mount went (a render that moves it takes it along with the previous tree)
+        for point in sorted(fsops.mount_points(tmp_path.resolve()), reverse=True):
+            subprocess.run(["umount", "-l", str(tmp_path.resolve() / point)], check=False)
+
+
+def test_a_rerender_keeps_the_modes_of_the_folder_and_of_what_it_carries_over(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_tree(tree(1), out)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755, "a new folder is readable by all, as before"
+    (out / "private").mkdir()
+    (out / "private/vault.txt").write_text("secret\n")
+    (out / "private/inner").mkdir()
+    os.chmod(out / "private/vault.txt", 0o644)
+    os.chmod(out / "private/inner", 0o711)
+    os.chmod(out / "private", 0o700)
+    os.chmod(out / "family", 0o750)
+    os.chmod(out, 0o700)
+    write_tree(tree(2), out)
+    assert assert_whole(out) == 2
+    modes = {rel: stat.S_IMODE((out / rel).stat().st_mode) for rel in ("", "private", "private/inner", "family")}
+    assert modes == {"": 0o700, "private": 0o700, "private/inner": 0o711, "family": 0o750}
+    assert stat.S_IMODE((out / "private/vault.txt").stat().st_mode) == 0o644
+    assert (out / "private/vault.txt").read_text() == "secret\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_a_rerender_by_root_keeps_the_owners_of_the_folders(tmp_path: Path) -> None:
+    """A person's 0700 folder, made again by a render that root runs, is still theirs (not root's, which
+    would shut them out of it), and so is the output folder."""
+    out = tmp_path / "out"
+    write_tree(tree(1), out)
+    (out / "private").mkdir(mode=0o700)
+    (out / "private/notes.txt").write_text("mine\n")
+    for path in (out, out / "private", out / "private/notes.txt"):
+        os.chown(path, 4321, 4322)
+    write_tree(tree(2), out)
+    owners = {
+        rel: ((out / rel).stat().st_uid, (out / rel).stat().st_gid) for rel in ("", "private", "private/notes.txt")
+    }
+    assert owners == dict.fromkeys(("", "private", "private/notes.txt"), (4321, 4322))
+    assert stat.S_IMODE((out / "private").stat().st_mode) == 0o700
+
+
+LEFTOVER_KINDS = ["file", "folder", "link-to-folder", "link-to-file", "broken-link", "fifo"]
+
+
+@pytest.mark.parametrize("kind", LEFTOVER_KINDS)
+@pytest.mark.parametrize("which", ["new", "old"])
+@pytest.mark.parametrize("present", [True, False], ids=["folder-there", "folder-missing"])
+def test_a_leftover_of_any_kind_is_removed_and_never_followed(
+    tmp_path: Path, kind: str, which: str, present: bool
+) -> None:
+    """Whatever a killed run (or anyone) left under a leftover's name goes at the next run; a link is removed,
+    never what it points to, and is never put back as the output folder."""
+    outside = tmp_path / "outside"
+    write_tree(tree(7), outside)  # a render elsewhere: what a link points to must not be taken or emptied
+    before = snapshot(outside)
+    out = tmp_path / "out"
+    if present:
+        write_tree(tree(1), out)
+    leftover = tmp_path / f".out.clusterforge-{which}-4242"
+    if kind == "file":
+        leftover.write_text("x\n")
+    elif kind == "folder":
+        (leftover / "sub").mkdir(parents=True)
+        (leftover / "sub/link").symlink_to(outside)
+    elif kind == "link-to-folder":
+        leftover.symlink_to(outside)
+    elif kind == "link-to-file":
+        leftover.symlink_to(outside / MANIFEST)
+    elif kind == "broken-link":
+        leftover.symlink_to(tmp_path / "nothing")
+    else:
+        os.mkfifo(leftover)
+    write_tree(tree(2), out)
+    assert assert_whole(out) == 2 and not out.is_symlink()
+    assert leftovers(tmp_path) == []
+    assert snapshot(outside) == before
 
 
 # --- render-check ---------------------------------------------------------------------------------------
