@@ -104,9 +104,7 @@ class GroupBounds:
     def figures(self, nodes: list[str], leaf_nodes: int) -> list[TierFigure]:
         """The tiers of `nodes` whose first `leaf_nodes` share one set of leaves."""
         scope = TierScope(self.leaf_name, leaf_nodes)
-        return tier_figures(
-            nodes, self.gpus_per_node, self.domain, self.nvlink_gbs, self.nic_gbs, scope, self.ratio
-        )
+        return tier_figures(nodes, self.gpus_per_node, self.domain, self.nvlink_gbs, self.nic_gbs, scope, self.ratio)
 
 
 def group_bounds(ctx: RenderContext, entry: NcclGroup) -> GroupBounds:
