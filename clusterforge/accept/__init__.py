@@ -118,6 +118,7 @@ class Cable:
     label: str
     ends: str
     """`A01 U1 gpu001 ib3 to N01 U38 compute-leaf003 ib1/1`."""
+    devices: tuple[str, str]
 
 
 class Plan:
@@ -132,7 +133,7 @@ class Plan:
             if link.fabric not in fabrics:
                 continue
             ends = f"{row.a.rack} U{row.a.u} {link.a} {link.a_port} to {row.b.rack} U{row.b.u} {link.b} {link.b_port}"
-            cable = Cable(row.label, ends)
+            cable = Cable(row.label, ends, (link.a, link.b))
             self.cables[(link.a, link.a_port)] = self.cables[(link.b, link.b_port)] = cable
             if link.tier == "leaf-spine":
                 self.uplinks[link.a].append(row.label)
@@ -508,7 +509,7 @@ class Judge:
         for line, where, message in r.ib_errors:
             device, port = resolve(where)
             cable = self.plan.cables.get((device, port))
-            node = device if device in hosts else None
+            node = next((d for d in cable.devices if d in hosts), None) if cable else None
             located += 1
             self.add(
                 Problem(
