@@ -163,7 +163,8 @@ def test_the_command_exits_1_and_prints_drain_and_retest(gb200: Analysis, tmp_pa
     result = run_cli("accept", str(GB200), str(folder), cwd=REPO)
     assert result.returncode == 1
     assert "error CF-ACCEPT-007: DCGM Hardware test 'GPU Memory' failed on gb020 GPU 2" in result.stdout
-    assert 'scontrol update nodename=gb020 state=drain reason="clusterforge accept: DCGM Hardware' in result.stdout
+    drain = 'scontrol update nodename=gb020 state=drain reason="clusterforge accept: CF-ACCEPT-007 DCGM Hardware'
+    assert drain in result.stdout
     assert "sbatch handoff/burn-in/gb/su001.sbatch  # gb020" in result.stdout
     assert result.stdout.rstrip().endswith("gb200-nvl72: not accepted (1 failure)")
     (folder / "dcgm.gb020.json").write_text(f"{HEADER} test=dcgm group=gb nodes=gb020\n{dcgm()}")

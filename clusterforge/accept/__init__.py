@@ -94,7 +94,8 @@ class Acceptance:
         found: dict[str, list[str]] = defaultdict(list)
         for problem in self.problems:
             for node in problem.drain:
-                found[node].append(problem.subject if problem.kind == "cable" else problem.message)
+                what = f"cable {problem.subject}" if problem.kind == "cable" else problem.message
+                found[node].append(f"{problem.code} {what}")
         order = {n: i for i, n in enumerate(self.nodes)}
         return dict(sorted(found.items(), key=lambda item: order.get(item[0], len(order))))
 

@@ -162,5 +162,5 @@ def render_acceptance(ctx: RenderContext) -> dict[str, str]:
         return {}
     jobs = render_burn_in(ctx)
     model["burn_in"] = BURN_IN_DIR
-    model["jobs"] = [md_cell(path.removeprefix("handoff/")) for path in jobs]
+    model["jobs"] = [md_cell(path) for path in jobs]
     return {ACCEPTANCE_MD: ctx.render("handoff/acceptance.md.j2", model), **jobs}
