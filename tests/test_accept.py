@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import subprocess
@@ -17,7 +18,7 @@ from slurm_harness import Slurmctld
 
 from clusterforge import codes
 from clusterforge.accept import Acceptance, accept
-from clusterforge.accept.report import accept_html, accept_markdown, drain_lines
+from clusterforge.accept.report import accept_html, accept_json, accept_markdown, drain_lines
 from clusterforge.accept.results import HEADER, read_result
 from clusterforge.pipeline import Analysis, analyse, load_valid, render_files
 from clusterforge.render.burnin import burn_in_groups
@@ -92,6 +93,12 @@ def plant(run: Run, gb200: Analysis, fault: str) -> None:
             run.slow_pairs(node, 2, 15.0, kind="spine-pair")
     elif fault == "dcgm":
         run.put("dcgm.gb020.json", "test=dcgm group=gb nodes=gb020", dcgm((2, "A memory mismatch was detected")))
+    elif fault == "bad rail leaf":  # the rail-4 leaf of the first scalable unit: every pair on it, either tier
+        for node in g.leaf_sets[0]:
+            run.slow_pairs(node, 4, 12.0)
+    elif fault == "ber at the host":
+        errors = ["gb050 mlx5_1/P1 - Symbol BER 2.1e-11 is higher than the threshold 1e-12"]
+        run.files["ibdiagnet.compute.log"] = f"{HEADER} test=ibdiagnet fabric=compute\n" + ibdiagnet(errors)
     elif fault == "ber":
         errors = ["compute-leaf006/P18 - Symbol BER 2.1e-11 is higher than the threshold 1e-12"]
         run.files["ibdiagnet.compute.log"] = f"{HEADER} test=ibdiagnet fabric=compute\n" + ibdiagnet(errors)
@@ -108,6 +115,8 @@ def expected(gb200: Analysis, fault: str) -> tuple[str, str, tuple[str, ...]]:
         return (codes.ACCEPT_LEAF_UPLINKS, g.ports[(g.leaf_sets[1][0], 2)].leaf, ())
     if fault == "dcgm":
         return (codes.ACCEPT_GPU_DIAGNOSTIC, "gb020", ("gb020",))
+    if fault == "bad rail leaf":
+        return (codes.ACCEPT_RAIL_LEAF, g.ports[(g.leaf_sets[0][0], 4)].leaf, ())
     # compute-leaf006 port 18 holds gb050's rail-2 cable (the plan's IB port numbering)
     cable = next(c for c in subnet.cables if c.upper.device == "compute-leaf006" and c.upper.port == 18)
     assert (cable.lower.device, cable.rail) == ("gb050", 2)
@@ -115,9 +124,10 @@ def expected(gb200: Analysis, fault: str) -> tuple[str, str, tuple[str, ...]]:
 
 
 FAULTS = ["slow rail", "bad uplink", "dcgm", "ber"]
+MORE = ["bad rail leaf", "ber at the host"]
 
 
-@pytest.mark.parametrize("faults", [[f] for f in FAULTS] + [FAULTS], ids=[*FAULTS, "all four"])
+@pytest.mark.parametrize("faults", [[f] for f in FAULTS + MORE] + [FAULTS], ids=[*FAULTS, *MORE, "all four"])
 def test_planted_faults_are_found_and_nothing_else(gb200: Analysis, tmp_path: Path, faults: list[str]) -> None:
     run = Run(gb200, tmp_path / "results")
     for fault in faults:
@@ -185,6 +195,8 @@ def test_reports_escape_what_the_results_say(gb200: Analysis, tmp_path: Path) ->
     assert "<script>" not in outside_code and "&lt;script&gt;" in outside_code and "\\|" in outside_code
     assert "## Sign-off" in markdown and "```sh\nscontrol update nodename=gb020 state=drain" in markdown
     assert "`rm" not in markdown.split("```sh")[1]  # a backtick in a reason cannot close the fence
+    verdicts = json.loads(accept_json(result))["nodes"]
+    assert verdicts["gb020"] == "fail" and sum(v == "pass" for v in verdicts.values()) == 71
 
 
 # --- bad input: located, exit 1, never a pass and never a traceback ---------------------------------------

@@ -333,11 +333,12 @@ class Judge:
         )
 
     def judge_pairs(self) -> None:
-        by_ring: dict[tuple[str, str, int], list[PairResult]] = defaultdict(list)
+        by_ring: dict[tuple[str, str, int, int], list[PairResult]] = defaultdict(list)
         for p in self.pairs:
-            by_ring[(p.kind, p.group.group, p.rail)].append(p)
+            ring = (p.group.leaf_set_of(p.a) or 0) if p.kind == "rail-pair" else -1  # a set's ring; spine: all
+            by_ring[(p.kind, p.group.group, p.rail, ring)].append(p)
         suspects: set[tuple[str, int]] = set()
-        for (kind, _, rail), pairs in sorted(by_ring.items(), key=lambda item: item[0][0] != "rail-pair"):
+        for (kind, _, rail, _), pairs in sorted(by_ring.items(), key=lambda item: item[0][0] != "rail-pair"):
             if kind == "rail-pair":
                 suspects |= self.rail_ring(pairs, rail)
             else:
@@ -350,6 +351,24 @@ class Judge:
             counts[p.b].append(p)
         suspects = {n for n, ps in counts.items() if len(ps) >= 2 and all(p.low for p in ps)}
         g = pairs[0].group
+        leaves = {g.ports[(n, rail)].leaf for n in counts if (n, rail) in g.ports}
+        if len(counts) >= 3 and suspects == set(counts) and len(leaves) == 1:
+            (leaf,) = leaves
+            nodes = sorted(counts, key=g.nodes.index)
+            self.add(
+                Problem(
+                    codes.ACCEPT_RAIL_LEAF,
+                    f"every one of the {len(pairs)} rail-{rail} pairs under {leaf} is below floor (lowest "
+                    f"{_gbs(min(p.measured for p in pairs))} GB/s, floor {_gbs(g.pair_floor())}): the leaf switch, "
+                    f"not the {len(nodes)} node cables",
+                    kind="leaf",
+                    subject=leaf,
+                    retest=tuple(nodes),
+                    jobs=(self.plan.set_job(g, nodes[0]),),
+                    files=tuple(p.file for p in pairs),
+                )
+            )
+            return {(n, rail) for n in suspects}  # their spine pairs on this rail are explained too
         for node in sorted(suspects, key=g.nodes.index):
             port = g.ports.get((node, rail))
             cable = self.plan.cable(port)

@@ -70,6 +70,8 @@ def summary_line(result: Acceptance) -> str:
 def node_verdicts(result: Acceptance) -> dict[str, str]:
     failed: dict[str, list[str]] = {}
     for p in result.problems:
+        if p.kind not in ("node", "cable"):
+            continue  # a tier or a leaf fails as such; its nodes are tested again with it
         for node in p.drain or p.retest:
             failed.setdefault(node, []).append(p.code)
     verdicts = {}

@@ -29,7 +29,7 @@ from typing import Any
 from ..model.fabric import LeafSpineFabric
 from .acceptance import FLOOR, GroupBounds, TierFigure, group_bounds
 from .context import RenderContext, host_range
-from .handoff_common import natural_key
+from .handoff_common import natural_key, shared_cable_table
 from .nccl import NcclGroup, hca_devices, nccl_groups
 
 BURN_IN_DIR = "handoff/burn-in"
@@ -75,6 +75,7 @@ class BurnInGroup:
     ports: dict[tuple[str, int], RailPort] = field(default_factory=dict)
     partition: str | None = None
     rail_optimized: bool = False
+    _set_of: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
     def rails(self) -> int:
@@ -92,10 +93,9 @@ class BurnInGroup:
         return f"{'su' if self.rail_optimized else 'leaf'}{index + 1:03d}"
 
     def leaf_set_of(self, node: str) -> int | None:
-        for index, nodes in enumerate(self.leaf_sets):
-            if node in nodes:
-                return index
-        return None
+        if not self._set_of:
+            self._set_of.update((n, i) for i, nodes in enumerate(self.leaf_sets) for n in nodes)
+        return self._set_of.get(node)
 
     def figure(self, test: str, nodes: list[str]) -> TierFigure | None:
         """The expected figures of a collective test over `nodes`: 'nvlink' (one NVLink domain), 'leaf' (nodes
@@ -122,10 +122,21 @@ def _partition(ctx: RenderContext, group: str) -> str | None:
 
 def _rail_ports(ctx: RenderContext, fabric: str, nodes: set[str]) -> dict[tuple[str, int], RailPort]:
     """(node, rail) -> its port on `fabric`: the link's rail, else the port's place among the node's ports."""
+    links = shared_cable_table(ctx).links  # columns: one pass without a Link object per cable
     by_node: dict[str, list[tuple[str, str, str, int, int | None]]] = defaultdict(list)
-    for index, link in enumerate(ctx.topo.links):
-        if link.tier == "node-leaf" and link.fabric == fabric and link.a in nodes:
-            by_node[link.a].append((link.a_port, link.b, link.b_port, index, link.rail))
+    columns = zip(
+        links["a"],
+        links["a_port"],
+        links["b"],
+        links["b_port"],
+        links["fabric"],
+        links["tier"],
+        links["rail"],
+        strict=True,
+    )
+    for index, (a, a_port, b, b_port, link_fabric, tier, rail) in enumerate(columns):
+        if tier == "node-leaf" and link_fabric == fabric and a in nodes:
+            by_node[a].append((a_port, b, b_port, index, rail))
     ports: dict[tuple[str, int], RailPort] = {}
     for node, found in by_node.items():
         found.sort(key=lambda p: natural_key(p[0]))
