@@ -347,3 +347,30 @@ def test_pairs_cover_each_ring_once_with_disjoint_steps(tmp_path: Path) -> None:
     calls = (tmp_path / "calls").read_text()
     assert "CUDA_VISIBLE_DEVICES=2 NCCL_IB_HCA==mlx5_2:1" in calls and "--gpus-per-task" not in calls
     assert sys.platform.startswith("linux")
+
+
+@pytest.mark.parametrize("name", ["h200-training-pod.yaml", "l40s-inference.yaml"])
+def test_the_other_examples_pass_clean_and_name_a_slow_rail(name: str, tmp_path: Path) -> None:
+    """HGX (one NVLink domain per node, one scalable unit) and PCIe nodes on Ethernet (no NVLink, no
+    ibdiagnet): a clean run passes, and a slow rail on the fifth node names that node's cable alone."""
+    analysis = analyse(load_valid(REPO / "blueprints" / name))
+    run = Run(analysis, tmp_path / "results")
+    if not burn_in_groups(RenderContext(analysis.valid, analysis.topo, []))[0].infiniband:
+        del run.files["ibdiagnet.compute.log"]
+    assert judged(analysis, run).passed
+    g = run.groups[0]
+    node = g.leaf_sets[0][4]
+    run.slow_pairs(node, 2, 10.0)
+    result = judged(analysis, run)
+    cable = next(c for c in cable_labels(analysis, node, g.ports[(node, 2)].port))
+    assert summary(result) == [(codes.ACCEPT_RAIL_LOW, cable, (node,))]
+
+
+def cable_labels(analysis: Analysis, device: str, port: str) -> list[str]:
+    from clusterforge.render.handoff_common import cable_table
+
+    return [
+        row.label
+        for row in cable_table(analysis.valid, analysis.topo).rows()
+        if (row.link.a, row.link.a_port) == (device, port)
+    ]
