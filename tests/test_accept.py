@@ -99,6 +99,14 @@ def plant(run: Run, gb200: Analysis, fault: str) -> None:
     elif fault == "ber at the host":
         errors = ["gb050 mlx5_1/P1 - Symbol BER 2.1e-11 is higher than the threshold 1e-12"]
         run.files["ibdiagnet.compute.log"] = f"{HEADER} test=ibdiagnet fabric=compute\n" + ibdiagnet(errors)
+    elif fault == "ber by guid":  # a port ibdiagnet names by GUIDs: not in the plan, still a failure
+        errors = ["Sfc6a1c030047ee80/Nfc6a1c030047ee80/P1/27/2 - Symbol BER 2.1e-11 is higher than the threshold"]
+        run.files["ibdiagnet.compute.log"] = f"{HEADER} test=ibdiagnet fabric=compute\n" + ibdiagnet(errors)
+    elif fault == "unlocated ibdiagnet error":  # an error in the Summary that no line names: the fabric fails
+        text = ibdiagnet().replace(
+            "-I- Links Check               0          0", "-I- Links Check               0          2"
+        )
+        run.files["ibdiagnet.compute.log"] = f"{HEADER} test=ibdiagnet fabric=compute\n" + text
     elif fault == "ber":
         errors = ["compute-leaf006/P18 - Symbol BER 2.1e-11 is higher than the threshold 1e-12"]
         run.files["ibdiagnet.compute.log"] = f"{HEADER} test=ibdiagnet fabric=compute\n" + ibdiagnet(errors)
@@ -115,6 +123,10 @@ def expected(gb200: Analysis, fault: str) -> tuple[str, str, tuple[str, ...]]:
         return (codes.ACCEPT_LEAF_UPLINKS, g.ports[(g.leaf_sets[1][0], 2)].leaf, ())
     if fault == "dcgm":
         return (codes.ACCEPT_GPU_DIAGNOSTIC, "gb020", ("gb020",))
+    if fault == "ber by guid":
+        return (codes.ACCEPT_PORT_ERROR, "Sfc6a1c030047ee80/Nfc6a1c030047ee80/P1/27/2", ())
+    if fault == "unlocated ibdiagnet error":
+        return (codes.ACCEPT_PORT_ERROR, "compute", ())
     if fault == "bad rail leaf":
         return (codes.ACCEPT_RAIL_LEAF, g.ports[(g.leaf_sets[0][0], 4)].leaf, ())
     # compute-leaf006 port 18 holds gb050's rail-2 cable (the plan's IB port numbering)
@@ -124,7 +136,7 @@ def expected(gb200: Analysis, fault: str) -> tuple[str, str, tuple[str, ...]]:
 
 
 FAULTS = ["slow rail", "bad uplink", "dcgm", "ber"]
-MORE = ["bad rail leaf", "ber at the host"]
+MORE = ["bad rail leaf", "ber at the host", "ber by guid", "unlocated ibdiagnet error"]
 
 
 @pytest.mark.parametrize("faults", [[f] for f in FAULTS + MORE] + [FAULTS], ids=[*FAULTS, *MORE, "all four"])
@@ -374,3 +386,22 @@ def cable_labels(analysis: Analysis, device: str, port: str) -> list[str]:
         for row in cable_table(analysis.valid, analysis.topo).rows()
         if (row.link.a, row.link.a_port) == (device, port)
     ]
+
+
+ODD_BODIES = {
+    "dcgm": ['{"DCGM GPU Diagnostic": {"test_categories": ["x"]}}', '{"DCGM GPU Diagnostic": []}', "[1, 2]", "{"],
+    "nvbandwidth": ["memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)\n 0 1\n 0 N/A x\n", "\x00\x01"],
+    "fabric-state": ["GPU 00000000:18:00.0\n    Fabric\n", "Fabric\n    State : Completed\n"],
+    "leaf": ["#  out-of-place\n 8 2 float sum -1 1.0 1.0 1.0 0 1.0 1.0 1.0 0\n", "# Avg bus bandwidth : 1\n"],
+    "ibdiagnet": ["-I- Stage Warnings Errors\n-I- Discovery 0 x\n", "-E- /P - x\n"],
+}
+
+
+@pytest.mark.parametrize("test,body", [(t, b) for t, bodies in ODD_BODIES.items() for b in bodies])
+def test_odd_files_never_crash_and_never_pass(tmp_path: Path, test: str, body: str) -> None:
+    nodes = "gb[001-032]" if test == "leaf" else "gb001"
+    header = f"test={test} group=gb nodes={nodes} collective=all_reduce fabric=compute"
+    path = with_header(tmp_path, "odd.txt", header, body)
+    result = run_cli("accept", str(GB200), str(path), "--partial", cwd=REPO)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr

@@ -230,10 +230,16 @@ def parse_dcgm(result: Result, body: list[str]) -> None:
             start + 2,
         )
     for category in categories:
-        for test in (category or {}).get("tests") or []:
+        tests = category.get("tests") if isinstance(category, dict) else None
+        if not isinstance(category, dict) or not isinstance(tests, list):
+            raise ResultError(
+                codes.ACCEPT_MALFORMED, "a test category without its list of tests", result.file, start + 2
+            )
+        for test in tests:
             if not isinstance(test, dict):
                 continue  # DCGM 3.1 writes null between tests
-            for entry in test.get("results") or []:
+            entries = test.get("results")
+            for entry in entries if isinstance(entries, list) else []:
                 if isinstance(entry, dict) and str(entry.get("status", "")).upper() == "FAIL":
                     ids = str(entry.get("gpu_ids", entry.get("gpu_id", "")))
                     result.dcgm.append(
