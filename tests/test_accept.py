@@ -160,6 +160,8 @@ def test_the_slow_rail_names_its_node_cable_and_pairs(gb200: Analysis, tmp_path:
         f"cable {problem.subject} (A01 U"
     )
     assert problem.jobs == ("handoff/burn-in/gb/su001.sbatch",)
+    markdown = accept_markdown(judged(gb200, run))
+    assert f"| {problem.subject} | A01 U23 gb010 ib3 to N01 U39 compute-leaf003 ib5/2 | 1 | &#9744; |" in markdown
 
 
 def test_a_retest_replaces_the_earlier_result(gb200: Analysis, tmp_path: Path) -> None:
@@ -207,6 +209,7 @@ def test_reports_escape_what_the_results_say(gb200: Analysis, tmp_path: Path) ->
     assert "<script>" not in outside_code and "&lt;script&gt;" in outside_code and "\\|" in outside_code
     assert "## Sign-off" in markdown and "```sh\nscontrol update nodename=gb020 state=drain" in markdown
     assert "`rm" not in markdown.split("```sh")[1]  # a backtick in a reason cannot close the fence
+    assert "## Cables to look at" not in markdown  # a DCGM failure names no cable
     verdicts = json.loads(accept_json(result))["nodes"]
     assert verdicts["gb020"] == "fail" and sum(v == "pass" for v in verdicts.values()) == 71
 

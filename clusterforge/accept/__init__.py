@@ -83,6 +83,10 @@ class Acceptance:
     problems: list[Problem] = field(default_factory=list)
     tested: set[str] = field(default_factory=set)
     partial: bool = False
+    cables: dict[str, str] = field(default_factory=dict)
+    """Label -> both ends (rack, U, device, port) of each cable a problem names."""
+    dated: tuple[float, float] = (0.0, 0.0)
+    """The oldest and newest result's modification time (seconds since the epoch)."""
 
     @property
     def untested(self) -> list[str]:
@@ -129,6 +133,7 @@ class Plan:
         fabrics = {g.fabric for g in self.groups.values()}
         self.cables: dict[tuple[str, str], Cable] = {}
         self.uplinks: dict[str, list[str]] = defaultdict(list)
+        self.by_label: dict[str, Cable] = {}
         for row in cable_table(valid, topo).rows():
             link = row.link
             if link.fabric not in fabrics:
@@ -136,6 +141,7 @@ class Plan:
             ends = f"{row.a.rack} U{row.a.u} {link.a} {link.a_port} to {row.b.rack} U{row.b.u} {link.b} {link.b_port}"
             cable = Cable(row.label, ends, (link.a, link.b))
             self.cables[(link.a, link.a_port)] = self.cables[(link.b, link.b_port)] = cable
+            self.by_label[row.label] = cable
             if link.tier == "leaf-spine":
                 self.uplinks[link.a].append(row.label)
 
@@ -205,6 +211,10 @@ class Judge:
 
     def add(self, problem: Problem) -> None:
         self.out.problems.append(problem)
+        for label in problem.cables:
+            cable = self.plan.by_label.get(label)
+            if cable is not None:
+                self.out.cables[label] = cable.ends
 
     def result(self, r: Result) -> None:
         if r.test == "ibdiagnet":
@@ -590,6 +600,8 @@ def accept(valid: ValidBlueprint, topo: Topology, paths: Iterable[Path], partial
     out = Acceptance(valid.blueprint.name, nodes, partial=partial)
     results, out.skipped = read_results(list(paths))
     out.results = len(results)
+    stamps = [r.mtime for r in results]
+    out.dated = (min(stamps, default=0.0), max(stamps, default=0.0))
     judge = Judge(plan, out)
     for result in sorted(results, key=lambda r: r.file):
         judge.result(result)

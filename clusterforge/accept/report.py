@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from .. import codes
@@ -18,6 +19,10 @@ from . import Acceptance, Problem
 
 def _gbs(value: float) -> str:
     return f"{value:,.1f}"
+
+
+def _date(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def drain_lines(result: Acceptance) -> list[str]:
@@ -166,6 +171,10 @@ def report_model(
     """`escape` for table cells and text, `code` for the lines shown as commands (default `escape`)."""
     code = code or escape
     verdicts = node_verdicts(result)
+    numbers: dict[str, list[int]] = {}
+    for number, problem in enumerate(result.problems, start=1):
+        for label in problem.cables:
+            numbers.setdefault(label, []).append(number)
     counts = {v: sum(1 for x in verdicts.values() if x == v) for v in ("pass", "fail", "re-test", "not tested")}
     return {
         "blueprint": escape(result.blueprint),
@@ -184,7 +193,11 @@ def report_model(
             }
             for i, p in enumerate(result.problems, start=1)
         ],
-        "failing_nodes": [escape(n) for n, v in verdicts.items() if v != "pass"],
+        "cables": [
+            {"label": escape(label), "ends": escape(ends), "problems": ", ".join(str(i) for i in numbers[label])}
+            for label, ends in sorted(result.cables.items())
+        ],
+        "dated": " to ".join(_date(t) for t in result.dated) if result.results else "",
         "verdicts": {escape(n): v for n, v in verdicts.items() if v != "pass"},
         "tiers": _tiers(result, escape),
         "drain": [code(line) for line in drain_lines(result)],
