@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from accept_results import SAMPLES, Run, dcgm, ibdiagnet, nccl
 from helpers import REPO, run_cli
+from slurm_chroot import Slurmctld2411
 from slurm_harness import Slurmctld
 
 from clusterforge import codes
@@ -290,17 +291,26 @@ def test_the_sample_sizes_reach_the_plateau() -> None:
 
 
 # --- the jobs ----------------------------------------------------------------------------------------------
-class CloudSlurmctld(Slurmctld):
-    """The harness's slurmctld with the nodes as powered-down cloud nodes: without a slurmd they are UNKNOWN and
-    `sbatch --test-only` refuses every job ("Requested node configuration is not available"); a cloud node is
-    one the scheduler may allocate (and would power up)."""
+def as_cloud_nodes(root: Path) -> None:
+    """The harness's nodes as powered-down cloud nodes: without a slurmd they are UNKNOWN and `sbatch
+    --test-only` refuses every job ("Requested node configuration is not available"); a cloud node is one the
+    scheduler may allocate (and would power up)."""
+    conf = root / "cluster.conf"
+    conf.write_text(conf.read_text().replace("State=UNKNOWN", "State=CLOUD"))
+    wrapper = root / "slurm.conf"
+    wrapper.write_text(wrapper.read_text() + "SuspendProgram=/bin/true\nResumeProgram=/bin/true\n")
 
+
+class CloudSlurmctld(Slurmctld):
     def __init__(self, rendered: Path, root: Path) -> None:
         super().__init__(rendered, root)
-        conf = root / "cluster.conf"
-        conf.write_text(conf.read_text().replace("State=UNKNOWN", "State=CLOUD"))
-        wrapper = root / "slurm.conf"
-        wrapper.write_text(wrapper.read_text() + "SuspendProgram=/bin/true\nResumeProgram=/bin/true\n")
+        as_cloud_nodes(root)
+
+
+class CloudSlurmctld2411(Slurmctld2411):
+    def __init__(self, chroot: Path, rendered: Path) -> None:
+        super().__init__(chroot, rendered)
+        as_cloud_nodes(self.root)
 
 
 @pytest.mark.parametrize("name", ["h200-training-pod.yaml", "gb200-nvl72.yaml"])
@@ -408,3 +418,25 @@ def test_odd_files_never_crash_and_never_pass(tmp_path: Path, test: str, body: s
     result = run_cli("accept", str(GB200), str(path), "--partial", cwd=REPO)
     assert result.returncode == 1, (result.stdout, result.stderr)
     assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_slurm_2411_accepts_the_nvl72_jobs_as_committed(tmp_path: Path, trixie: Path) -> None:
+    """The GB200 example as committed (Slurm 24.11, topology/block, switch/nvidia_imex): Debian 13's sbatch
+    --test-only takes every burn-in job."""
+    out = tmp_path / "out"
+    write_tree(render_files(load_valid(REPO / GB200)), out)
+    jobs = sorted((out / "handoff/burn-in").rglob("*.sbatch"))
+    # gb[033-064] crosses the 36-node aggregates gb[001-036] and gb[037-072]: the job asks for the 72-node block
+    su002 = (out / "handoff/burn-in/gb/su002.sbatch").read_text()
+    assert "#SBATCH --nodes=72\n#SBATCH --nodelist=gb[001-072]\n" in su002 and "NODES=gb[033-064]" in su002
+    assert "#SBATCH --nodelist=gb[001-032]\n" in (out / "handoff/burn-in/gb/su001.sbatch").read_text()
+    with CloudSlurmctld2411(trixie, out) as ctld:
+        inner = Path("/") / ctld.root.relative_to(trixie)
+        answers = {}
+        for job in jobs:
+            (ctld.root / job.name).write_text(job.read_text())
+            answers[job.name] = ctld.run("sbatch", "--test-only", str(inner / job.name), check=False)
+        complaints = ctld.complaints()
+    assert complaints == []
+    for name, answer in answers.items():
+        assert re.search(r"Job \d+ to start at \S+ using \d+ processors on nodes \S+", answer), f"{name}: {answer}"

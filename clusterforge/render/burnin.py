@@ -26,11 +26,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+import hostlist
+
 from ..model.fabric import LeafSpineFabric
 from .acceptance import FLOOR, GroupBounds, TierFigure, group_bounds
 from .context import RenderContext, host_range
 from .handoff_common import natural_key, shared_cable_table
 from .nccl import NcclGroup, hca_devices, nccl_groups
+from .slurm_model import slurm_model
 
 BURN_IN_DIR = "handoff/burn-in"
 HEADER = "# clusterforge-burn-in:"
@@ -75,6 +78,9 @@ class BurnInGroup:
     ports: dict[tuple[str, int], RailPort] = field(default_factory=dict)
     partition: str | None = None
     rail_optimized: bool = False
+    blocks: list[list[str]] = field(default_factory=list)
+    """Slurm's topology/block blocks of the group's nodes, and their sizes (BlockSizes); empty otherwise."""
+    block_sizes: list[int] = field(default_factory=list)
     _set_of: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
@@ -109,6 +115,25 @@ class BurnInGroup:
 
     def pair_floor(self) -> float:
         return self.rail_gbs * FLOOR
+
+    def allocation(self, nodes: list[str]) -> list[str]:
+        """The nodes a job over `nodes` asks for. Under topology/block Slurm places a job of n nodes inside one
+        block of the smallest size (BlockSizes, aggregating consecutive blocks) that holds n, and refuses a node
+        list that crosses such blocks (measured with slurmctld 24.11: gb[033-064] of the NVL72 example crosses
+        the 36-node aggregates); such a job asks for the smallest aggregate that holds its nodes instead and
+        runs its steps on its own nodes."""
+        if not self.blocks or not self.block_sizes:
+            return nodes
+        wanted = set(nodes)
+        base = self.block_sizes[0]
+        fitting = [size for size in self.block_sizes if size >= len(nodes)]
+        for size in fitting:
+            per = max(1, size // base)
+            for start in range(0, len(self.blocks), per):
+                members = [n for block in self.blocks[start : start + per] for n in block]
+                if wanted <= set(members):
+                    return nodes if size == fitting[0] else members  # as they are where their size fits
+        return nodes
 
 
 def _partition(ctx: RenderContext, group: str) -> str | None:
@@ -146,6 +171,17 @@ def _rail_ports(ctx: RenderContext, fabric: str, nodes: set[str]) -> dict[tuple[
     return ports
 
 
+def _blocks(ctx: RenderContext, nodes: list[str]) -> tuple[list[list[str]], list[int]]:
+    """Slurm's blocks (as slurm_model renders them) restricted to `nodes`, with BlockSizes."""
+    slurm = ctx.valid.blueprint.slurm
+    if slurm is None or slurm.topology != "block":
+        return [], []
+    model = slurm_model(ctx.valid.blueprint, ctx.valid.catalog, ctx.topo)
+    ours = set(nodes)
+    blocks = [[n for n in hostlist.expand_hostlist(b["nodes"]) if n in ours] for b in model.blocks]
+    return blocks, model.block_sizes
+
+
 def burn_in_group(ctx: RenderContext, entry: NcclGroup) -> BurnInGroup:
     devices = [d for d in ctx.topo.nodes() if d.group == entry.group.name]
     nodes = [d.name for d in devices]
@@ -165,6 +201,7 @@ def burn_in_group(ctx: RenderContext, entry: NcclGroup) -> BurnInGroup:
     rdma, known = hca_devices(entry.server)
     speeds = [g.speed_gbps for g in entry.server.port_groups("compute")]
     fabric = ctx.valid.blueprint.fabrics[entry.fabric_name]
+    blocks, block_sizes = _blocks(ctx, nodes)
     return BurnInGroup(
         group=entry.group.name,
         fabric=entry.fabric_name,
@@ -179,6 +216,8 @@ def burn_in_group(ctx: RenderContext, entry: NcclGroup) -> BurnInGroup:
         ports=ports,
         partition=_partition(ctx, entry.group.name),
         rail_optimized=ctx.topo.fabrics[entry.fabric_name].topology == "rail-optimized",
+        blocks=blocks,
+        block_sizes=block_sizes,
     )
 
 
@@ -189,13 +228,17 @@ def burn_in_groups(ctx: RenderContext) -> list[BurnInGroup]:
 # --- the batch jobs --------------------------------------------------------------------------------------
 def _job(ctx: RenderContext, g: BurnInGroup, name: str, nodes: list[str], hours: int) -> dict[str, Any]:
     per_node = g.bounds.gpus_per_node
+    alloc = g.allocation(nodes)
     return {
         "blueprint": ctx.valid.blueprint.name,
         "name": f"cf-burn-in-{name}",
         "group": g.group,
         "partition": g.partition,
-        "nodes": len(nodes),
-        "nodelist": host_range(nodes),
+        "nodes": len(alloc),
+        "nodelist": host_range(alloc),
+        "set_nodes": len(nodes),
+        "set": host_range(nodes),
+        "wider": len(alloc) > len(nodes),
         "gpus": per_node,
         "rails": g.rails,
         "devices": g.devices,
