@@ -440,3 +440,28 @@ def test_slurm_2411_accepts_the_nvl72_jobs_as_committed(tmp_path: Path, trixie: 
     assert complaints == []
     for name, answer in answers.items():
         assert re.search(r"Job \d+ to start at \S+ using \d+ processors on nodes \S+", answer), f"{name}: {answer}"
+
+
+def test_a_missing_result_is_never_a_pass(gb200: Analysis, tmp_path: Path) -> None:
+    """Every node needs a result of every test its jobs run; an empty folder is no pass, even with --partial."""
+    run = Run(gb200, tmp_path / "results")
+    del run.files["dcgm.gb007.json"]
+    del run.files["rail-pair.r2.gb040+gb041.txt"]
+    folder = run.write()
+    result = run_cli("accept", str(GB200), str(folder), cwd=REPO)
+    assert result.returncode == 1
+    assert (
+        f"warning {codes.ACCEPT_UNTESTED}: 3 planned nodes lack results: gb[007,040-041] (gb007: dcgm)\n"
+        in result.stdout
+    )
+    assert result.stdout.rstrip().endswith("gb200-nvl72: not accepted (3 nodes not tested)")
+    assert "gb040: rail 2 with gb041" in accept_json_of(gb200, folder)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run_cli("accept", str(GB200), str(empty), "--partial", cwd=REPO)
+    assert result.returncode == 1 and "0 results" in result.stdout
+
+
+def accept_json_of(analysis: Analysis, folder: Path) -> str:
+    result = accept(analysis.valid, analysis.topo, [folder])
+    return "; ".join(f"{n}: {', '.join(keys)}" for n, keys in result.missing.items())

@@ -28,7 +28,7 @@ import hostlist
 from .. import codes
 from ..expand.topology import Topology
 from ..render.acceptance import FLOOR
-from ..render.burnin import BURN_IN_DIR, BurnInGroup, RailPort, burn_in_groups
+from ..render.burnin import BURN_IN_DIR, BurnInGroup, RailPort, burn_in_groups, ring_pairs, spine_columns
 from ..render.context import RenderContext, host_range
 from ..render.handoff_common import cable_table
 from ..render.infiniband_plan import plan_subnets
@@ -81,7 +81,9 @@ class Acceptance:
     skipped: int = 0
     measurements: list[Measurement] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    tested: set[str] = field(default_factory=set)
+    required: dict[str, set[str]] = field(default_factory=dict)
+    """Node -> the tests it must have a result of: 'dcgm', 'nvbandwidth', 'fabric-state', 'nvlink', 'rail <r>'."""
+    covered: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     partial: bool = False
     cables: dict[str, str] = field(default_factory=dict)
     """Label -> both ends (rack, U, device, port) of each cable a problem names."""
@@ -89,8 +91,19 @@ class Acceptance:
     """The oldest and newest result's modification time (seconds since the epoch)."""
 
     @property
+    def tested(self) -> set[str]:
+        """Nodes with a result of any test."""
+        return {n for n, keys in self.covered.items() if keys}
+
+    @property
+    def missing(self) -> dict[str, list[str]]:
+        """Node -> the tests it has no result of, in node order."""
+        found = {n: sorted(self.required.get(n, set()) - self.covered.get(n, set())) for n in self.nodes}
+        return {n: keys for n, keys in found.items() if keys}
+
+    @property
     def untested(self) -> list[str]:
-        return [n for n in self.nodes if n not in self.tested]
+        return list(self.missing)
 
     @property
     def drain(self) -> dict[str, list[str]]:
@@ -114,7 +127,7 @@ class Acceptance:
 
     @property
     def passed(self) -> bool:
-        return not self.problems and (self.partial or not self.untested)
+        return self.results > 0 and not self.problems and (self.partial or not self.untested)
 
 
 # --- the plan the results are judged against ---------------------------------------------------------------
@@ -227,7 +240,7 @@ class Judge:
             self.collective(r, g)
         else:
             node = self.plan.nodes(r, g, 1)[0]
-            self.out.tested.add(node)
+            self.out.covered[node].add(r.test)
             if r.exit_status:
                 self.failed_run(r, [node], self.plan.set_job(g, node), drain=True)
             elif r.test == "dcgm":
@@ -260,7 +273,8 @@ class Judge:
 
     def collective(self, r: Result, g: BurnInGroup) -> None:
         nodes = self.plan.nodes(r, g)
-        self.out.tested.update(nodes)
+        for node in nodes:
+            self.out.covered[node].add(r.test)
         job = self.plan.domain_job(g, nodes) if r.test == "nvlink" else self.plan.set_job(g, nodes[0])
         if r.test == "spine":
             job = f"{BURN_IN_DIR}/{g.group}/spine.sbatch"
@@ -321,8 +335,9 @@ class Judge:
 
     def pair(self, r: Result, g: BurnInGroup) -> None:
         nodes = self.plan.nodes(r, g, 2)
-        self.out.tested.update(nodes)
         rail = int(r.fields.get("rail", "0")) if r.fields.get("rail", "").isdigit() else 0
+        self.out.covered[nodes[0]].add(pair_key(r.test, rail, nodes[1]))
+        self.out.covered[nodes[1]].add(pair_key(r.test, rail, nodes[0]))
         if not 1 <= rail <= g.rails:
             raise ResultError(
                 codes.ACCEPT_NOT_PLANNED,
@@ -593,11 +608,33 @@ def _port_resolver(plan: Plan, fabric: str) -> Callable[[str], tuple[str, str]]:
     return resolve
 
 
+def _required(plan: Plan) -> dict[str, set[str]]:
+    """The tests each node's burn-in jobs run on it."""
+    required: dict[str, set[str]] = {}
+    for g in plan.groups.values():
+        for node in g.nodes:
+            keys = required.setdefault(node, {"dcgm"})
+            if g.domains:
+                keys |= {"nvbandwidth", "nvlink"} | ({"fabric-state"} if g.multi_node_nvlink else set())
+        rings = [("rail-pair", s) for s in g.leaf_sets] + [("spine-pair", c) for c in spine_columns(g)]
+        for kind, ring in rings:
+            for a, b in ring_pairs(ring):
+                for rail in range(1, g.rails + 1):
+                    required[a].add(pair_key(kind, rail, b))
+                    required[b].add(pair_key(kind, rail, a))
+    return required
+
+
+def pair_key(kind: str, rail: int, other: str) -> str:
+    """What a pair test covers of one of its nodes: `rail 3 with gb011`, `spine rail 3 with gb043`."""
+    return f"{'spine ' if kind == 'spine-pair' else ''}rail {rail} with {other}"
+
+
 def accept(valid: ValidBlueprint, topo: Topology, paths: Iterable[Path], partial: bool = False) -> Acceptance:
     """The results in `paths` judged; ResultError for a file that cannot be read as the result it says."""
     plan = Plan(valid, topo)
     nodes = [n for g in plan.groups.values() for n in g.nodes]
-    out = Acceptance(valid.blueprint.name, nodes, partial=partial)
+    out = Acceptance(valid.blueprint.name, nodes, partial=partial, required=_required(plan))
     results, out.skipped = read_results(list(paths))
     out.results = len(results)
     stamps = [r.mtime for r in results]

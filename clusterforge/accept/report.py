@@ -13,12 +13,17 @@ from .. import codes
 from ..errors import Finding, Severity
 from ..render.context import host_range
 from ..render.escape import md_cell
+from ..render.handoff_common import natural_key
 from ..render.jinja import render_template
 from . import Acceptance, Problem
 
 
 def _gbs(value: float) -> str:
     return f"{value:,.1f}"
+
+
+def natural_sorted(keys: list[str]) -> list[str]:
+    return sorted(keys, key=natural_key)
 
 
 def _date(stamp: float) -> str:
@@ -42,11 +47,16 @@ def retest_lines(result: Acceptance) -> list[str]:
 
 
 def untested_finding(result: Acceptance) -> Finding | None:
-    missing = result.untested
+    missing = result.missing
     if not missing:
         return None
+    first, keys = next(iter(missing.items()))
+    keys = natural_sorted(keys)
+    shown = keys[:4] + ([f"{len(keys) - 4} more"] if len(keys) > 4 else [])
     return Finding(
-        codes.ACCEPT_UNTESTED, Severity.WARNING, f"{len(missing)} planned nodes have no result: {host_range(missing)}"
+        codes.ACCEPT_UNTESTED,
+        Severity.WARNING,
+        f"{len(missing)} planned nodes lack results: {host_range(list(missing))} ({first}: {', '.join(shown)})",
     )
 
 
@@ -84,7 +94,8 @@ def node_verdicts(result: Acceptance) -> dict[str, str]:
         if node in failed:
             verdicts[node] = "fail" if any(node in p.drain for p in result.problems) else "re-test"
         else:
-            verdicts[node] = "pass" if node in result.tested else "not tested"
+            complete = node not in result.missing or (result.partial and node in result.tested)
+            verdicts[node] = "pass" if complete else "not tested"
     return verdicts
 
 

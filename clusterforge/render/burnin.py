@@ -22,6 +22,7 @@ test and its nodes; the floors are worked out from those nodes when the results 
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,6 +135,19 @@ class BurnInGroup:
                 if wanted <= set(members):
                     return nodes if size == fitting[0] else members  # as they are where their size fits
         return nodes
+
+
+def ring_pairs(nodes: list[str]) -> list[tuple[str, str]]:
+    """The pairs the jobs' `ring` runs: each node with the next, and the last with the first (from 3 nodes)."""
+    pairs = list(itertools.pairwise(nodes))
+    return [*pairs, (nodes[-1], nodes[0])] if len(nodes) > 2 else pairs
+
+
+def spine_columns(g: BurnInGroup) -> list[list[str]]:
+    """The spine job's rings: node i of each set of leaves, for each i that two sets or more have."""
+    longest = max((len(s) for s in g.leaf_sets), default=0)
+    columns = ([s[i] for s in g.leaf_sets if i < len(s)] for i in range(longest))
+    return [c for c in columns if len(c) > 1]
 
 
 def _partition(ctx: RenderContext, group: str) -> str | None:
@@ -295,9 +309,7 @@ def _spine_job(ctx: RenderContext, g: BurnInGroup) -> dict[str, Any]:
     collective = _collective("spine", g, g.nodes, f"{g.group}-spine")
     job["collectives"] = [collective] if collective else []
     job["pair_kind"] = "spine-pair"
-    longest = max(len(s) for s in g.leaf_sets)
-    columns = ([s[i] for s in g.leaf_sets if i < len(s)] for i in range(longest))
-    job["pair_sets"] = [" ".join(c) for c in columns if len(c) > 1]
+    job["pair_sets"] = [" ".join(c) for c in spine_columns(g)]
     return job
 
 
