@@ -108,6 +108,9 @@ def plant(run: Run, gb200: Analysis, fault: str) -> None:
             "-I- Links Check               0          0", "-I- Links Check               0          2"
         )
         run.files["ibdiagnet.compute.log"] = f"{HEADER} test=ibdiagnet fabric=compute\n" + text
+    elif fault == "ber, port named with its unit":  # ibdiagnet's port name form `<switch>/U1/P<port>`
+        errors = ["compute-leaf006/U1/P18 - Symbol BER 2.1e-11 is higher than the threshold 1e-12"]
+        run.files["ibdiagnet.compute.log"] = f"{HEADER} test=ibdiagnet fabric=compute\n" + ibdiagnet(errors)
     elif fault == "ber":
         errors = ["compute-leaf006/P18 - Symbol BER 2.1e-11 is higher than the threshold 1e-12"]
         run.files["ibdiagnet.compute.log"] = f"{HEADER} test=ibdiagnet fabric=compute\n" + ibdiagnet(errors)
@@ -137,7 +140,7 @@ def expected(gb200: Analysis, fault: str) -> tuple[str, str, tuple[str, ...]]:
 
 
 FAULTS = ["slow rail", "bad uplink", "dcgm", "ber"]
-MORE = ["bad rail leaf", "ber at the host", "ber by guid", "unlocated ibdiagnet error"]
+MORE = ["bad rail leaf", "ber at the host", "ber, port named with its unit", "ber by guid", "unlocated ibdiagnet error"]
 
 
 @pytest.mark.parametrize("faults", [[f] for f in FAULTS + MORE] + [FAULTS], ids=[*FAULTS, *MORE, "all four"])

@@ -18,6 +18,7 @@ jobs to run again once mended form the re-test list.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -599,6 +600,7 @@ def _port_resolver(plan: Plan, fabric: str) -> Callable[[str], tuple[str, str]]:
     def resolve(where: str) -> tuple[str, str]:
         description, _, number = where.rpartition("/P")
         port = number.split("/", 1)[0]
+        description = re.sub(r"/U\d+$", "", description)  # ibdiagnet's port name `<switch>/U1/P<port>`
         for resolver in resolvers:
             device, name = resolver.key(description, port)
             if (device, name) in plan.cables:
