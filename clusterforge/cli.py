@@ -14,7 +14,15 @@ import click
 
 from . import codes
 from .catalog import load_catalog
-from .errors import ClusterforgeError, Finding, Severity, display_name, escape_github_data, sorted_findings
+from .errors import (
+    ClusterforgeError,
+    Finding,
+    Severity,
+    SourceLocation,
+    display_name,
+    escape_github_data,
+    sorted_findings,
+)
 from .pipeline import CONSISTENCY_READS, analyse, load_valid, render_analysis, render_blueprint, render_files
 from .plan import plan_text
 from .render.bom import bom_text
@@ -551,6 +559,44 @@ def verify_cmd(
         if not result.opensm_files:
             click.echo("no OpenSM GUID files written: no InfiniBand subnet matches the plan", err=True)
     sys.exit(EXIT_FINDINGS if result.problems else EXIT_OK)
+
+
+@cli.command("accept")
+@click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json", "markdown", "html"]), default="text", show_default=True
+)
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="file to write (default: stdout)")
+@click.option(
+    "--partial",
+    is_flag=True,
+    help="judge only the results given (a re-test): planned nodes without a result do not fail the verdict",
+)
+@ALLOW_DIR
+def accept_cmd(
+    blueprint: Path, results: tuple[Path, ...], fmt: str, output: Path | None, partial: bool, allow: tuple[Path, ...]
+) -> None:
+    """Read the burn-in results back (the files the handoff/burn-in jobs wrote, or their folders) and judge them
+    against the plan per node, cable and tier: likely causes, drain and re-test lists, a report to sign.
+    Exit 1 when a test fails, a planned node has no result (without --partial) or a result cannot be read."""
+    from .accept import ResultError, accept
+    from .accept.report import FORMATS, accept_text
+
+    try:
+        analysis = analyse(load_valid(blueprint, allow))
+        result = accept(analysis.valid, analysis.topo, results, partial=partial)
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text")
+        sys.exit(EXIT_FINDINGS)
+    except ResultError as exc:
+        where = SourceLocation(display_name(Path(exc.file)), exc.line, 0 if not exc.line else 1)
+        click.echo(Finding(exc.code, Severity.ERROR, str(exc), location=where).as_text(), err=True)
+        sys.exit(EXIT_FINDINGS)
+    _write_or_echo(FORMATS[fmt](result), output)
+    if output is not None:
+        click.echo(accept_text(result).splitlines()[-1])
+    sys.exit(EXIT_OK if result.passed else EXIT_FINDINGS)
 
 
 @cli.command("schema")

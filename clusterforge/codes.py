@@ -57,6 +57,7 @@ FAMILIES = {
     "DIFF": "diff",
     "EXPORT": "export",
     "VERIFY": "verify: the built fabric against the plan",
+    "ACCEPT": "accept: burn-in results against the plan",
 }
 
 
@@ -216,4 +217,18 @@ VERIFY_SWAPPED = _code("CF-VERIFY-003", ERROR, "two planned cables are swapped",
 VERIFY_WRONG_RAIL = _code("CF-VERIFY-004", ERROR, "a host port is cabled to a leaf of another rail", "move the cable to the leaf of the port's rail (the cable label says where)", "wrong rail: A01 U1 gpu001 ib2 (rail 2, cable compute-00002) is cabled to N01 U41 compute-leaf001 ib2/1 (IB port 3) (a rail 1 leaf)")
 VERIFY_NOT_FAT_TREE = _code("CF-VERIFY-005", ERROR, "the discovered InfiniBand fabric is not a fat tree", "fix the missing leaf-spine cables listed with it; OpenSM falls back to min-hop routing until then", "not a fat tree as cabled: compute-leaf003 has no link to compute-spine002; OpenSM's fat-tree routing will refuse it")
 VERIFY_UNREADABLE = _code("CF-VERIFY-006", ERROR, "a discovered file cannot be read", "give the file ibnetdiscover or lldpctl -f json wrote", "fabric.txt: no Switch or Ca lines: not ibnetdiscover output")
+# --- accept (accept)
+ACCEPT_UNREADABLE = _code("CF-ACCEPT-001", ERROR, "a result file cannot be read (not a regular file, too large, not text, no burn-in header)", "give the files the rendered burn-in jobs wrote, whole; a job's first line names its test", "cannot read it: it is larger than 8 MiB")
+ACCEPT_MALFORMED = _code("CF-ACCEPT-002", ERROR, "a result file is not the tool output its header names, or stops early", "run the test again: a cut-short or damaged file is never taken as a pass", "the nccl-tests output stops before its '# Avg bus bandwidth' line: cut short")
+ACCEPT_NOT_PLANNED = _code("CF-ACCEPT-003", ERROR, "a result names a node group, nodes, rail or fabric the plan does not have", "give the results of this blueprint's burn-in jobs, or render again after changing the blueprint", "nodes gpu099 are not 2 nodes of group gpu")
+ACCEPT_COLLECTIVE_LOW = _code("CF-ACCEPT-004", ERROR, "a collective below its floor", "look at the pair and node results with it (they name the node or cable); mend and run the job again", "leaf all_reduce on gpu[001-031]: 301.2 GB/s busbw, floor 320.0 (expected 400.0, bound by the NICs of an NVLink domain)")
+ACCEPT_RAIL_LOW = _code("CF-ACCEPT-005", ERROR, "one rail of a node below floor in the pair tests", "reseat or replace the cable named (then the transceivers, then the NIC), and run the node's job again", "rail 3 of gpu004 below floor: 21.9 GB/s with gpu003, 22.0 GB/s with gpu005; floor 40.0 (one port, 50.0 GB/s): cable compute-00123 (A01 U25 gpu004 ib3 to N01 U38 compute-leaf003 ib1/4), or its NIC or transceiver")
+ACCEPT_LEAF_UPLINKS = _code("CF-ACCEPT-006", ERROR, "pairs across the spine through one leaf below floor", "check the leaf's uplink cables (ibdiagnet, iblinkinfo) and the routing; mend and run the spine job again", "every one of the 4 rail-1 pairs across the spine through compute-leaf005 is below floor (lowest 18.2 GB/s, floor 40.0) while pairs under it pass: its uplinks (compute-00301, compute-00302, compute-00303, compute-00304 and 12 more)")
+ACCEPT_GPU_DIAGNOSTIC = _code("CF-ACCEPT-007", ERROR, "a DCGM diagnostic failed", "drain the node and have the GPU or its board replaced under warranty; run the node's job again", "DCGM Hardware test 'Memory' failed on gpu007 GPU 5: A memory mismatch was detected on GPU 5")
+ACCEPT_NVLINK_COPY_LOW = _code("CF-ACCEPT-008", ERROR, "GPU-to-GPU copies in a node below floor (nvbandwidth)", "reseat the GPU baseboard or have it replaced; run the node's job again", "7 GPU pairs of gpu009 copy below floor 360.0 GB/s (GPU 2-0 120.3, ...): GPU 2's NVLink")
+ACCEPT_FABRIC_STATE = _code("CF-ACCEPT-009", ERROR, "a GPU is not on the NVLink fabric (nvidia-smi -q Fabric section)", "check the fabric manager, the NVLink switch trays and IMEX on the domain; run the domain's jobs again", "GPU 2 of gb020 is not on the NVLink fabric: Health Unhealthy (fabric manager, NVLink switch trays, IMEX)")
+ACCEPT_PORT_ERROR = _code("CF-ACCEPT-010", ERROR, "ibdiagnet reports an error on a port (BER, error counters, cable)", "clean or replace the cable named, then its transceivers; run ibdiagnet again", "ibdiagnet: compute-leaf002/P7 - Symbol BER 2.1e-11 is higher than the threshold 1e-12: cable compute-00062 (A02 U17 gpu007 ib2 to N01 U40 compute-leaf002 ib2/1)")
+ACCEPT_TEST_FAILED = _code("CF-ACCEPT-011", ERROR, "a test exited with an error or found wrong values", "read the job's output for the node named; mend and run the job again", "dcgm on gpu012 exited with status 226")
+ACCEPT_RAIL_LEAF = _code("CF-ACCEPT-013", ERROR, "every pair on one rail under one leaf below floor", "check that leaf switch (port speed and width, firmware, its configuration) before any of the node cables", "every one of the 31 rail-4 pairs under compute-leaf004 is below floor (lowest 12.0 GB/s, floor 40.0): the leaf switch, not the 31 node cables")
+ACCEPT_UNTESTED = _code("CF-ACCEPT-012", WARNING, "planned nodes without a result of every test their jobs run", "run their burn-in jobs and give accept the results, or --partial to judge a re-test alone", "2 planned nodes lack results: gpu[030-031] (gpu030: dcgm, rail 1 with gpu029, rail 1 with gpu031, rail 2 with gpu029, 13 more)")
 # fmt: on

@@ -90,21 +90,42 @@ def leaves_of_nodes(ctx: RenderContext, fabric: str) -> dict[str, set[str]]:
     return leaves
 
 
-def group_figures(ctx: RenderContext, entry: NcclGroup) -> list[TierFigure]:
+@dataclass(frozen=True)
+class GroupBounds:
+    """What a group's figures are worked out from (`tier_figures`' arguments but the nodes and the scope)."""
+
+    gpus_per_node: int
+    domain: int
+    nvlink_gbs: float
+    nic_gbs: float
+    ratio: float
+    leaf_name: str
+
+    def figures(self, nodes: list[str], leaf_nodes: int) -> list[TierFigure]:
+        """The tiers of `nodes` whose first `leaf_nodes` share one set of leaves."""
+        scope = TierScope(self.leaf_name, leaf_nodes)
+        return tier_figures(nodes, self.gpus_per_node, self.domain, self.nvlink_gbs, self.nic_gbs, scope, self.ratio)
+
+
+def group_bounds(ctx: RenderContext, entry: NcclGroup) -> GroupBounds:
     server = entry.server
     assert server.gpus is not None
     gpu = ctx.valid.catalog.require(server.gpus.model, GPU)
     per_node = server.gpus.count
     nic_gbs = sum(p.count * p.speed_gbps for p in server.port_groups("compute")) / per_node / 8
+    rails = ctx.topo.fabrics[entry.fabric_name].topology == "rail-optimized"
+    domain = server.gpus.nvlink_domain if gpu.gpu_link_gbs else 1
+    nvlink = (gpu.gpu_link_gbs or 0.0) / 2  # the catalog gives both directions together
+    leaf = "rail (one scalable unit)" if rails else "one leaf"
+    return GroupBounds(per_node, domain, nvlink, nic_gbs, float(entry.fabric.oversubscription), leaf)
+
+
+def group_figures(ctx: RenderContext, entry: NcclGroup) -> list[TierFigure]:
     nodes = [d.name for d in ctx.topo.nodes() if d.group == entry.group.name]
     leaves = leaves_of_nodes(ctx, entry.fabric_name)
     first = leaves.get(nodes[0], set()) if nodes else set()
     under = sum(1 for node in nodes if leaves.get(node, set()) == first)
-    rails = ctx.topo.fabrics[entry.fabric_name].topology == "rail-optimized"
-    leaf = TierScope("rail (one scalable unit)" if rails else "one leaf", under)
-    domain = server.gpus.nvlink_domain if gpu.gpu_link_gbs else 1
-    nvlink = (gpu.gpu_link_gbs or 0.0) / 2  # the catalog gives both directions together
-    return tier_figures(nodes, per_node, domain, nvlink, nic_gbs, leaf, float(entry.fabric.oversubscription))
+    return group_bounds(ctx, entry).figures(nodes, under)
 
 
 def _gbs(value: float) -> str:
@@ -134,7 +155,12 @@ def acceptance_model(ctx: RenderContext) -> dict[str, Any]:
 
 
 def render_acceptance(ctx: RenderContext) -> dict[str, str]:
+    from .burnin import BURN_IN_DIR, render_burn_in  # it reads this module's figures
+
     model = acceptance_model(ctx)
     if not model["groups"]:
         return {}
-    return {ACCEPTANCE_MD: ctx.render("handoff/acceptance.md.j2", model)}
+    jobs = render_burn_in(ctx)
+    model["burn_in"] = BURN_IN_DIR
+    model["jobs"] = [md_cell(path) for path in jobs]
+    return {ACCEPTANCE_MD: ctx.render("handoff/acceptance.md.j2", model), **jobs}
