@@ -49,15 +49,25 @@ class FabricEffect:
     switches_down: int = 0
     links_down: int = 0
     """Switch-to-switch links lost."""
-    bisection_tbps: float = 0.0
-    bisection_left_tbps: float = 0.0
+    bisection_gbps: float = 0.0
+    """The fabric's switch bisection intact (docs/failures.md)."""
+    bisection_left_gbps: float = 0.0
     subnets_without_sm: int = 0
     cut_nodes: set[str] = field(default_factory=set)
     degraded_nodes: set[str] = field(default_factory=set)
 
     @property
+    def bisection_tbps(self) -> float:
+        return round(self.bisection_gbps / 1000, 6)
+
+    @property
+    def bisection_left_tbps(self) -> float:
+        return round(self.bisection_left_gbps / 1000, 6)
+
+    @property
     def bisection_left(self) -> float:
-        return self.bisection_left_tbps / self.bisection_tbps if self.bisection_tbps else 1.0
+        """Share of the switch bisection left (1 for a fabric of one tier)."""
+        return self.bisection_left_gbps / self.bisection_gbps if self.bisection_gbps else 1.0
 
 
 @dataclass
@@ -257,7 +267,7 @@ def _fabric(base: Baseline, fabric: FabricBase, failure: Failure, down: set[str]
     if not (dead or cut or managers_down or any(n in fabric.node_ports for n in down)):
         return None
     found = FabricEffect(fabric.name, switches_down=len(dead))
-    found.bisection_tbps = fabric.bisection_gbps / 1000
+    found.bisection_gbps = fabric.bisection_gbps
     lost_links = set(cut_switch_links)
     for switch in dead:
         lost_links.update(index for _, index in fabric.neighbours.get(switch, ()))
@@ -270,7 +280,7 @@ def _fabric(base: Baseline, fabric: FabricBase, failure: Failure, down: set[str]
         elif link.tier == "spine-core":
             up_lost[link.a] += link.speed_gbps
     found.links_down = len(lost_links)
-    found.bisection_left_tbps = fabric.bisection_after(down_lost, up_lost, dead) / 1000
+    found.bisection_left_gbps = fabric.bisection_after(down_lost, up_lost, dead)
     cut_off = _cut_off_switches(fabric, dead, cut_switch_links, lost_links, links)
     bad = dead | cut_off
     nodes = {n for leaf in bad for n in fabric.leaf_nodes.get(leaf, ())}

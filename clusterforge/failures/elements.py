@@ -6,27 +6,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import get_args
 
+from ..model.resilience import ElementKind
 from .baseline import SWITCH_LINK_TIERS, Baseline
 from .effects import Failure
 
-KINDS: tuple[str, ...] = (
-    "leaf",
-    "spine",
-    "core",
-    "oob-switch",
-    "bundle",
-    "subnet-manager",
-    "node",
-    "psu",
-    "pdu",
-    "feed",
-    "cdu",
-    "rack",
-    "row",
-    "power-shelf",
-    "switch-tray",
-)
+KINDS: tuple[str, ...] = get_args(ElementKind)
 """Element classes in report order: the fabric, then power and cooling, then space."""
 
 KIND_TITLES = {
