@@ -8,14 +8,14 @@ and for the tests that check these numbers against networkx's min-cut and compon
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 
 from ..catalog import Server
 from ..catalog.models import Device as CatalogDevice
 from ..catalog.models import Equipment
 from ..checks.figures import RackFigures, catalog_device, planned_w, rack_figures
-from ..expand.topology import Device, Topology
+from ..expand.topology import Device, Link, Topology
 from ..validate import ValidBlueprint
 
 SWITCH_LINK_TIERS = ("leaf-peer", "leaf-spine", "spine-core")
@@ -52,26 +52,23 @@ class FabricBase:
     spine_up: dict[str, float] = field(default_factory=dict)
     """Three tiers: spine -> Gb/s of its links to cores."""
 
-    @property
-    def bisection_gbps(self) -> float:
-        return self.bisection_after({}, {}, set())
+    bisection_gbps: float = 0.0
+    """The switch bisection, intact (`bisection_after` with nothing lost)."""
 
     def bisection_after(self, down_lost: dict[str, float], up_lost: dict[str, float], dead: set[str]) -> float:
         """The switch bisection with the spines' lost capacity (`down_lost` to leaves, `up_lost` to cores) and
         `dead` spines: the least capacity that separates the leaves from the top tier, halved. Two tiers: every
         leaf-spine link. Three tiers: each spine carries the less of what comes up to it and what it sends up,
         so the cut is the sum over spines of min(down, up) (`clusterforge.graph.bisection_gbps` finds the same
-        with networkx's minimum cut)."""
-        if self.spine_up:
-            total = 0.0
-            for spine, down in self.spine_down.items():
-                if spine not in dead:
-                    total += max(
-                        min(down - down_lost.get(spine, 0.0), self.spine_up.get(spine, 0.0) - up_lost.get(spine, 0.0)),
-                        0.0,
-                    )
-            return total / 2
-        return max(self.level_gbps.get("leaf-spine", 0.0) - sum(down_lost.values()), 0.0) / 2
+        with networkx's minimum cut); worked out from the intact sum, spine by spine changed."""
+        if not self.spine_up:
+            return max(self.level_gbps.get("leaf-spine", 0.0) - sum(down_lost.values()), 0.0) / 2
+        total = self.bisection_gbps * 2
+        for spine in {*down_lost, *up_lost, *(d for d in dead if d in self.spine_down)}:
+            down, up = self.spine_down.get(spine, 0.0), self.spine_up.get(spine, 0.0)
+            left = min(down - down_lost.get(spine, 0.0), up - up_lost.get(spine, 0.0))
+            total += (0.0 if spine in dead else max(left, 0.0)) - min(down, up)
+        return max(total, 0.0) / 2
 
 
 @dataclass
@@ -106,6 +103,10 @@ class Baseline:
     """Out-of-band switch -> (device, its port) of its oob links."""
     rack_signatures: dict[str, tuple[object, ...]] = field(default_factory=dict)
     """Rack -> what is in it (elements.py, on first use)."""
+    bundles: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    """(rack, rack) -> indexes of the fabric links between the two racks (a cable bundle), the racks in order."""
+    group_gpus: Counter[str] = field(default_factory=Counter)
+    """Node group -> its GPUs."""
 
 
 def components(
@@ -161,9 +162,12 @@ def still_joined(
 
 
 def baseline(valid: ValidBlueprint, topo: Topology) -> Baseline:
-    base = Baseline(valid, topo, rack_figures(valid.blueprint, valid.catalog, topo), _fabrics(topo))
+    base = Baseline(valid, topo, rack_figures(valid.blueprint, valid.catalog, topo), {})
+    base.fabrics = _fabrics(base)
     for device in topo.devices.values():
         _place(base, device)
+    for node, gpus in base.gpus.items():
+        base.group_gpus[topo.devices[node].group or ""] += gpus
     base.on_shelves = {r: d for r, d in base.on_shelves.items() if base.shelves.get(r)}
     outlets: dict[str, list[tuple[str, int]]] = defaultdict(list)
     feeds: dict[str, list[str]] = defaultdict(list)
@@ -175,9 +179,6 @@ def baseline(valid: ValidBlueprint, topo: Topology) -> Baseline:
     for rack in topo.racks.values():
         base.row_racks[rack.row].append(rack.name)
     base.domain_of = {node: i for i, domain in enumerate(topo.domains) for node in domain.nodes}
-    for link in topo.links:
-        if link.tier == "oob":
-            base.oob_ports[link.b].append((link.a, link.a_port))
     return base
 
 
@@ -204,7 +205,11 @@ def _place(base: Baseline, device: Device) -> None:
         base.on_shelves[device.rack].append(device.name)
 
 
-def _fabrics(topo: Topology) -> dict[str, FabricBase]:
+def _fabrics(base: Baseline) -> dict[str, FabricBase]:
+    """The leaf/spine fabrics, and on the same pass over the links the out-of-band ports and the bundles."""
+    topo = base.topo
+    rack_of = {name: device.rack for name, device in topo.devices.items()}
+    bundles: dict[tuple[str, str], list[int]] = defaultdict(list)
     out: dict[str, FabricBase] = {}
     for name, summary in topo.fabrics.items():
         switches = {d.name: d.role for d in topo.switches(name) if d.role != "oob"}
@@ -214,27 +219,40 @@ def _fabrics(topo: Topology) -> dict[str, FabricBase]:
     for index, link in enumerate(topo.links):
         fabric = out.get(link.fabric)
         if fabric is None:
+            if link.tier == "oob":
+                base.oob_ports[link.b].append((link.a, link.a_port))
             continue
-        if link.tier == "node-leaf":
-            fabric.node_ports.setdefault(link.a, []).append(index)
-            fabric.leaf_ports[link.b] = fabric.leaf_ports.get(link.b, 0) + 1
-            on_leaf = fabric.leaf_nodes.setdefault(link.b, [])
-            if not on_leaf or on_leaf[-1] != link.a:
-                on_leaf.append(link.a)
-        elif link.tier in SWITCH_LINK_TIERS:
-            fabric.neighbours.setdefault(link.a, []).append((link.b, index))
-            fabric.neighbours.setdefault(link.b, []).append((link.a, index))
-            if link.tier in LEVELS:
-                levels[link.fabric][link.tier] += link.speed_gbps
+        a, b = rack_of[link.a], rack_of[link.b]
+        if a != b and a and b:
+            bundles[(a, b) if a < b else (b, a)].append(index)
+        _add_link(fabric, link, index, levels[link.fabric])
     managers = [d.name for d in topo.devices.values() if d.kind == "node" and d.role == "subnet-manager"]
     for name, fabric in out.items():
         fabric.level_gbps = {tier: gbps for tier, gbps in levels[name].items() if gbps}
         if fabric.level_gbps.get("spine-core"):
             _spine_sides(fabric, topo)
+            fabric.bisection_gbps = sum(min(d, fabric.spine_up.get(s, 0.0)) for s, d in fabric.spine_down.items()) / 2
+        else:
+            fabric.bisection_gbps = fabric.level_gbps.get("leaf-spine", 0.0) / 2
         fabric.component = components(list(fabric.switches), fabric.neighbours, set(), set())
         if fabric.technology == "infiniband":
             fabric.subnet_managers = [m for m in managers if m in fabric.node_ports]
+    base.bundles = dict(bundles)
     return out
+
+
+def _add_link(fabric: FabricBase, link: Link, index: int, levels: dict[str, float]) -> None:
+    if link.tier == "node-leaf":
+        fabric.node_ports.setdefault(link.a, []).append(index)
+        fabric.leaf_ports[link.b] = fabric.leaf_ports.get(link.b, 0) + 1
+        on_leaf = fabric.leaf_nodes.setdefault(link.b, [])
+        if not on_leaf or on_leaf[-1] != link.a:
+            on_leaf.append(link.a)
+    elif link.tier in SWITCH_LINK_TIERS:
+        fabric.neighbours.setdefault(link.a, []).append((link.b, index))
+        fabric.neighbours.setdefault(link.b, []).append((link.a, index))
+        if link.tier in LEVELS:
+            levels[link.tier] += link.speed_gbps
 
 
 def _spine_sides(fabric: FabricBase, topo: Topology) -> None:

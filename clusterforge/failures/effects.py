@@ -209,13 +209,19 @@ def _psu_text(base: Baseline, lost: Counter[str], effect: Effect) -> None:
             continue  # a shelf's PSUs are judged with the rack's shelves (_shelves)
         total, rating = base.psus[device]
         kinds[(total - count, total, rating, base.draw_w.get(device, 0.0))].append(device)
+    short: list[str] = []
+    enough: list[str] = []
     for (left, total, rating, draw), devices in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
         model = base.topo.devices[devices[0]].model
         state = "enough" if left * rating >= draw - 1e-9 else "short: throttles or stops"
-        effect.power.append(
+        text = (
             f"{len(devices)} {model}: {left} of {total} PSUs ({left * rating / 1000:.1f} kW) for "
             f"{draw / 1000:.1f} kW planned ({state})"
         )
+        (enough if state == "enough" else short).append(text)
+    effect.power += short or enough[:1]
+    if short and enough:
+        effect.power.append(f"{len(enough)} other device model{'s' if len(enough) != 1 else ''}: enough PSUs left")
 
 
 def _shelves(base: Baseline, rack: str, shelves: list[str], effect: Effect) -> None:
@@ -323,14 +329,17 @@ def _cut_off_switches(
     affected -= dead
     if not affected or still_joined(affected, fabric.component, fabric.neighbours, dead, cut):
         return set()
-    survivor = _survivors(fabric, dead, cut)
+    survivor = _survivors(fabric, dead, cut, links)
     return {s for s, alive in survivor.items() if not alive}
 
 
-def _survivors(fabric: FabricBase, dead: set[str], cut: set[int]) -> dict[str, bool]:
-    """Switch -> whether it is still in the part of its intact group that keeps the most node ports (the other
-    parts are cut off)."""
-    after = components(list(fabric.switches), fabric.neighbours, dead, cut)
+def _survivors(fabric: FabricBase, dead: set[str], cut: set[int], base_links: list[Any]) -> dict[str, bool]:
+    """Switch (of the intact groups the failure touches) -> whether it is still in the part of its intact group
+    that keeps the most node ports (the other parts are cut off)."""
+    hit = {fabric.component[s] for s in dead} | {
+        fabric.component[s] for i in cut for s in (base_links[i].a, base_links[i].b) if s in fabric.component
+    }
+    after = components([s for s in fabric.switches if fabric.component[s] in hit], fabric.neighbours, dead, cut)
     weight: Counter[int] = Counter()
     for switch, number in after.items():
         weight[number] += fabric.leaf_ports.get(switch, 0)
@@ -417,11 +426,9 @@ def _workloads(base: Baseline, effect: Effect, lost: set[str]) -> None:
     bp, catalog, topo = base.valid.blueprint, base.valid.catalog, base.topo
     if not bp.workloads:
         return
-    left: dict[str, int] = defaultdict(int)
-    for node, gpus in base.gpus.items():
-        group = topo.devices[node].group or ""
-        if node not in lost:
-            left[group] += gpus
+    left = Counter(base.group_gpus)
+    for node in lost:
+        left[topo.devices[node].group or ""] -= base.gpus[node]
     slowed_groups = {topo.devices[n].group for n in effect.throttled}
     for workload in bp.workloads:
         groups = compute_groups(bp, catalog, workload)

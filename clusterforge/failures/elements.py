@@ -3,13 +3,13 @@ Clos, the racks of one layout) fail alike, so the analysis looks at one of each 
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import get_args
 
 from ..model.resilience import ElementKind
-from .baseline import SWITCH_LINK_TIERS, Baseline
+from .baseline import Baseline
 from .effects import Failure
 
 KINDS: tuple[str, ...] = get_args(ElementKind)
@@ -79,18 +79,12 @@ def _oob(base: Baseline, kind: str) -> Iterator[Candidate]:
 
 
 def _bundles(base: Baseline, kind: str) -> Iterator[Candidate]:
-    devices = base.topo.devices
-    bundles: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for index, link in enumerate(base.topo.links):
-        if link.fabric not in base.fabrics or link.tier not in ("node-leaf", *SWITCH_LINK_TIERS):
-            continue
-        a, b = devices[link.a].rack, devices[link.b].rack
-        if a and b and a != b:
-            bundles[(min(a, b), max(a, b))].append(index)
     links = base.topo.links
-    for (a, b), indexes in bundles.items():
-        shape = tuple(sorted(Counter((links[i].fabric, links[i].tier) for i in indexes).items()))
-        yield Candidate(Failure(kind, f"{a}~{b}", links=frozenset(indexes), racks=(a, b)), shape)
+    for (a, b), indexes in base.bundles.items():
+        tiers: Counter[tuple[str, str]] = Counter()
+        for i in indexes:
+            tiers[(links[i].fabric, links[i].tier)] += 1
+        yield Candidate(Failure(kind, f"{a}~{b}", links=frozenset(indexes), racks=(a, b)), tuple(sorted(tiers.items())))
 
 
 def _managers(base: Baseline, kind: str) -> Iterator[Candidate]:
