@@ -238,18 +238,18 @@ def test_the_blueprints_tolerance_gives_findings_in_failures_and_check(tmp_path:
     listed = json.loads(result.stdout)["findings"]
     findings = {f["code"]: f for f in listed}
     assert findings["CF-FAIL-001"]["message"] == (
-        "4 of 4 spine switch failures exceed max_bisection_loss 0.125: compute-spine001 takes 25.0% of fabric "
-        "'compute''s bisection (38.4 of 51.2 Tb/s left)"
+        "4 of 4 spine switch failures exceed max_bisection_loss 0.125: losing compute-spine001 takes 25.0% of the "
+        "bisection of fabric 'compute' (38.4 of 51.2 Tb/s left)"
     )
     # the 11 racks of rows A and B hold GPU nodes, each on two PDUs (2N): 22 of the 14 x 2 PDUs throttle nodes
     assert findings["CF-FAIL-003"]["message"] == (
-        "22 of 28 PDU (one rack feed) failures exceed max_gpus_degraded 0: A01-PDU-A leaves 24 GPUs degraded or "
-        "throttled"
+        "22 of 28 PDU (one rack feed) failures exceed max_gpus_degraded 0: losing A01-PDU-A leaves 24 GPUs degraded "
+        "or throttled"
     )
     # any rack or row failure takes its racks down (the default limit, 0, holds for every class)
     down = {f["subject"]: f["message"] for f in listed if f["code"] == "CF-FAIL-004"}
-    assert down["A01"] == "14 of 14 rack failures exceed max_racks_down 0: A01 takes 1 racks down (A01)"
-    assert down["row A"].endswith("row A takes 6 racks down (A01, A02, A03, A04, A05, A06)")
+    assert down["A01"] == "14 of 14 rack failures exceed max_racks_down 0: losing A01 takes 1 rack down (A01)"
+    assert down["row A"].endswith("losing row A takes 6 racks down (A01, A02, A03, A04, A05, A06)")
     check = run_cli("check", str(path), "--allow-dir", str(tmp_path))
     assert "warning CF-FAIL-001" in check.stdout and check.returncode == 0
 

@@ -151,11 +151,12 @@ def _taken_text(effect: Effect, limit: str) -> str:
     if limit == "max_bisection_loss":
         fabric = max(effect.fabrics.values(), key=lambda f: 1 - f.bisection_left)
         return (
-            f"{1 - fabric.bisection_left:.1%} of fabric '{fabric.fabric}''s bisection "
+            f"{1 - fabric.bisection_left:.1%} of the bisection of fabric '{fabric.fabric}' "
             f"({fabric.bisection_left_tbps:g} of {fabric.bisection_tbps:g} Tb/s left)"
         )
     if limit == "max_racks_down":
-        return f"{len(effect.racks_down)} racks down ({', '.join(effect.racks_down[:6])})"
+        count = len(effect.racks_down)
+        return f"{count} rack{'s' if count != 1 else ''} down ({', '.join(effect.racks_down[:6])})"
     return f"{_measure(effect, limit):g} {dict(LIMITS)[limit]}"
 
 
@@ -176,7 +177,7 @@ def _findings(base: Baseline, result: ClassResult) -> list[Finding]:
         head = f"{count} of {result.elements} {KIND_TITLES[result.kind]} failures exceed {limit}" + (
             "" if isinstance(allowed, bool) else f" {allowed:g}"
         )
-        out.append(_warning(limit, f"{head}: {element}", taken, warning, element))
+        out.append(_warning(limit, head, taken, warning, element))
     return out
 
 
@@ -184,15 +185,15 @@ def _warning(limit: str, head: str, taken: str, warning: Any, element: str) -> F
     """The finding of one limit exceeded (one call per code, so each code's message is written where it is
     reported)."""
     if limit == "max_bisection_loss":
-        return warning(codes.FAILURE_BISECTION, f"{head} takes {taken}", element)
+        return warning(codes.FAILURE_BISECTION, f"{head}: losing {element} takes {taken}", element)
     if limit == "max_gpus_lost":
-        return warning(codes.FAILURE_GPUS_LOST, f"{head} takes {taken}", element)
+        return warning(codes.FAILURE_GPUS_LOST, f"{head}: losing {element} takes {taken}", element)
     if limit == "max_gpus_degraded":
-        return warning(codes.FAILURE_GPUS_DEGRADED, f"{head} leaves {taken}", element)
+        return warning(codes.FAILURE_GPUS_DEGRADED, f"{head}: losing {element} leaves {taken}", element)
     if limit == "max_racks_down":
-        return warning(codes.FAILURE_RACKS_DOWN, f"{head} takes {taken}", element)
+        return warning(codes.FAILURE_RACKS_DOWN, f"{head}: losing {element} takes {taken}", element)
     if limit == "max_nvlink_domains_broken":
-        return warning(codes.FAILURE_NVLINK_BROKEN, f"{head} leaves {taken}", element)
+        return warning(codes.FAILURE_NVLINK_BROKEN, f"{head}: losing {element} leaves {taken}", element)
     if limit == "workloads_must_fit":
-        return warning(codes.FAILURE_WORKLOADS, f"{head}: {taken}", element)
-    return warning(codes.FAILURE_NO_SUBNET_MANAGER, f"{head} leaves {taken}", element)
+        return warning(codes.FAILURE_WORKLOADS, f"{head}: after losing {element}, {taken}", element)
+    return warning(codes.FAILURE_NO_SUBNET_MANAGER, f"{head}: losing {element} leaves {taken}", element)

@@ -261,7 +261,9 @@ def _cooling(base: Baseline, failure: Failure, effect: Effect) -> None:
             continue
         stopped = [d for d in base.rack_devices.get(rack, ()) if d in base.liquid]
         effect.devices_down.update(stopped)
-        effect.cooling.append(f"{rack}: {fig.liquid_kw:.1f} kW to coolant with no coolant: {len(stopped)} devices stop")
+        effect.cooling.append(
+            f"{rack}: {fig.liquid_kw:.1f} kW of liquid-cooled load without coolant: {len(stopped)} devices stop"
+        )
 
 
 def _fabric(base: Baseline, fabric: FabricBase, failure: Failure, down: set[str]) -> FabricEffect | None:

@@ -3,6 +3,8 @@ show."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .analysis import ClassResult, FailureReport
 from .effects import Effect, FabricEffect
 from .elements import KIND_TITLES
@@ -137,3 +139,57 @@ def report_markdown(report: FailureReport) -> str:
         lines += ["", "### Over the blueprint's tolerance", ""]
         lines += [f"- **{f.severity.value}** `{f.code}`: {_cell(f.message)}" for f in report.findings]
     return "\n".join(lines) + "\n"
+
+
+def worst_by_class(report: FailureReport) -> dict[str, dict[str, object]]:
+    """Element class -> its worst failure in figures, for `clusterforge diff`."""
+    out: dict[str, dict[str, object]] = {}
+    for result in report.classes:
+        worst = result.worst
+        assert worst is not None
+        out[result.kind] = {
+            "element": worst.failure.name,
+            "gpus_lost": worst.gpus_lost,
+            "gpus_degraded": worst.gpus_degraded + worst.gpus_throttled,
+            "bisection_left": round(1 - worst.bisection_loss, 4),
+            "workloads_hit": len(worst.workloads),
+            "takes": effect_summary(worst),
+        }
+    return out
+
+
+def worst_changes(old: dict[str, dict[str, object]], new: dict[str, dict[str, object]]) -> list[dict[str, Any]]:
+    """The classes whose worst failure moves with a change: another element, or other GPUs, bisection or
+    workloads taken."""
+    figures = ("element", "gpus_lost", "gpus_degraded", "bisection_left", "workloads_hit")
+    changes: list[dict[str, Any]] = []
+    for kind in dict.fromkeys([*old, *new]):
+        a, b = old.get(kind), new.get(kind)
+        if a is None or b is None or any(a.get(f) != b.get(f) for f in figures):
+            changes.append({"class": kind, "old": a, "new": b})
+    return changes
+
+
+def _worst_cell(side: dict[str, object] | None) -> str:
+    if not side:
+        return "—"
+    bisection = float(side["bisection_left"])  # type: ignore[arg-type]
+    hit = int(side["workloads_hit"])  # type: ignore[call-overload]
+    figures = (
+        f"{side['gpus_lost']} GPUs lost, {side['gpus_degraded']} degraded"
+        + (f", bisection {bisection:.1%}" if bisection < 1 else "")
+        + (f", {hit} workload{'s' if hit != 1 else ''} hit" if hit else "")
+    )
+    return f"`{_cell(str(side['element']))}`: {figures}"
+
+
+def worst_markdown(changes: list[dict[str, Any]]) -> list[str]:
+    """`clusterforge diff`'s section: how the change moves each class's worst single failure."""
+    if not changes:
+        return []
+    lines = ["### Worst single failures (changed classes)", "", "| element class | before | after |", "|---|---|---|"]
+    for change in changes:
+        old, new = change["old"], change["new"]
+        title = KIND_TITLES[str(change["class"])]
+        lines.append(f"| {title} | {_worst_cell(old)} | {_worst_cell(new)} |")
+    return [*lines, ""]
