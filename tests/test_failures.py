@@ -289,3 +289,35 @@ def test_the_switch_graph_collapses_hosts_per_group() -> None:
     assert math.isclose(sum(d["capacity"] for _, _, d in graph.edges("hosts:gpu", data=True)), 31 * 8 * 400)
     buffer = io.BytesIO()
     nx.write_graphml(graph, buffer)  # the switch graph is GraphML-safe too
+
+
+def test_diff_shows_how_a_change_moves_the_worst_case() -> None:
+    """Growing the h200 pod to two SU doubles its spines (4 -> 8): one spine then takes 1/8, not 1/4."""
+    from clusterforge.diff import diff_markdown, diff_specs
+
+    diff = diff_specs(str(H200.relative_to(REPO)), "docs/examples/h200-training-pod-grown.yaml")
+    spine = next(c for c in diff["failures"] if c["class"] == "spine")
+    assert (spine["old"]["bisection_left"], spine["new"]["bisection_left"]) == (0.75, 0.875)
+    text = diff_markdown(diff)
+    assert "### Worst single failures (changed classes)" in text
+    assert (
+        "| spine switch | `compute-spine001`: 0 GPUs lost, 0 degraded, bisection 75.0% | `compute-spine001`: 0 GPUs "
+        "lost, 0 degraded, bisection 87.5% |"
+    ) in text
+
+
+def test_the_report_shows_the_table_and_a_floor_map_per_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    from clusterforge.render import report_failures
+    from clusterforge.render.context import RenderContext
+
+    a = analysed(GB200)
+    ctx = RenderContext(a.valid, a.topo, a.findings)
+    section = report_failures.failures_section(ctx)
+    rows = {row[0]: row for row in section["rows"]}
+    assert rows["NVL72 power shelf"][:5] == ["NVL72 power shelf", "32", "A01-ps1", "0", "0"]
+    assert rows["CDU (one row's coolant)"][3] == "288"
+    assert section["chart"].count("<svg") == len(section["rows"])
+    assert section["chart"].count('fill="#c0392b"') >= 4  # the CDU's four racks, at least, drawn down
+    monkeypatch.setattr(report_failures, "FAILURES_MAX_LINKS", 100)  # a larger cluster: left to the command
+    large = report_failures.failures_section(RenderContext(a.valid, a.topo, a.findings))
+    assert large["rows"] == [] and "clusterforge failures BLUEPRINT" in large["intro"]

@@ -16,6 +16,7 @@ from .baseline import Baseline, baseline
 from .effects import Effect, effect_of
 from .elements import KIND_TITLES, KINDS, candidates
 
+SWITCH_KINDS = ("leaf", "spine", "core")
 MAX_SHAPES = 256
 """Distinct signatures looked at per class (the largest first); past it the rest are left out and counted."""
 
@@ -30,6 +31,8 @@ class ClassResult:
     worst: Effect | None
     effects: list[tuple[Effect, int]] = field(default_factory=list)
     """Each evaluated failure and how many elements fail alike (its signature's)."""
+    by_fabric: dict[str, Effect] = field(default_factory=dict)
+    """Switch classes: the worst failure of the class on each fabric (its own)."""
     over: list[tuple[str, str, str, int]] = field(default_factory=list)
     """(limit, the element that takes most, what it takes, elements over the limit) for each limit exceeded."""
 
@@ -40,6 +43,7 @@ class ClassResult:
             "elements": self.elements,
             "evaluated": self.evaluated,
             "worst": self.worst.as_dict() if self.worst else None,
+            "worst_by_fabric": {name: e.failure.name for name, e in self.by_fabric.items()},
             "over_tolerance": [{"limit": k, "element": e, "taken": t, "elements": n} for k, e, t, n in self.over],
         }
 
@@ -97,6 +101,12 @@ def _class_result(base: Baseline, kind: str) -> ClassResult:
     effects = [(effect_of(base, group[0].failure), len(group)) for group in groups]
     worst = max(effects, key=lambda e: e[0].severity_key())[0] if effects else None
     result = ClassResult(kind, elements, len(effects), worst, effects)
+    if kind in SWITCH_KINDS:
+        for effect, _ in effects:
+            (name,) = [f for f in base.fabrics if next(iter(effect.failure.devices)) in base.fabrics[f].switches]
+            known = result.by_fabric.get(name)
+            if known is None or effect.severity_key() > known.severity_key():
+                result.by_fabric[name] = effect
     resilience = base.valid.blueprint.resilience
     if resilience is not None and worst is not None:
         result.over = _over(resilience.tolerance(kind), effects)

@@ -102,6 +102,8 @@ class Effect:
     """Workload -> what the failure does to it, for those it touches."""
     management_lost: int = 0
     """Devices whose out-of-band port is lost."""
+    power_margin: float = 10.0
+    """The least share of its planned draw that a device left on fewer PSUs still has (1.2: 20% to spare)."""
 
     @property
     def bisection_loss(self) -> float:
@@ -122,6 +124,7 @@ class Effect:
             self.subnets_without_sm,
             self.gpus_degraded + self.gpus_throttled,
             len(self.failure.links),
+            -self.power_margin,
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -160,6 +163,7 @@ class Effect:
             "slurm": {"partitions": self.partitions, self.blocks_are: self.blocks},
             "workloads": self.workloads,
             "management_ports_lost": self.management_lost,
+            "power_margin": round(self.power_margin, 4) if self.power_margin < 10 else None,
         }
 
 
@@ -180,6 +184,8 @@ def _power(base: Baseline, failure: Failure, effect: Effect) -> None:
     for device, count in sorted(lost.items()):
         total, rating = base.psus[device]
         left = total - count
+        if base.draw_w.get(device):
+            effect.power_margin = min(effect.power_margin, left * rating / base.draw_w[device])
         if device in effect.devices_down:
             continue
         if left <= 0:

@@ -21,13 +21,15 @@ def _rails(rails: dict[int, int]) -> str:
 def fabric_text(found: FabricEffect) -> str:
     parts = []
     if found.gpus_cut_off:
-        parts.append(f"{found.gpus_cut_off} GPUs cut off ({found.nodes_cut_off} nodes)")
+        parts.append(
+            f"{found.gpus_cut_off} GPUs cut off ({found.nodes_cut_off} node{'s' if found.nodes_cut_off != 1 else ''})"
+        )
     elif found.nodes_cut_off:
-        parts.append(f"{found.nodes_cut_off} nodes cut off")
+        parts.append(f"{found.nodes_cut_off} node{'s' if found.nodes_cut_off != 1 else ''} cut off")
     if found.rails_lost and found.nodes_degraded:
         parts.append(_rails(found.rails_lost))
     elif found.nodes_degraded:
-        parts.append(f"{found.nodes_degraded} nodes on fewer ports")
+        parts.append(f"{found.nodes_degraded} node{'s' if found.nodes_degraded != 1 else ''} on fewer ports")
     if found.bisection_tbps and found.bisection_left < 1 - 1e-9:
         parts.append(
             f"bisection {found.bisection_left_tbps:g} of {found.bisection_tbps:g} Tb/s ({found.bisection_left:.1%})"
@@ -100,6 +102,11 @@ def _class_lines(result: ClassResult) -> list[str]:
         + (where if worst.failure.racks else "")
     ]
     lines += [f"    {line}" for line in effect_lines(worst)] or ["    nothing lost: redundant"]
+    lines += [
+        f"    worst on fabric {fabric}: {effect.failure.name}: {effect_summary(effect)}"
+        for fabric, effect in result.by_fabric.items()
+        if effect is not worst
+    ]
     lines += [
         f"    over tolerance {limit}: {element} takes {taken} ({n} alike)" for limit, element, taken, n in result.over
     ]
