@@ -321,3 +321,18 @@ def test_the_report_shows_the_table_and_a_floor_map_per_class(monkeypatch: pytes
     monkeypatch.setattr(report_failures, "FAILURES_MAX_LINKS", 100)  # a larger cluster: left to the command
     large = report_failures.failures_section(RenderContext(a.valid, a.topo, a.findings))
     assert large["rows"] == [] and "clusterforge failures BLUEPRINT" in large["intro"]
+
+
+def test_a_suppressed_tolerance_finding_does_not_fail_the_command(tmp_path: Path) -> None:
+    text = (REPO / "tests" / "failures" / "h200-resilience.yaml").read_text(encoding="utf-8")
+    suppress = (
+        "suppress:\n"
+        "  - {code: CF-FAIL-001, reason: four spines are what one SU of the SuperPOD reference has}\n"
+        "  - {code: CF-FAIL-006, target: gpu001, reason: the eval service waits for a repaired node}\n"
+    )
+    path = tmp_path / "accepted.yaml"
+    path.write_text(text.replace("$schema=../../docs", "$schema=../docs") + suppress, encoding="utf-8")
+    result = run_cli("failures", str(path), "--allow-dir", str(tmp_path), "--element", "core")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "core switch: none in this cluster" in result.stdout
+    assert "suppressed: four spines are what one SU of the SuperPOD reference has" in result.stdout

@@ -55,12 +55,15 @@ class FailureReport:
     findings: list[Finding]
     named: list[Effect] = field(default_factory=list)
     """Failures of elements asked for by name."""
+    absent: list[str] = field(default_factory=list)
+    """Classes asked for that the cluster has no element of."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "classes": [c.as_dict() for c in self.classes],
             "elements": [e.as_dict() for e in self.named],
+            "absent": self.absent,
             "findings": [f.as_dict() for f in self.findings],
         }
 
@@ -73,7 +76,13 @@ def analyse_failures(
     results = [_class_result(base, kind) for kind in kinds]
     named = [effect_of(base, c.failure) for c in find_elements(base, list(names))]
     findings = [f for r in results for f in _findings(base, r)]
-    return FailureReport(valid.blueprint.name, [r for r in results if r.elements], findings, named)
+    return FailureReport(
+        valid.blueprint.name,
+        [r for r in results if r.elements],
+        findings,
+        named,
+        [r.kind for r in results if not r.elements],
+    )
 
 
 def find_elements(base: Baseline, names: list[str]) -> list[Any]:

@@ -117,6 +117,7 @@ def report_text(report: FailureReport) -> str:
     lines = [f"{report.name}: the worst single failure of each element class"]
     for result in report.classes:
         lines += _class_lines(result)
+    lines += [f"  {KIND_TITLES[kind]}: none in this cluster" for kind in report.absent if kind in KIND_TITLES]
     for effect in report.named:
         lines.append(f"  {effect.failure.name} ({KIND_TITLES[effect.failure.kind]}):")
         lines += [f"    {line}" for line in effect_lines(effect)] or ["    nothing lost: redundant"]
