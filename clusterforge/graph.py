@@ -44,19 +44,21 @@ def _device_attrs(device: Device) -> dict[str, Any]:
     return {k: v for k, v in attrs.items() if v is not None}
 
 
-def switch_graph(topo: Topology, fabric: str, hosts: bool = True, without: Iterable[str] = ()) -> nx.Graph:
+def switch_graph(
+    topo: Topology, fabric: str, hosts: bool = True, without: Iterable[str] = (), cut: Iterable[int] = ()
+) -> nx.Graph:
     """`fabric`'s switch-level graph: a vertex per switch (attributes as `full_graph`'s), with `hosts` one per
     node group holding its node-leaf links; an edge per pair with `links` and `capacity` (Gb/s) and `tier`.
-    `without`: devices left out (a failure), their links with them."""
+    `without`: devices left out (a failure), their links with them; `cut`: indexes of links left out."""
     import networkx as nx
 
-    gone = set(without)
+    gone, severed = set(without), set(cut)
     graph = nx.Graph(name=f"{topo.name}:{fabric}")
     for device in topo.switches(fabric):
         if device.role != "oob" and device.name not in gone:
             graph.add_node(device.name, **_device_attrs(device))
-    for link in topo.links:
-        if link.fabric != fabric or link.a in gone or link.b in gone:
+    for index, link in enumerate(topo.links):
+        if link.fabric != fabric or link.a in gone or link.b in gone or index in severed:
             continue
         if link.tier in SWITCH_LINK_TIERS:
             a, b = link.a, link.b
@@ -164,3 +166,45 @@ def write_graph(topo: Topology, fmt: str) -> str:
     else:
         raise ValueError(f"unknown graph format {fmt!r}")
     return out.getvalue().decode("utf-8")
+
+
+def cut_off_nodes(topo: Topology, fabric: str, down: Iterable[str] = (), cut: Iterable[int] = ()) -> set[str]:
+    """The running nodes of `fabric` left without a port on a switch of the part of their intact switch island
+    that keeps the most node ports, once the devices `down` fail and the links `cut` (indexes) are cut:
+    networkx's connected components before and after, the same rule as the failure analysis (docs/failures.md)."""
+    import networkx as nx
+
+    gone, severed = set(down), set(cut)
+    switches = {d.name for d in topo.switches(fabric) if d.role != "oob"}
+    graph, alive = nx.Graph(), nx.Graph()
+    graph.add_nodes_from(switches)
+    alive.add_nodes_from(switches - gone)
+    ports: dict[str, list[str]] = {}
+    for index, link in enumerate(topo.links):
+        if link.fabric != fabric:
+            continue
+        if link.tier in SWITCH_LINK_TIERS:
+            graph.add_edge(link.a, link.b)
+            if index not in severed and link.a not in gone and link.b not in gone:
+                alive.add_edge(link.a, link.b)
+        elif link.tier == "node-leaf":
+            leaves = ports.setdefault(link.a, [])  # a node whose every port is cut keeps an empty list
+            if index not in severed:
+                leaves.append(link.b)
+    intact = {s: i for i, group in enumerate(nx.connected_components(graph)) for s in group}
+    piece = {s: i for i, group in enumerate(nx.connected_components(alive)) for s in group}
+    weight: dict[int, int] = {}
+    for leaves in ports.values():
+        for leaf in leaves:
+            if leaf in piece:
+                weight[piece[leaf]] = weight.get(piece[leaf], 0) + 1
+    best: dict[int, int] = {}
+    for switch, number in sorted(piece.items()):  # ties: the piece of the first switch by name
+        known = best.get(intact[switch])
+        if known is None or weight.get(number, 0) > weight.get(known, 0):
+            best[intact[switch]] = number
+    return {
+        node
+        for node, leaves in ports.items()
+        if node not in gone and not any(leaf in piece and best[intact[leaf]] == piece[leaf] for leaf in leaves)
+    }

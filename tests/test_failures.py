@@ -20,7 +20,7 @@ from clusterforge.failures import KINDS, analyse_failures
 from clusterforge.failures.baseline import Baseline, baseline, components
 from clusterforge.failures.effects import Effect, effect_of
 from clusterforge.failures.elements import candidates
-from clusterforge.graph import bisection_gbps, full_graph, switch_graph, switch_islands, write_graph
+from clusterforge.graph import bisection_gbps, cut_off_nodes, switch_graph, switch_islands, write_graph
 from clusterforge.pipeline import Analysis, analyse, load_valid
 
 H200 = REPO / "blueprints" / "h200-training-pod.yaml"
@@ -146,35 +146,6 @@ def test_a_single_subnet_manager_is_a_single_failure_and_a_pair_is_not() -> None
     assert failure_of(H200, "ufm001").subnets_without_sm == 0
 
 
-def _networkx_cut_off(analysis: Analysis, fabric: str, down: set[str]) -> set[str]:
-    """Nodes of `fabric` (running) with no port on a switch of the island that keeps the most node ports in its
-    intact island, by networkx's components on the full graph."""
-    topo = analysis.topo
-    graph = full_graph(topo)
-    keep = [(a, b) for a, b, d in graph.edges(data=True) if d["fabric"] == fabric]
-    fabric_graph = nx.Graph(keep)
-    switches = {d.name for d in topo.switches(fabric) if d.role != "oob"}
-    intact = {s: i for i, group in enumerate(nx.connected_components(fabric_graph.subgraph(switches))) for s in group}
-    alive = fabric_graph.subgraph(switches - down)
-    ports = {n: [b for a, b in keep if a == n] for n in {a for a, b in keep if a not in switches}}
-    weight: dict[int, int] = {}
-    best: dict[int, int] = {}
-    pieces = {s: i for i, group in enumerate(nx.connected_components(alive)) for s in group}
-    for leaves in ports.values():
-        for leaf in leaves:
-            if leaf in pieces:
-                weight[pieces[leaf]] = weight.get(pieces[leaf], 0) + 1
-    for switch, piece in sorted(pieces.items()):
-        known = best.get(intact[switch])
-        if known is None or weight.get(piece, 0) > weight.get(known, 0):
-            best[intact[switch]] = piece
-    return {
-        node
-        for node, leaves in ports.items()
-        if node not in down and not any(leaf in pieces and best[intact[leaf]] == pieces[leaf] for leaf in leaves)
-    }
-
-
 @pytest.mark.parametrize("path", [H200, GB200, THREE_TIER], ids=lambda p: p.stem)
 def test_the_tools_numbers_are_networkx_min_cut_and_components(path: Path) -> None:
     """Every switch, rack and row failure (one per signature, as the analysis looks at them, and a few more): the
@@ -188,15 +159,22 @@ def test_the_tools_numbers_are_networkx_min_cut_and_components(path: Path) -> No
         ours = components(list(fabric.switches), fabric.neighbours, set(), set())
         assert len(set(ours.values())) == len(switch_islands(graph)) == a.topo.switch_islands(name)
     looked = 0
-    for kind in ("leaf", "spine", "core", "rack", "row"):
+    for kind in ("leaf", "spine", "core", "rack", "row", "bundle"):
         for candidate in list(candidates(base, kind))[:6]:
             effect = effect_of(base, candidate.failure)
+            down, cut = effect.devices_down, candidate.failure.links
             for name, found in effect.fabrics.items():
-                graph = switch_graph(a.topo, name, without=effect.devices_down)
-                assert found.bisection_left_tbps * 1000 == pytest.approx(bisection_gbps(graph)), candidate.failure.name
-                assert found.cut_nodes == _networkx_cut_off(a, name, effect.devices_down), candidate.failure.name
+                graph = switch_graph(a.topo, name, without=down, cut=cut)
+                assert found.bisection_left_gbps == pytest.approx(bisection_gbps(graph)), candidate.failure.name
+                assert found.cut_nodes == cut_off_nodes(a.topo, name, down, cut), candidate.failure.name
                 looked += 1
     assert looked > 10
+
+
+def test_failures_networkx_option_works_every_worst_out_again() -> None:
+    result = run_cli("failures", str(THREE_TIER.relative_to(REPO)), "--networkx", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert "networkx: the same bisection and nodes cut off" in result.stderr
 
 
 def test_three_tiers_by_hand() -> None:
