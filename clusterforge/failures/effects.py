@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..physical import DERATE
 from ..workload.hardware import compute_groups
 from .baseline import SWITCH_LINK_TIERS, Baseline, FabricBase, components, still_joined
 
@@ -194,6 +195,7 @@ def _power(base: Baseline, failure: Failure, effect: Effect) -> None:
             effect.throttled.append(device)
     if lost:
         _psu_text(base, lost, effect)
+    tightest: tuple[float, str] | None = None
     for rack, feeds_lost in failure.feeds:
         rack_type = base.topo.racks[rack].rack_type
         left = rack_type.feeds - feeds_lost
@@ -202,8 +204,31 @@ def _power(base: Baseline, failure: Failure, effect: Effect) -> None:
         if load > capacity + 1e-9:
             effect.devices_down.update(base.rack_devices.get(rack, ()))
             effect.power.append(f"{rack}: {load:.1f} kW on {left} feeds of {capacity:.1f} kW: the breakers trip")
-    for rack, shelves in base.shelves.items():
-        _shelves(base, rack, shelves, effect)
+        elif load and (tightest is None or load / capacity > tightest[0]):
+            feeds = f"{left} feed{'s' if left != 1 else ''}"
+            state = "within" if load <= capacity * DERATE + 1e-9 else "over"
+            tightest = (
+                load / capacity,
+                f"{rack}: {load:.1f} kW on the {feeds} left ({capacity:.1f} kW rated, {state} the "
+                f"{capacity * DERATE:.1f} kW continuous)",
+            )
+    if tightest is not None:
+        effect.power.append(tightest[1])
+    shelf_texts = [(rack, _shelves(base, rack, shelves, effect)) for rack, shelves in base.shelves.items()]
+    effect.power += by_text([(rack, text) for rack, text in shelf_texts if text])
+
+
+def by_text(items: list[tuple[str, str]]) -> list[str]:
+    """'A01, A02: text' for racks that say the same (up to 6 named)."""
+    racks: dict[str, list[str]] = defaultdict(list)
+    for rack, text in items:
+        racks[text].append(rack)
+    return [
+        f"{', '.join(names[:6])}{', ...' if len(names) > 6 else ''}"
+        + (f" ({len(names)} racks)" if len(names) > 6 else "")
+        + f": {text}"
+        for text, names in racks.items()
+    ]
 
 
 def _psu_text(base: Baseline, lost: Counter[str], effect: Effect) -> None:
@@ -230,8 +255,9 @@ def _psu_text(base: Baseline, lost: Counter[str], effect: Effect) -> None:
         effect.power.append(f"{len(enough)} other device model{'s' if len(enough) != 1 else ''}: enough PSUs left")
 
 
-def _shelves(base: Baseline, rack: str, shelves: list[str], effect: Effect) -> None:
-    """A rack fed through power shelves: the shelves left (whole and fed) against the load they carry."""
+def _shelves(base: Baseline, rack: str, shelves: list[str], effect: Effect) -> str:
+    """A rack fed through power shelves: the shelves left (whole and fed) against the load they carry, in words
+    ('' when the failure does not touch them)."""
     fig = base.figures[rack]
     lost_psus = Counter(device for device, _ in effect.failure.psus)
     capacity = spare = 0.0
@@ -245,7 +271,7 @@ def _shelves(base: Baseline, rack: str, shelves: list[str], effect: Effect) -> N
         capacity += fed * rating / 1000
         spare += max(fed - 1, 0) * rating / 1000
     if (left == len(shelves) and not any(lost_psus[s] for s in shelves)) or not left:
-        return  # untouched, or the whole rack fails
+        return ""  # untouched, or the whole rack fails
     load = fig.shelf_load_kw
     if load > capacity + 1e-9:
         effect.devices_down.update(base.on_shelves.get(rack, ()))
@@ -254,22 +280,28 @@ def _shelves(base: Baseline, rack: str, shelves: list[str], effect: Effect) -> N
         state = "no PSU spare left"
     else:
         state = "enough, with a spare PSU per shelf"
-    effect.power.append(
-        f"{rack}: {load:.1f} kW of trays on {left} of {len(shelves)} power shelves ({capacity:.1f} kW; "
+    return (
+        f"{load:.1f} kW of trays on {left} of {len(shelves)} power shelves ({capacity:.1f} kW; "
         f"{spare:.1f} kW with one PSU per shelf spare): {state}"
     )
 
 
 def _cooling(base: Baseline, failure: Failure, effect: Effect) -> None:
+    if failure.kind == "cdu":
+        row = next(r for r in base.valid.blueprint.floor.rows if f"{r.name}-CDU" == failure.name)
+        liquid = sum(base.figures[r].liquid_kw for r in failure.uncooled)
+        effect.cooling.append(f"row {row.name}: {liquid:.1f} kW to coolant, 0 of its {row.cdu_kw:g} kW CDU left")
+    texts = []
     for rack in sorted(failure.uncooled):
         fig = base.figures[rack]
         if not fig.liquid_kw:
             continue
         stopped = [d for d in base.rack_devices.get(rack, ()) if d in base.liquid]
         effect.devices_down.update(stopped)
-        effect.cooling.append(
-            f"{rack}: {fig.liquid_kw:.1f} kW of liquid-cooled load without coolant: {len(stopped)} devices stop"
+        texts.append(
+            (rack, f"{fig.liquid_kw:.1f} kW of liquid-cooled load without coolant: {len(stopped)} devices stop")
         )
+    effect.cooling += by_text(texts)
 
 
 def _fabric(base: Baseline, fabric: FabricBase, failure: Failure, down: set[str]) -> FabricEffect | None:
