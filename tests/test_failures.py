@@ -188,8 +188,9 @@ def test_three_tiers_by_hand() -> None:
     assert (core.bisection_tbps, core.bisection_left_tbps) == (153.6, 148.8)
 
 
-def test_one_per_signature_finds_the_same_worst_as_every_element() -> None:
-    base = base_of(H200)
+@pytest.mark.parametrize("path", [H200, GB200, THREE_TIER], ids=lambda p: p.stem)
+def test_one_per_signature_finds_the_same_worst_as_every_element(path: Path) -> None:
+    base = base_of(path)
     for kind in KINDS:
         every = [effect_of(base, c.failure) for c in candidates(base, kind)]
         if not every:
