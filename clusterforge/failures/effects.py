@@ -103,6 +103,8 @@ class Effect:
     """Workload -> what the failure does to it, for those it touches."""
     management_lost: int = 0
     """Devices whose out-of-band port is lost."""
+    slurm_controllers: tuple[int, int] = (0, 0)
+    """Slurm controllers still running, of the controllers."""
     power_margin: float = 10.0
     """The least share of its planned draw that a device left on fewer PSUs still has (1.2: 20% to spare)."""
 
@@ -120,6 +122,7 @@ class Effect:
         return (
             self.gpus_lost,
             len(self.racks_down),
+            self.slurm_controllers[1] > 0 and not self.slurm_controllers[0],
             self.domains_broken,
             round(self.bisection_loss, 6),
             self.subnets_without_sm,
@@ -161,7 +164,11 @@ class Effect:
                 "domains_degraded": self.domains_degraded,
                 "bandwidth_left": round(self.nvlink_left, 4),
             },
-            "slurm": {"partitions": self.partitions, self.blocks_are: self.blocks},
+            "slurm": {
+                "partitions": self.partitions,
+                self.blocks_are: self.blocks,
+                "controllers_left": self.slurm_controllers[0],
+            },
             "workloads": self.workloads,
             "management_ports_lost": self.management_lost,
             "power_margin": round(self.power_margin, 4) if self.power_margin < 10 else None,
@@ -438,6 +445,8 @@ def _totals(base: Baseline, effect: Effect) -> None:
     effect.domains_degraded = len(slowed)
     effect.gpus_degraded = sum(base.gpus[n] for n in degraded if n in base.gpus and n not in lost_nodes)
     if bp.slurm is not None:
+        controllers = [c for c in bp.slurm.controllers if c in topo.devices]
+        effect.slurm_controllers = (sum(1 for c in controllers if c not in down), len(controllers))
         group_of = [topo.devices[n].group for n in lost_nodes]
         for partition in bp.slurm.partitions:
             count = sum(1 for g in group_of if g in partition.node_groups)

@@ -95,10 +95,13 @@ def _managers(base: Baseline, kind: str) -> Iterator[Candidate]:
 
 
 def _nodes(base: Baseline, kind: str) -> Iterator[Candidate]:
+    """Every node but the subnet managers (a class of their own); a Slurm controller is a signature of its own."""
+    slurm = base.valid.blueprint.slurm
+    controllers = set(slurm.controllers) if slurm else set()
     for device in base.topo.devices.values():
-        if device.kind == "node" and device.name in base.gpus:
+        if device.kind == "node" and device.role != "subnet-manager":
             rack = (device.rack,) if device.rack else ()
-            shape = (device.group, device.model, device.name in base.domain_of)
+            shape = (device.group, device.model, device.name in base.domain_of, device.name in controllers)
             yield Candidate(Failure(kind, device.name, frozenset({device.name}), racks=rack), shape)
 
 

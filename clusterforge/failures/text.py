@@ -69,6 +69,11 @@ def effect_lines(effect: Effect) -> list[str]:
     if nvlink:
         lines.append("NVLink: " + ", ".join(nvlink))
     slurm = [f"partition {name} -{n} node{'s' if n != 1 else ''}" for name, n in effect.partitions.items()]
+    left, controllers = effect.slurm_controllers
+    if left < controllers:
+        slurm.insert(
+            0, "no controller left: no job starts" if not left else f"{left} of {controllers} controllers left"
+        )
     if effect.blocks:
         what = "topology block" if effect.blocks_are == "blocks" else "topology.conf switch"
         slurm.append(
