@@ -198,8 +198,11 @@ def _power(base: Baseline, failure: Failure, effect: Effect) -> None:
             continue
         if left <= 0:
             effect.devices_down.add(device)
-        elif left * rating < base.draw_w.get(device, 0.0) - 1e-9 and device in base.gpus:
-            effect.throttled.append(device)
+        elif left * rating < base.draw_w.get(device, 0.0) - 1e-9:
+            if device in base.gpus:
+                effect.throttled.append(device)  # a GPU node caps its power (or stops)
+            else:
+                effect.devices_down.add(device)  # a switch or server without the power it draws stops
     if lost:
         _psu_text(base, lost, effect)
     tightest: tuple[float, str] | None = None
@@ -242,7 +245,7 @@ def _psu_text(base: Baseline, lost: Counter[str], effect: Effect) -> None:
     """One line per kind of device whose PSUs were lost: PSUs left, their capacity against the draw."""
     kinds: dict[tuple[int, int, float, float], list[str]] = defaultdict(list)
     shelves = {s for rack in base.shelves.values() for s in rack}
-    for device, count in lost.items():
+    for device, count in sorted(lost.items()):
         if device in shelves:
             continue  # a shelf's PSUs are judged with the rack's shelves (_shelves)
         total, rating = base.psus[device]
