@@ -439,15 +439,79 @@ def diff_cmd(old: str, new: str, fmt: str) -> None:
     click.echo(json.dumps(diff, indent=2, sort_keys=True) if fmt == "json" else diff_markdown(diff), nl=fmt == "json")
 
 
+@cli.command("failures")
+@click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--element",
+    "elements",
+    multiple=True,
+    help="an element class (leaf, spine, core, oob-switch, bundle, subnet-manager, node, psu, pdu, feed, cdu, "
+    "rack, row, power-shelf, switch-tray) for its worst failure, or an element's name (compute-spine001, A01, "
+    "A01-PDU-A, 'feed A', 'row A', A01~N01, gpu001:psu1) for its own; repeatable (default: every class)",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option(
+    "--networkx",
+    "with_networkx",
+    is_flag=True,
+    help="work out each shown failure's bisection and nodes cut off again with networkx's minimum cut and "
+    "connected components, and exit 3 where they disagree (seconds per failure at 10,000 GPUs)",
+)
+@ALLOW_DIR
+def failures_cmd(
+    blueprint: Path, elements: tuple[str, ...], fmt: str, with_networkx: bool, allow: tuple[Path, ...]
+) -> None:
+    """What breaks when one thing fails: the worst single failure of each element class (switch per tier, cable
+    bundle, subnet manager, node, PSU, PDU, feed, CDU, rack, row, NVL72 power shelf and switch tray) and what it
+    takes: GPUs cut off, bisection left, NVLink domains, Slurm partitions, power, cooling and workloads. Exit 1
+    when a failure takes more than the blueprint's `resilience:` tolerance."""
+    from .failures import KINDS, analyse_failures
+    from .failures.text import report_markdown, report_text
+
+    kinds = [e for e in elements if e in KINDS]
+    names = [e for e in elements if e not in KINDS]
+    try:
+        analysis = analyse(load_valid(blueprint, allow))
+        report = analyse_failures(analysis.valid, analysis.topo, kinds if elements else KINDS, names)
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text")
+        sys.exit(EXIT_FINDINGS)
+    except KeyError as exc:
+        raise click.BadParameter(f"no element or element class named {exc.args[0]!r}", param_hint="--element") from None
+    # the tolerance's findings as `check` gave them (every class judged, the blueprint's suppressions applied)
+    report.findings = [f for f in analysis.findings if codes.REGISTRY[f.code].family == "FAIL"]
+    disagree: list[str] = []
+    if with_networkx:
+        from .failures.crosscheck import networkx_disagreements
+
+        shown = [r.worst for r in report.classes if r.worst] + report.named
+        disagree = networkx_disagreements(analysis.topo, shown)
+    if fmt == "json":
+        click.echo(json.dumps(report.as_dict(), indent=2, sort_keys=True))
+    elif fmt == "markdown":
+        click.echo(report_markdown(report), nl=False)
+    else:
+        click.echo(report_text(report))
+        _print_findings(report.findings, "text")
+    if with_networkx:
+        for line in disagree:
+            click.echo(f"networkx disagrees: {line}", err=True)
+        click.echo(f"networkx: {'disagrees' if disagree else 'the same bisection and nodes cut off'}", err=True)
+        if disagree:
+            sys.exit(EXIT_INTERNAL)
+    sys.exit(EXIT_FINDINGS if any(not f.suppressed_by for f in report.findings) else EXIT_OK)
+
+
 @cli.command("export")
 @click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["json", "dot", "svg"]),
+    type=click.Choice(["json", "graphml", "gexf", "dot", "svg"]),
     default="json",
     show_default=True,
-    help="json: node-link topology; dot/svg: fabric diagram (svg needs Graphviz)",
+    help="json: node-link topology; graphml/gexf: every device and link, through networkx's writers; dot/svg: "
+    "fabric diagram (svg needs Graphviz)",
 )
 @click.option("--fabric", "fabrics", multiple=True, help="fabric(s) to draw (default: all but out-of-band)")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="file to write (default: stdout)")
@@ -455,13 +519,17 @@ def diff_cmd(old: str, new: str, fmt: str) -> None:
 def export_cmd(
     blueprint: Path, fmt: str, fabrics: tuple[str, ...], output: Path | None, allow: tuple[Path, ...]
 ) -> None:
-    """Export the expanded topology as JSON, or its fabrics as a Graphviz diagram."""
+    """Export the expanded topology as JSON, GraphML or GEXF, or its fabrics as a Graphviz diagram."""
     from .export import dot_to_svg, fabric_dot, node_link_json
 
     try:
         topo = analyse(load_valid(blueprint, allow)).topo
         if fmt == "json":
             text = node_link_json(topo)
+        elif fmt in ("graphml", "gexf"):
+            from .graph import write_graph
+
+            text = write_graph(topo, fmt)
         else:
             unknown = [f for f in fabrics if f not in topo.fabrics]
             if unknown:

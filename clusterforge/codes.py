@@ -51,6 +51,7 @@ FAMILIES = {
     "CABLE": "Cabling",
     "WORK": "Workload fit",
     "SLURM": "Slurm",
+    "FAIL": "Single failures (resilience)",
     "SUPPRESS": "Suppressions",
     "RENDER": "Rendering",
     "OUT": "The output folder",
@@ -190,6 +191,15 @@ WORKLOAD_TTFT = _code("CF-WORK-006", WARNING, "time to first token above its tar
 WORKLOAD_DECODE_RATE = _code("CF-WORK-007", WARNING, "decode tokens/s per session below its target", "fewer sessions per replica, or more GPUs per replica (the hint says how many)", "inference service 'chat': 9.1 tokens/s per session at 64 sessions, target 20")
 WORKLOAD_GPUS_TOGETHER = _code("CF-WORK-008", WARNING, "the workloads together need more GPUs than their node groups have", "run them at different times on purpose, or add nodes", "workloads on gpu need 264 GPUs together, the node groups have 248 (pretrain 248, eval 16)")
 WORKLOAD_SHAPE_UNKNOWN = _code("CF-WORK-009", INFO, "a workload gives only its parameter count", "name a catalog model (model: meta/llama-3-70b) or write its shape, so KV cache and activations are counted", "workload 'pretrain' gives only model_params_b: KV cache and activations are not counted")
+
+# --- single failures against the blueprint's resilience tolerance (failures/, checks/resilience.py)
+FAILURE_BISECTION = _code("CF-FAIL-001", WARNING, "a single failure takes more of a fabric's bisection than the blueprint tolerates", "add spines or uplinks (more, smaller upper-tier switches lose less each), or raise resilience max_bisection_loss", "4 of 4 spine switch failures exceed max_bisection_loss 0.125: losing compute-spine001 takes 25.0% of the bisection of fabric 'compute' (38.4 of 51.2 Tb/s left)")
+FAILURE_GPUS_LOST = _code("CF-FAIL-002", WARNING, "a single failure takes out more GPUs than the blueprint tolerates", "spread what the element carries (dual-homing, leaves in two racks, PSUs on two feeds), or raise resilience max_gpus_lost", "22 of 24 cable bundle (rack to rack) failures exceed max_gpus_lost 0: losing A01~N01 takes 24 GPUs lost")
+FAILURE_GPUS_DEGRADED = _code("CF-FAIL-003", WARNING, "a single failure leaves more GPUs degraded or throttled than the blueprint tolerates", "give the nodes PSUs enough on one feed, dual-home their ports, or raise resilience max_gpus_degraded", "2 of 2 feed (hall-wide) failures exceed max_gpus_degraded 0: losing feed A leaves 248 GPUs degraded or throttled")
+FAILURE_RACKS_DOWN = _code("CF-FAIL-004", WARNING, "a single failure takes more racks down than the blueprint tolerates", "feed the rack from more feeds (2N), keep its load under what one side carries, or raise resilience max_racks_down", "3 of 3 row failures exceed max_racks_down 0: losing row A takes 6 racks down (A01, A02, A03, A04, A05, A06)")
+FAILURE_NVLINK_BROKEN = _code("CF-FAIL-005", WARNING, "a single failure breaks more NVLink domains than the blueprint tolerates", "keep spare trays in the domain (schedule 64 of 72 GPUs), or raise resilience max_nvlink_domains_broken", "72 of 72 node failures exceed max_nvlink_domains_broken 0: losing gb001 leaves 1 NVLink domains broken")
+FAILURE_WORKLOADS = _code("CF-FAIL-006", WARNING, "after a single failure a workload no longer has its GPUs", "keep spare nodes beyond what the workloads need, or run smaller jobs", "31 of 31 node failures exceed workloads_must_fit: after losing gpu001, llama3-70b-eval: 0 of 2 replicas left: misses its targets at 32 concurrent requests")
+FAILURE_NO_SUBNET_MANAGER = _code("CF-FAIL-007", WARNING, "a single failure leaves an InfiniBand subnet without a subnet manager", "run a standby subnet manager on a second host (UFM high availability)", "1 of 1 subnet manager failures exceed subnet_manager_left: losing ufm001 leaves 1 InfiniBand subnet(s) without a running subnet manager")
 
 # --- suppressions (checks)
 UNUSED_SUPPRESSION = _code("CF-SUPPRESS-001", WARNING, "a suppression matches no finding", "remove it, or fix its code or target", "suppression of CF-POWER-002 for 'A01' matches no finding")

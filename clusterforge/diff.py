@@ -8,12 +8,14 @@ import subprocess
 import tarfile
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import codes
 from .errors import BlueprintError, ClusterforgeError, Finding, Severity
+from .failures import analyse_failures
+from .failures.text import worst_by_class, worst_changes, worst_markdown
 from .pipeline import analyse, load_valid, render_analysis
 from .plan import FabricPlan, Plan
 from .render.escape import md_cell
@@ -30,6 +32,8 @@ class Snapshot:
     """Rendered files, or None when a check error stops the render."""
     partitions: dict[str, int]
     expands: bool = True
+    failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Element class -> its worst single failure (clusterforge failures)."""
 
 
 def snapshot(path: Path, label: str, allow: tuple[Path, ...] = ()) -> Snapshot:
@@ -47,7 +51,8 @@ def snapshot(path: Path, label: str, allow: tuple[Path, ...] = ()) -> Snapshot:
     slurm = valid.blueprint.slurm
     counts = {g.name: g.count for g in valid.blueprint.node_groups}
     partitions = {p.name: sum(counts[g] for g in p.node_groups) for p in slurm.partitions} if slurm else {}
-    return Snapshot(label, analysis.plan, analysis.findings, files, partitions)
+    failures = worst_by_class(analyse_failures(valid, analysis.topo))
+    return Snapshot(label, analysis.plan, analysis.findings, files, partitions, failures=failures)
 
 
 def materialize(spec: str, workdir: Path, side: str = "blueprint") -> Path:
@@ -217,6 +222,7 @@ def semantic_diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
             if active_old[k].message != active_new[k].message
         ],
         "partitions": _changes(old.partitions, new.partitions),
+        "failures": worst_changes(old.failures, new.failures),
         "slurm_topology": {"added": sorted(topo_new - topo_old), "removed": sorted(topo_old - topo_new)},
         "files": _file_changes(old.files, new.files),
         "render_blocked": {"old": old.files is None, "new": new.files is None},
@@ -246,6 +252,7 @@ def diff_markdown(diff: dict[str, Any]) -> str:
             "findings_resolved",
             "findings_changed",
             "partitions",
+            "failures",
             "files",
         )
     )
@@ -253,6 +260,8 @@ def diff_markdown(diff: dict[str, Any]) -> str:
         return "\n".join([*lines, "No change to the cluster or its rendered files.", ""])
     for section in (_change_tables, _rack_table, _finding_lists, _topology_lines_md, _file_table, _side_notes):
         lines += section(diff)
+        if section is _rack_table:
+            lines += worst_markdown(diff["failures"])
     return "\n".join(lines).rstrip() + "\n"
 
 

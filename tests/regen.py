@@ -41,6 +41,10 @@ def regen_codes() -> None:
 DIFF_EXAMPLE = "clusterforge diff blueprints/h200-training-pod.yaml docs/examples/h200-training-pod-grown.yaml"
 MISCABLED = "docs/examples/h200-training-pod-ibnetdiscover-miscabled.txt"
 """Real `ibnetdiscover -p` output of the h200 example's fabric simulated by ibsim with four cabling faults."""
+FAILURES_GB200 = (
+    "clusterforge failures blueprints/gb200-nvl72.yaml --element power-shelf --element switch-tray "
+    "--element cdu --element subnet-manager"
+)
 VERIFY_EXAMPLE = f"clusterforge verify blueprints/h200-training-pod.yaml --ibnetdiscover {MISCABLED}"
 
 
@@ -53,6 +57,9 @@ def readme_blocks() -> dict[str, str]:
             "check",
             *sorted(str(p.relative_to(REPO)) for p in (REPO / "blueprints").glob("*.yaml")),
         ),
+        "clusterforge failures blueprints/h200-training-pod.yaml": ("failures", "blueprints/h200-training-pod.yaml"),
+        "clusterforge check tests/failures/h200-resilience.yaml": ("check", "tests/failures/h200-resilience.yaml"),
+        FAILURES_GB200: ("failures", "blueprints/gb200-nvl72.yaml", *FAILURES_GB200.split()[3:]),
         DIFF_EXAMPLE: ("diff", "blueprints/h200-training-pod.yaml", "docs/examples/h200-training-pod-grown.yaml"),
         **{
             f"clusterforge fit {path}": ("fit", path)

@@ -410,7 +410,8 @@ def test_report_html_renders_in_chromium(tmp_path: Path) -> None:
     assert run.console == []
     dom = parse_html(run.dom)
     assert_inert(dom)
-    assert len([t for t, _ in dom.tags if t == "svg"]) == 14 + 1  # one drawing per rack, the workload chart
+    # one drawing per rack, the workload chart, a floor map per element class of the single failures (11 here)
+    assert len([t for t, _ in dom.tags if t == "svg"]) == 14 + 1 + 11
     assert len([t for t, _ in dom.tags if t == "table"]) >= 8
     assert "h200-training-pod: handoff report" in " ".join(dom.text)
     assert_not_blank(run.png)

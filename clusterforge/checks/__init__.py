@@ -20,6 +20,7 @@ from .fat_tree import check_fat_trees
 from .grouping import group_repeats
 from .ports import check_oversubscription, check_switch_radix, check_unconnected_ports
 from .power import check_power_shelves, check_psu_redundancy, check_rack_power
+from .resilience import check_resilience
 from .slurm import check_slurm_imex
 from .space import check_space
 from .weight import check_weight
@@ -50,6 +51,7 @@ CHECKS: tuple[Check, ...] = (
     check_unconnected_ports,
     check_workloads,
     check_slurm_imex,
+    check_resilience,
 )
 
 

@@ -1,5 +1,7 @@
-"""Which names are joined through pairs: union-find with path halving, near-linear in the pairs (a
-networkx graph of the same 200,000 switch links costs seconds to build at 100,000 GPUs)."""
+"""Which names are joined through pairs: union-find with path halving, near-linear in the pairs. Kept over
+networkx's connected components where every check and render asks (fat-tree groups, InfiniBand subnet
+islands): at 100,000 GPUs 207 ms against 390 ms for all 200,192 switch links, and no 0.2 s import of networkx
+per render (docs/failures.md, networkx)."""
 
 from __future__ import annotations
 

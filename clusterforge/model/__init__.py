@@ -8,6 +8,7 @@ A method that returns its own class says `Self`.
 from .blueprint import Blueprint, CatalogFile, PowerPlanning, Suppression
 from .fabric import ComputeFabric, Fabric, InbandFabric, OobFabric, StorageFabric
 from .nodes import NodeGroup, Placement
+from .resilience import Resilience, Tolerance
 from .site import Floor, Row, Site
 from .slurm import Partition, Slurm
 from .workload import InferenceService, ModelShape, ModelShapeFields, Prices, TrainingJob, Workload
@@ -28,11 +29,13 @@ __all__ = [
     "Placement",
     "PowerPlanning",
     "Prices",
+    "Resilience",
     "Row",
     "Site",
     "Slurm",
     "StorageFabric",
     "Suppression",
+    "Tolerance",
     "TrainingJob",
     "Workload",
 ]

@@ -8,6 +8,7 @@ from .base import CatalogKey, Fraction, Identifier, Label, Strict, Text
 from .fabric import Fabric
 from .nodes import NodeGroup, renamed_role
 from .procurement import Procurement
+from .resilience import Resilience
 from .site import Floor, Site
 from .slurm import Slurm
 from .software import Software
@@ -84,6 +85,9 @@ class Blueprint(Strict):
     """Power planning factors."""
     procurement: Procurement = Procurement()
     """Spares policy, the site's price list and PDU outlets, for the bill of materials."""
+    resilience: Resilience | None = None
+    """What one failure may take (a spine, a PDU, a rack...): `clusterforge failures` and `check` report each
+    single failure that takes more (CF-FAIL findings); leave out to judge none."""
     suppress: list[Suppression] = Field(default_factory=list)
     """Findings accepted with a written reason."""
 
