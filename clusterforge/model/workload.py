@@ -132,9 +132,13 @@ class InferenceService(WorkloadBase):
     kv_precision: Precision | None = None
     """Precision of the KV cache; default: the weight precision, but at least 8 bits."""
     context_tokens: Tokens = 8192
-    """Longest context (prompt plus output) a request may use."""
+    """Longest context (prompt plus output) a request may use: what the KV cache is sized for."""
     prompt_tokens: Tokens | None = None
-    """Prompt length the time to first token is computed for; default: the whole context."""
+    """Prompt (input) tokens of a typical request: its prefill, the time to first token and the prefill share of
+    throughput; default: context_tokens - output_tokens, or half the context when neither is given."""
+    output_tokens: Tokens | None = None
+    """Output tokens of a typical request (its decode steps); default: context_tokens - prompt_tokens, or half the
+    context when neither is given."""
     concurrent_requests: Count = 1
     """Requests in flight per replica at peak."""
     prefill_mfu: Share = 0.5
@@ -145,6 +149,25 @@ class InferenceService(WorkloadBase):
     """Target time to first token at `prompt_tokens`, in milliseconds."""
     tokens_per_s_target: PositiveFloat | None = None
     """Target output tokens per second of each session at full concurrency."""
+
+    @model_validator(mode="after")
+    def _lengths(self) -> Self:
+        if self.prompt_tokens is not None and self.output_tokens is not None:
+            if self.prompt_tokens + self.output_tokens > self.context_tokens:
+                raise ValueError("prompt_tokens + output_tokens cannot exceed context_tokens")
+        elif (self.prompt_tokens or self.output_tokens or 0) >= self.context_tokens:
+            raise ValueError("prompt_tokens or output_tokens alone must leave room in context_tokens for the other")
+        return self
+
+    @property
+    def lengths(self) -> tuple[int, int]:
+        """(prompt, output) tokens of a typical request, the defaults filled in."""
+        c = self.context_tokens
+        if self.prompt_tokens is not None:
+            return self.prompt_tokens, self.output_tokens or c - self.prompt_tokens
+        if self.output_tokens is not None:
+            return c - self.output_tokens, self.output_tokens
+        return max(1, c // 2), max(1, c - c // 2)
 
 
 Workload = Annotated[TrainingJob | InferenceService, Field(discriminator="kind")]

@@ -122,7 +122,8 @@ class InferenceFit:
 
     @property
     def joules_per_token(self) -> float:
-        """Facility energy per output token at full concurrency: IT power of the replica x PUE / tokens/s."""
+        """Facility energy per output token at full concurrency: IT power of the replica x PUE / output tokens/s
+        (prefill included)."""
         return self.memory.gpus * self.hw.gpu_w * self.pue / self.speed.tokens_per_s_replica
 
     def as_dict(self) -> dict[str, Any]:
@@ -147,6 +148,8 @@ class InferenceFit:
             "max_concurrency": m.max_concurrency,
             "ttft_ms": _r(s.ttft_s * 1000),
             "prompt_tokens": s.prompt_tokens,
+            "output_tokens": s.output_tokens,
+            "tensor_parallel": {"degree": s.tensor_parallel, "tier": s.tp_tier or None},
             "decode": {
                 "tokens_per_s_session": _r(s.tokens_per_s_session),
                 "tokens_per_s_replica": _r(s.tokens_per_s_replica),

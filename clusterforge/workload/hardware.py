@@ -10,6 +10,10 @@ from ..model import Blueprint, ComputeFabric
 from ..model.workload import Precision, WorkloadBase
 from ..physical import planned_w
 
+PCIE_GEN4_X16_GBS = 16 * 16 * 128 / 130 / 8
+"""PCIe 4.0 x16 per direction: 16 GT/s x 16 lanes x 128b/130b encoding / 8 = 31.5 GB/s (PCI-SIG PCIe 4.0
+specification; the L40S data sheet gives 64 GB/s both directions)."""
+
 
 @dataclass(frozen=True)
 class Hardware:
@@ -36,6 +40,19 @@ class Hardware:
     def nvlink_gbs(self) -> float:
         """NVLink bandwidth per GPU and direction in GB/s (the catalog gives both directions together)."""
         return (self.gpu.gpu_link_gbs or 0.0) / 2
+
+    def tensor_parallel_link(self, group: int) -> tuple[str, float]:
+        """The tier a tensor-parallel group of `group` GPUs crosses and its bandwidth per GPU and direction in GB/s:
+        NVLink inside an NVLink domain; PCIe inside a node without NVLink (Gen4 x16, 31.5 GB/s); the compute
+        fabric beyond, under one leaf while its nodes fit a scalable unit, else at bandwidth / oversubscription."""
+        if group <= self.nvlink_domain and self.nvlink_gbs > 0:
+            return "nvlink", self.nvlink_gbs
+        if group <= self.gpus_per_node:
+            return "pcie", PCIE_GEN4_X16_GBS
+        fabric = self.nic_gbps_per_gpu / 8
+        if -(-group // self.gpus_per_node) <= self.leaf_nodes:
+            return "leaf", fabric
+        return "spine", fabric / self.oversubscription
 
     def peak_tflops(self, precision: Precision) -> float:
         """Dense tensor throughput at a precision: 8- and 4-bit formats run at the FP8 rate where there is one."""

@@ -89,10 +89,12 @@ def inference_text(fit: InferenceFit) -> list[str]:
             + (f", held {m.kv_copies:g} times across tensor parallel" if m.kv_copies > 1 else "")
         )
     bound = "HBM bound" if s.decode_memory_bound else "compute bound"
+    comm = f", {_n(s.prefill_comm_s * 1000)} ms of it tensor-parallel all-reduce ({s.tp_tier})" if s.tp_tier else ""
     line = (
-        f"  time to first token {_n(s.ttft_s * 1000)} ms for {s.prompt_tokens:,} tokens; decode "
-        f"{_n(s.tokens_per_s_session)} tokens/s per session, {_n(s.tokens_per_s_replica)} per replica, "
-        f"{_n(s.tokens_per_s_replica * svc.replicas)} in all ({bound}); {_n(fit.joules_per_token)} J per token"
+        f"  requests of {s.prompt_tokens:,} prompt + {s.output_tokens:,} output tokens: time to first token "
+        f"{_n(s.ttft_s * 1000)} ms{comm}; {_n(s.tokens_per_s_session)} output tokens/s per session, "
+        f"{_n(s.tokens_per_s_replica)} per replica, {_n(s.tokens_per_s_replica * svc.replicas)} in all, prefill "
+        f"included (decode steps {bound}); {_n(fit.joules_per_token)} J per token"
     )
     cost = fit.as_dict()["cost_per_million_tokens"]
     if cost is not None:

@@ -104,20 +104,44 @@ def _collectives(
 @dataclass(frozen=True)
 class InferenceSpeed:
     prompt_tokens: int
+    output_tokens: int
     ttft_s: float
     """Prefill of one prompt alone on the replica."""
     decode_step_s: float
-    """One decode step of all sessions at full context: the larger of HBM and compute time."""
+    """One decode step of all sessions at full context (the worst case): the larger of HBM and compute time."""
+    decode_step_avg_s: float
+    """One decode step of all sessions at the average context of a request, prompt + output / 2."""
     decode_memory_bound: bool
     concurrency: int
+    tensor_parallel: int = 1
+    tp_tier: str = ""
+    """The link the tensor-parallel all-reduces cross (nvlink, pcie, leaf, spine; empty without tensor parallel)."""
+    prefill_comm_s: float = 0.0
+    """Of the time to first token, the tensor-parallel all-reduces of the prompt's activations."""
+    decode_comm_s: float = 0.0
+    """Of each decode step, the tensor-parallel all-reduces of the batch's activations."""
 
     @property
-    def tokens_per_s_session(self) -> float:
-        return 1 / self.decode_step_s
+    def request_s(self) -> float:
+        """GPU time of the replica that one request takes: its prefill and its share of the batched decode steps."""
+        return self.ttft_s + self.output_tokens * self.decode_step_avg_s / self.concurrency
 
     @property
     def tokens_per_s_replica(self) -> float:
-        return self.concurrency / self.decode_step_s
+        """Output tokens per second with every session busy: each request's prefill plus its output steps, which
+        it shares with the other sessions (B x OSL tokens in B x prefill + OSL x decode step)."""
+        return self.output_tokens / self.request_s
+
+    @property
+    def tokens_per_s_session(self) -> float:
+        """Output tokens per second one session sees at full load: the replica's rate shared by its sessions
+        (prefills of the other requests interrupt its decode steps)."""
+        return self.tokens_per_s_replica / self.concurrency
+
+    @property
+    def decode_tokens_per_s_session(self) -> float:
+        """Output rate of a session between prefills, at full context: 1 / decode step."""
+        return 1 / self.decode_step_s
 
 
 def prefill_flops(shape: Shape, prompt: int) -> float:
@@ -136,12 +160,52 @@ def weights_read_per_step(service: InferenceService, shape: Shape, concurrency: 
     return (shape.dense_params + shape.expert_params * touched) * BYTES[service.precision]
 
 
+ACTIVATION_BYTES = 2.0
+"""Tensor-parallel all-reduces carry 16-bit activations, whatever the weights' precision (TensorRT-LLM and vLLM
+reduce in the model's fp16/bf16 dtype; FP8 and FP4 quantize only the GEMM inputs)."""
+
+
+def tensor_parallel_allreduce_s(shape: Shape, tokens: float, tp: int, gbs: float) -> float:
+    """Megatron-style tensor parallel reduces each layer's attention and MLP outputs: 2 all-reduces of
+    tokens x hidden x 2 bytes per layer (Shoeybi et al. 2019, Megatron-LM, section 3), each a ring moving
+    2(t-1)/t of the buffer per GPU (reduce-scatter + all-gather) at the link's bandwidth per direction."""
+    if tp <= 1 or shape.dims is None or gbs <= 0:
+        return 0.0
+    volume = 2 * shape.dims.layers * tokens * shape.dims.hidden * ACTIVATION_BYTES
+    return 2 * (tp - 1) / tp * volume / (gbs * 1e9)
+
+
+def replica_tensor_parallel(service: InferenceService, gpus: int) -> int:
+    if service.tensor_parallel is not None and gpus == service.gpus_per_replica:
+        return service.tensor_parallel
+    return max(1, gpus // service.expert_parallel)
+
+
 def inference_speed(service: InferenceService, shape: Shape, hw: Hardware, memory: InferenceMemory) -> InferenceSpeed:
-    g, c = memory.gpus, memory.concurrency
+    g, c = memory.gpus, max(memory.concurrency, 1)
     peak = g * hw.peak_tflops(service.precision) * 1e12
-    prompt = service.prompt_tokens or service.context_tokens
-    ttft = prefill_flops(shape, prompt) / (peak * service.prefill_mfu)
-    step_bytes = weights_read_per_step(service, shape, c) + memory.kv_total
-    memory_s = step_bytes / (g * hw.gpu.memory_bandwidth_tbs * 1e12 * service.decode_bandwidth_efficiency)
+    prompt, output = service.lengths
+    tp = replica_tensor_parallel(service, g)
+    tier, link_gbs = hw.tensor_parallel_link(tp) if tp > 1 else ("", 0.0)
+    prefill_comm = tensor_parallel_allreduce_s(shape, prompt, tp, link_gbs)
+    decode_comm = tensor_parallel_allreduce_s(shape, c, tp, link_gbs)
+    ttft = prefill_flops(shape, prompt) / (peak * service.prefill_mfu) + prefill_comm
+    bandwidth = g * hw.gpu.memory_bandwidth_tbs * 1e12 * service.decode_bandwidth_efficiency
+    weights = weights_read_per_step(service, shape, c)
+    kv_token = (memory.kv_per_token or 0.0) * memory.kv_copies * c
     compute_s = 2 * shape.active_params * c / (peak * service.prefill_mfu)
-    return InferenceSpeed(prompt, ttft, max(memory_s, compute_s), memory_s >= compute_s, c)
+    worst = (weights + kv_token * service.context_tokens) / bandwidth
+    average = (weights + kv_token * (prompt + output / 2)) / bandwidth
+    return InferenceSpeed(
+        prompt,
+        output,
+        ttft,
+        max(worst, compute_s) + decode_comm,
+        max(average, compute_s) + decode_comm,
+        worst >= compute_s,
+        c,
+        tp,
+        tier,
+        prefill_comm,
+        decode_comm,
+    )
