@@ -58,6 +58,8 @@ class GPU(Sourced):
     """Dense BF16 tensor throughput in TFLOPS."""
     fp8_tflops: PositiveFloat | None = None
     """Dense FP8 tensor throughput in TFLOPS, where supported."""
+    fp4_tflops: PositiveFloat | None = None
+    """Dense FP4 tensor throughput in TFLOPS, where supported (Blackwell); elsewhere 4-bit runs at the FP8 rate."""
     gpu_link: Label | None = None
     """GPU-to-GPU link (NVLink generation, Infinity Fabric), or none for PCIe-only parts."""
     gpu_link_gbs: PositiveFloat | None = None

@@ -93,6 +93,9 @@ class TrainingJob(WorkloadBase):
     """Tensor-parallel degree (GPUs that split each layer); belongs inside one NVLink domain."""
     pipeline_parallel: Count = 1
     """Pipeline-parallel degree (stages)."""
+    first_stage_layers: Count | None = None
+    """Transformer layers on the first pipeline stage, which holds the most activations under 1F1B; default:
+    layers / pipeline_parallel rounded up (Llama 3 405B ran one layer fewer on its first and last stages)."""
     context_parallel: Count = 1
     """Context-parallel degree (GPUs that split each sequence)."""
     expert_parallel: Count = 1
@@ -110,10 +113,15 @@ class TrainingJob(WorkloadBase):
     zero_stage: Literal[0, 1, 2, 3] = 1
     """ZeRO sharding over the data-parallel group: 1 optimizer state, 2 also gradients, 3 also weights (FSDP)."""
     recompute: Literal["none", "selective", "full"] = "selective"
-    """Activation recomputation: none keeps every activation, selective recomputes attention, full keeps only
-    each layer's input."""
+    """Activation recomputation: none keeps every activation, selective recomputes the attention scores (which
+    FlashAttention-style kernels never store, so it keeps what none keeps), full keeps only each layer's input."""
     mfu: Share = 0.4
-    """Model FLOPs utilisation the step time is computed at (measured large jobs reach 0.35-0.55)."""
+    """Model FLOPs utilisation the step time is computed at, of the peak of `mfu_precision` (Llama 3 405B: 0.38-0.43
+    of the BF16 peak on 16k H100, Llama 3 paper Table 4)."""
+    mfu_precision: Precision | None = None
+    """The precision whose peak `mfu` was measured against; default bf16 (the published MFUs are of BF16 runs),
+    fp32 for fp32 jobs. An FP8 job at the BF16 default is not credited with the FP8 peak: say fp8 when the MFU
+    was measured against it."""
     tokens: PositiveFloat | None = None
     """Tokens the whole run trains on, for its duration and cost."""
 

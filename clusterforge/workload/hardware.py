@@ -55,7 +55,10 @@ class Hardware:
         return "spine", fabric / self.oversubscription
 
     def peak_tflops(self, precision: Precision) -> float:
-        """Dense tensor throughput at a precision: 8- and 4-bit formats run at the FP8 rate where there is one."""
+        """Dense tensor throughput at a precision: 4-bit formats at the FP4 rate where the GPU has one (Blackwell),
+        else at the FP8 rate; 8-bit at the FP8 rate where there is one; fp32 at TF32, half the BF16 rate."""
+        if precision in ("fp4", "int4") and self.gpu.fp4_tflops:
+            return self.gpu.fp4_tflops
         if precision in ("fp8", "int8", "fp4", "int4") and self.gpu.fp8_tflops:
             return self.gpu.fp8_tflops
         if precision == "fp32":

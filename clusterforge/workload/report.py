@@ -53,7 +53,9 @@ def training_text(fit: TrainingFit) -> list[str]:
     collectives = ", ".join(f"{k} {_n(v)} s ({s.collective_tier[k]})" for k, v in s.collectives_s.items()) or "none"
     lines.append(
         f"  step: {_count(s.tokens_per_step)} tokens in {_n(s.micro_batches)} micro batches, "
-        f"{_n(s.compute_s)} s of compute at MFU {job.mfu:g}; collectives {collectives}; scaling "
+        f"{_n(s.compute_s)} s of compute at MFU {job.mfu:g} of the {fit.as_dict()['step']['mfu_of']} peak"
+        f"{f' ({_n(s.compute_s - s.work_s)} s of it pipeline bubble)' if s.compute_s > s.work_s else ''}; "
+        f"collectives {collectives}; scaling "
         f"efficiency at least {s.scaling_efficiency:.2f} without overlap"
     )
     tail = f"  throughput: {_n(s.tokens_per_s)} tokens/s ({_n(s.tokens_per_s / job.gpus)} per GPU)"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..model.workload import InferenceService, TrainingJob
 from .hardware import Hardware
-from .memory import InferenceMemory, data_parallel, params_per_gpu
+from .memory import InferenceMemory, data_parallel, sharding_groups, split_params_per_gpu
 from .shape import BYTES, Shape
 
 
@@ -18,12 +18,14 @@ class TrainingSpeed:
     """Micro batches each pipeline runs per step."""
     flops_per_token: float
     compute_s: float
-    """Step time at the stated MFU."""
+    """Step time at the stated MFU, the pipeline bubble included."""
     collectives_s: dict[str, float]
     """Time of each parallel dimension's collectives per step, were none of it overlapped with compute."""
     collective_tier: dict[str, str]
     """The link each dimension's collectives cross: nvlink, leaf (same-rail GPUs of one scalable unit) or spine
     (the fabric's upper tiers, at its oversubscription)."""
+    work_s: float = 0.0
+    """Of compute_s, the FLOPs at the stated MFU; the rest is the pipeline bubble."""
 
     @property
     def tokens_per_s(self) -> float:
@@ -36,11 +38,20 @@ class TrainingSpeed:
 
 
 def training_flops_per_token(job: TrainingJob, shape: Shape) -> float:
-    """6N + 12*L*H*Q*T (PaLM, Chowdhery et al. 2022, Appendix B): N active parameters, L layers, H heads of
-    dimension Q, T the sequence length."""
+    """6N + 6*L*H*Q*T: PaLM's 6N + 12*L*H*Q*T (Chowdhery et al. 2022, Appendix B; N active parameters, L layers,
+    H heads of dimension Q, T the sequence length) with causal attention, which computes half of QK^T and AV
+    (FlashAttention skips the masked blocks), as prefill counts it."""
     width = shape.attention_width()
-    attention = 0.0 if width is None or shape.dims is None else 12 * shape.dims.layers * width * job.sequence_length
+    attention = 0.0 if width is None or shape.dims is None else 6 * shape.dims.layers * width * job.sequence_length
     return 6 * shape.active_params + attention
+
+
+def pipeline_bubble(job: TrainingJob, micro_batches: float) -> float:
+    """Idle share of a 1F1B pipeline step relative to its compute: (p - 1) / m for p stages and m micro batches
+    per pipeline (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
+    Megatron-LM", section 2.2.1)."""
+    p = job.pipeline_parallel
+    return 0.0 if p <= 1 else (p - 1) / max(micro_batches, 1.0)
 
 
 def training_speed(job: TrainingJob, shape: Shape, hw: Hardware) -> TrainingSpeed:
@@ -48,9 +59,19 @@ def training_speed(job: TrainingJob, shape: Shape, hw: Hardware) -> TrainingSpee
     tokens = float(job.global_batch_tokens or dp * job.micro_batch * job.sequence_length)
     micro_batches = tokens / (dp * job.micro_batch * job.sequence_length)
     flops = training_flops_per_token(job, shape)
-    compute = flops * tokens / (job.gpus * hw.peak_tflops(job.precision) * 1e12 * job.mfu)
+    work = (
+        flops
+        * tokens
+        / (
+            job.gpus
+            * hw.peak_tflops(job.mfu_precision or ("fp32" if job.precision == "fp32" else "bf16"))
+            * 1e12
+            * job.mfu
+        )
+    )
+    compute = work * (1 + pipeline_bubble(job, micro_batches))
     times, tiers = _collectives(job, shape, hw, dp, micro_batches)
-    return TrainingSpeed(tokens, micro_batches, flops, compute, times, tiers)
+    return TrainingSpeed(tokens, micro_batches, flops, compute, times, tiers, work)
 
 
 def _collectives(
@@ -87,17 +108,23 @@ def _collectives(
         layers = d.layers / p
         # tensor (with sequence parallel): 4 all-gathers and 4 reduce-scatters of s*b*h per layer, fwd + bwd
         add("tensor", t, 1, 8 * (t - 1) / t * sbh * layers * micro_batches)
-        # context (ring attention): K and V of the other c-1 chunks, forward once and backward twice
-        kv = s * job.micro_batch * 2 * d.kv_heads * d.head_dim * state
+        # context (ring attention): K and V of the other c-1 chunks, forward once and backward twice; each GPU
+        # holds the KV heads of its tensor-parallel slice, k_v / t (at least one)
+        kv_heads = max(1.0, d.kv_heads / t) if d.kv_latent_dim is None else d.kv_latent_dim / (2 * d.head_dim)
+        kv = s * job.micro_batch * 2 * kv_heads * d.head_dim * state
         add("context", c, t, 3 * (c - 1) * kv * layers * micro_batches)
         # expert: dispatch and combine all-to-all of each token's k copies, forward and backward
         k = d.experts_per_token or 0
         add("expert", e, t * c, 4 * (e - 1) / e * sbh * k / t * layers * micro_batches)
         # pipeline: activations forward and their gradients backward at each stage boundary
         add("pipeline", p, t * c, 2 * sbh / t * micro_batches)
-    grads = params_per_gpu(job, shape) * state
+    # data: each state reduced over the group that holds it, dense over data x context, experts over their
+    # expert-data-parallel group
+    dense, experts = split_params_per_gpu(job, shape)
+    dense_group, expert_group = sharding_groups(job)
     rounds = 3 if job.zero_stage == 3 else 2  # reduce-scatter + all-gather (+ the weights' all-gather of ZeRO-3)
-    add("data", dp, t * c * p, rounds * (dp - 1) / dp * grads)
+    volume = rounds * state * ((dense_group - 1) / dense_group * dense + (expert_group - 1) / expert_group * experts)
+    add("data", dp, t * c * p, volume)
     return times, tiers
 
 
@@ -117,9 +144,9 @@ class InferenceSpeed:
     tp_tier: str = ""
     """The link the tensor-parallel all-reduces cross (nvlink, pcie, leaf, spine; empty without tensor parallel)."""
     prefill_comm_s: float = 0.0
-    """Of the time to first token, the tensor-parallel all-reduces of the prompt's activations."""
+    """Of the time to first token, the tensor-parallel all-reduces and expert-parallel all-to-alls of the prompt."""
     decode_comm_s: float = 0.0
-    """Of each decode step, the tensor-parallel all-reduces of the batch's activations."""
+    """Of each decode step, the tensor-parallel all-reduces and expert-parallel all-to-alls of the batch."""
 
     @property
     def request_s(self) -> float:
@@ -175,6 +202,22 @@ def tensor_parallel_allreduce_s(shape: Shape, tokens: float, tp: int, gbs: float
     return 2 * (tp - 1) / tp * volume / (gbs * 1e9)
 
 
+DISPATCH_COMBINE_BYTES = 1.0 + 2.0
+"""Expert-parallel all-to-all per token copy and hidden value: dispatch in FP8, combine in BF16 (DeepSeek-V3
+technical report, section 3.3.2, and its DeepEP kernels)."""
+
+
+def expert_alltoall_s(shape: Shape, tokens: float, ep: int, gbs: float) -> float:
+    """Each MoE layer sends every token's k copies to the GPUs holding their experts and brings the results back:
+    with the tokens spread over the ep GPUs, each GPU sends (ep - 1)/ep of its tokens/ep x k copies of h values
+    (every layer counted as an MoE layer: an upper bound)."""
+    d = shape.dims
+    if ep <= 1 or d is None or not d.experts_per_token or gbs <= 0:
+        return 0.0
+    volume = d.layers * tokens / ep * d.experts_per_token * d.hidden * DISPATCH_COMBINE_BYTES * (ep - 1) / ep
+    return volume / (gbs * 1e9)
+
+
 def replica_tensor_parallel(service: InferenceService, gpus: int) -> int:
     if service.tensor_parallel is not None and gpus == service.gpus_per_replica:
         return service.tensor_parallel
@@ -189,6 +232,12 @@ def inference_speed(service: InferenceService, shape: Shape, hw: Hardware, memor
     tier, link_gbs = hw.tensor_parallel_link(tp) if tp > 1 else ("", 0.0)
     prefill_comm = tensor_parallel_allreduce_s(shape, prompt, tp, link_gbs)
     decode_comm = tensor_parallel_allreduce_s(shape, c, tp, link_gbs)
+    ep = service.expert_parallel
+    if ep > 1:
+        ep_tier, ep_gbs = hw.tensor_parallel_link(g)
+        tier = tier or ep_tier
+        prefill_comm += expert_alltoall_s(shape, prompt, ep, ep_gbs)
+        decode_comm += expert_alltoall_s(shape, c, ep, ep_gbs)
     ttft = prefill_flops(shape, prompt) / (peak * service.prefill_mfu) + prefill_comm
     bandwidth = g * hw.gpu.memory_bandwidth_tbs * 1e12 * service.decode_bandwidth_efficiency
     weights = weights_read_per_step(service, shape, c)
