@@ -48,6 +48,18 @@ def _too_many(ctx: CheckContext, fit: WorkloadFit, what: str, gpus: int) -> Iter
 
 def _tp_over_nvlink(ctx: CheckContext, fit: WorkloadFit, what: str, tp: int, field: str) -> Iterator[Finding]:
     hw = fit.hw
+    if not hw.nvlink_gbs and 1 < tp <= hw.gpus_per_node:
+        _, pcie = hw.tensor_parallel_link(tp)
+        yield ctx.finding(
+            codes.WORKLOAD_TP_OVER_NVLINK,
+            Severity.WARNING,
+            f"{what} '{fit.name}': tensor parallel {tp} on {hw.gpu_key}, which has no NVLink, so its per-layer "
+            f"all-reduces cross PCIe at {_n(pcie)} GB/s",
+            ("workloads", fit.index, field),
+            fit.name,
+            "pipeline parallel across the GPUs instead (one activation per stage boundary), or GPUs with NVLink",
+        )
+        return
     domain = hw.nvlink_domain if hw.nvlink_gbs else hw.gpus_per_node
     if tp <= domain:
         return
