@@ -134,16 +134,18 @@ def _inference(ctx: CheckContext, fit: InferenceFit) -> Iterator[Finding]:
     svc, m, s, path = fit.service, fit.memory, fit.speed, ("workloads", fit.index)
     yield from _too_many(ctx, fit, "inference service", svc.replicas * svc.gpus_per_replica)
     tp = tensor_parallel(svc)
-    if tp * svc.expert_parallel != svc.gpus_per_replica:
+    product = tp * svc.expert_parallel * svc.pipeline_parallel
+    if product != svc.gpus_per_replica:
+        stages = f" x pipeline {svc.pipeline_parallel}" if svc.pipeline_parallel > 1 else ""
         yield ctx.finding(
             codes.WORKLOAD_LAYOUT,
             Severity.ERROR,
             f"inference service '{svc.name}': tensor {tp} x "
-            f"expert {svc.expert_parallel} = {tp * svc.expert_parallel} GPUs, but a replica has "
+            f"expert {svc.expert_parallel}{stages} = {product} GPUs, but a replica has "
             f"{svc.gpus_per_replica}",
             (*path, "gpus_per_replica"),
             svc.name,
-            f"gpus_per_replica: {tp * svc.expert_parallel}, or leave tensor_parallel out",
+            f"gpus_per_replica: {product}, or leave tensor_parallel out",
         )
     yield from _tp_over_nvlink(ctx, fit, "inference service", tp, "gpus_per_replica")
     layout = None

@@ -12,6 +12,7 @@ from .base import CatalogKey, Count, Headroom, Identifier, PositiveFloat, Share,
 Tokens = Annotated[int, Field(ge=1, le=1_000_000_000)]
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "fp4", "int8", "int4"]
 Dim = Annotated[int, Field(ge=1, le=10_000_000)]
+Rate = Annotated[float, Field(ge=0.0, lt=1.0)]
 
 
 class ModelShapeFields(Strict):
@@ -126,6 +127,18 @@ class TrainingJob(WorkloadBase):
     """Tokens the whole run trains on, for its duration and cost."""
 
 
+class SpeculativeDecoding(Strict):
+    """A draft model proposes tokens that the served model verifies in one step (Leviathan et al. 2023)."""
+
+    draft_params_b: PositiveFloat = Field(le=100_000)
+    """Parameters of the draft model in billions (Llama 3.2 1B: 1.24), served on the replica's GPUs."""
+    draft_tokens: Count = Field(le=64)
+    """Tokens the draft proposes per verification step (gamma)."""
+    acceptance_rate: Share
+    """Probability that the served model accepts a drafted token (alpha; measured per task, 0.6-0.9 typical of
+    code and chat)."""
+
+
 class InferenceService(WorkloadBase):
     kind: Literal["inference"]
     """An inference service."""
@@ -134,9 +147,20 @@ class InferenceService(WorkloadBase):
     gpus_per_replica: Count
     """GPUs that serve one copy."""
     tensor_parallel: Count | None = None
-    """Tensor-parallel degree inside a replica; default: gpus_per_replica / expert_parallel."""
+    """Tensor-parallel degree inside a replica; default: gpus_per_replica / (expert_parallel x pipeline_parallel)."""
     expert_parallel: Count = 1
     """Expert-parallel degree inside a replica."""
+    pipeline_parallel: Count = 1
+    """Pipeline stages of a replica (each holds layers / stages on tensor x expert parallel GPUs); a replica may
+    span nodes this way, its stages passing one activation per token at each boundary."""
+    prefill_gpus: Count | None = None
+    """Disaggregated serving: GPUs of a separate prefill pool per replica, which hands each prompt's KV cache to
+    the replica's decode GPUs (`gpus_per_replica`); default: prefill and decode share the replica's GPUs."""
+    prefix_cache_hit_rate: Rate = 0.0
+    """Share of each prompt found in the prefix cache (a shared system prompt, earlier turns): those tokens are
+    not prefilled again."""
+    speculative: SpeculativeDecoding | None = None
+    """Speculative decoding with a draft model."""
     kv_precision: Precision | None = None
     """Precision of the KV cache; default: the weight precision, but at least 8 bits."""
     context_tokens: Tokens = 8192

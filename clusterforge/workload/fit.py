@@ -123,19 +123,35 @@ class InferenceFit:
         return self.memory.total <= self.memory.usable
 
     @property
+    def replica_gpus(self) -> int:
+        """GPUs of one replica, its disaggregated prefill pool included."""
+        return self.memory.gpus + self.speed.prefill_pool_gpus
+
+    @property
     def joules_per_token(self) -> float:
         """Facility energy per output token at full concurrency: IT power of the replica x PUE / output tokens/s
         (prefill included)."""
-        return self.memory.gpus * self.hw.gpu_w * self.pue / self.speed.tokens_per_s_replica
+        return self.replica_gpus * self.hw.gpu_w * self.pue / self.speed.tokens_per_s_replica
 
     def as_dict(self) -> dict[str, Any]:
         m, s, svc = self.memory, self.speed, self.service
-        cost = per_million_tokens(m.gpus, self.gpu_hour_cost, s.tokens_per_s_replica)
+        cost = per_million_tokens(self.replica_gpus, self.gpu_hour_cost, s.tokens_per_s_replica)
+        average = svc.lengths[0] + svc.lengths[1] / 2
+        at_average = None
+        if m.kv_per_token:
+            at_average = max(0, int((m.usable - m.weights) // (m.kv_per_token * m.kv_copies * average)))
         return {
             "kind": "inference",
             "gpu": self.hw.gpu_key,
-            "gpus": m.gpus * svc.replicas,
-            "layout": {"replicas": svc.replicas, "gpus_per_replica": m.gpus, "expert": svc.expert_parallel},
+            "gpus": self.replica_gpus * svc.replicas,
+            "layout": {
+                "replicas": svc.replicas,
+                "gpus_per_replica": m.gpus,
+                "tensor": s.tensor_parallel,
+                "expert": svc.expert_parallel,
+                "pipeline": svc.pipeline_parallel,
+                "prefill_gpus": s.prefill_pool_gpus or None,
+            },
             "params_b": _r(self.shape.params / 1e9),
             "active_params_b": _r(self.shape.active_params / 1e9),
             "memory_gb": {
@@ -148,6 +164,9 @@ class InferenceFit:
             "kv_gb_per_session": None if m.kv_per_session is None else _gb(m.kv_per_session),
             "concurrency": m.concurrency,
             "max_concurrency": m.max_concurrency,
+            "max_concurrency_at_average_context": at_average,
+            "prefix_cache_hit_rate": svc.prefix_cache_hit_rate,
+            "tokens_per_verification_step": _r(s.tokens_per_step),
             "ttft_ms": _r(s.ttft_s * 1000),
             "prompt_tokens": s.prompt_tokens,
             "output_tokens": s.output_tokens,

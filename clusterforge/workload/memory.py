@@ -184,7 +184,7 @@ def tensor_parallel(service: InferenceService, gpus: int | None = None) -> int:
     g = gpus if gpus is not None else service.gpus_per_replica
     if service.tensor_parallel is not None and gpus is None:
         return service.tensor_parallel
-    return max(1, g // service.expert_parallel)
+    return max(1, g // (service.expert_parallel * service.pipeline_parallel))
 
 
 def inference_memory(

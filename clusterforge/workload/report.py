@@ -70,11 +70,27 @@ def training_text(fit: TrainingFit) -> list[str]:
     return [*lines, tail]
 
 
+def _serving_layout(fit: InferenceFit) -> str:
+    svc, s = fit.service, fit.speed
+    parts = [f"TP{s.tensor_parallel}" + (f" ({s.tp_tier})" if s.tp_tier else "")]
+    if svc.expert_parallel > 1:
+        parts.append(f"EP{svc.expert_parallel}")
+    if svc.pipeline_parallel > 1:
+        parts.append(f"PP{svc.pipeline_parallel}")
+    if s.prefill_pool_gpus:
+        parts.append(f"prefill on {s.prefill_pool_gpus} more GPUs")
+    if svc.prefix_cache_hit_rate:
+        parts.append(f"{svc.prefix_cache_hit_rate:.0%} of prompts cached")
+    if svc.speculative is not None:
+        parts.append(f"speculative decoding, {s.tokens_per_step:.2f} tokens per step")
+    return ", ".join(parts)
+
+
 def inference_text(fit: InferenceFit) -> list[str]:
     svc, m, s = fit.service, fit.memory, fit.speed
     lines = [
         f"{svc.name} (inference, {_model(fit)}, {svc.precision}, on {svc.replicas} x {m.gpus} {fit.hw.gpu_key}):"
-        f" {m.concurrency} sessions of {svc.context_tokens:,} tokens per replica"
+        f" {m.concurrency} sessions of {svc.context_tokens:,} tokens per replica, {_serving_layout(fit)}"
     ]
     if m.kv_per_token is None:
         lines.append(
@@ -91,7 +107,7 @@ def inference_text(fit: InferenceFit) -> list[str]:
             + (f", held {m.kv_copies:g} times across tensor parallel" if m.kv_copies > 1 else "")
         )
     bound = "HBM bound" if s.decode_memory_bound else "compute bound"
-    comm = f", {_n(s.prefill_comm_s * 1000)} ms of it tensor-parallel all-reduce ({s.tp_tier})" if s.tp_tier else ""
+    comm = f", {_n(s.prefill_comm_s * 1000)} ms of it communication" if s.prefill_comm_s else ""
     line = (
         f"  requests of {s.prompt_tokens:,} prompt + {s.output_tokens:,} output tokens: time to first token "
         f"{_n(s.ttft_s * 1000)} ms{comm}; {_n(s.tokens_per_s_session)} output tokens/s per session, "

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..model.workload import InferenceService, TrainingJob
 from .hardware import Hardware
-from .memory import InferenceMemory, data_parallel, sharding_groups, split_params_per_gpu
+from .memory import InferenceMemory, data_parallel, sharding_groups, split_params_per_gpu, tensor_parallel
 from .shape import BYTES, Shape
 
 
@@ -133,25 +133,37 @@ class InferenceSpeed:
     prompt_tokens: int
     output_tokens: int
     ttft_s: float
-    """Prefill of one prompt alone on the replica."""
+    """Time to first token of one prompt alone: its prefill (the uncached part) through every pipeline stage,
+    the all-reduces, all-to-alls and stage hand-offs, and with disaggregation the KV cache's transfer."""
     decode_step_s: float
-    """One decode step of all sessions at full context (the worst case): the larger of HBM and compute time."""
+    """Time per output token of a session with all sessions at full context (the worst case)."""
     decode_step_avg_s: float
-    """One decode step of all sessions at the average context of a request, prompt + output / 2."""
+    """Time per output token of a session at the average context of a request, prompt + output / 2."""
     decode_memory_bound: bool
     concurrency: int
     tensor_parallel: int = 1
     tp_tier: str = ""
     """The link the tensor-parallel all-reduces cross (nvlink, pcie, leaf, spine; empty without tensor parallel)."""
     prefill_comm_s: float = 0.0
-    """Of the time to first token, the tensor-parallel all-reduces and expert-parallel all-to-alls of the prompt."""
+    """Of the time to first token, the all-reduces, all-to-alls, stage hand-offs and KV transfer."""
     decode_comm_s: float = 0.0
-    """Of each decode step, the tensor-parallel all-reduces and expert-parallel all-to-alls of the batch."""
+    """Of each decode step, the all-reduces, all-to-alls and stage hand-offs."""
+    prefill_busy_s: float = 0.0
+    """GPU time of the replica (or of its prefill pool) one request's prefill occupies: its time to first token
+    over the pipeline stages it overlaps with other prompts."""
+    prefill_pool_gpus: int = 0
+    """GPUs of the disaggregated prefill pool per replica; 0 when prefill and decode share the replica."""
+    tokens_per_step: float = 1.0
+    """Output tokens a verification step yields per session (speculative decoding), else 1."""
 
     @property
     def request_s(self) -> float:
-        """GPU time of the replica that one request takes: its prefill and its share of the batched decode steps."""
-        return self.ttft_s + self.output_tokens * self.decode_step_avg_s / self.concurrency
+        """Replica time per request: shared GPUs run its prefill and its share of the batched decode steps; a
+        disaggregated replica's rate is the slower of its two pools."""
+        decode = self.output_tokens * self.decode_step_avg_s / self.concurrency
+        if self.prefill_pool_gpus:
+            return max(decode, self.prefill_busy_s)
+        return self.prefill_busy_s + decode
 
     @property
     def tokens_per_s_replica(self) -> float:
@@ -162,7 +174,7 @@ class InferenceSpeed:
     @property
     def tokens_per_s_session(self) -> float:
         """Output tokens per second one session sees at full load: the replica's rate shared by its sessions
-        (prefills of the other requests interrupt its decode steps)."""
+        (prefills of the other requests interrupt its decode steps unless they run on a prefill pool)."""
         return self.tokens_per_s_replica / self.concurrency
 
     @property
@@ -171,14 +183,15 @@ class InferenceSpeed:
         return 1 / self.decode_step_s
 
 
-def prefill_flops(shape: Shape, prompt: int) -> float:
-    """2*N_active per token plus causal attention, 2*L*s^2*H*Q over the prompt (half of QK^T and AV)."""
+def prefill_flops(shape: Shape, prompt: int, cached: float = 0.0) -> float:
+    """2*N_active per new token plus causal attention, 2*L*H*Q*(s^2 - c^2) for the prompt's s tokens of which the
+    first c are in the prefix cache (half of QK^T and AV; the new tokens still attend to the cached ones)."""
     width = shape.attention_width()
-    attention = 0.0 if width is None or shape.dims is None else 2 * shape.dims.layers * prompt**2 * width
-    return 2 * shape.active_params * prompt + attention
+    attention = 0.0 if width is None or shape.dims is None else 2 * shape.dims.layers * (prompt**2 - cached**2) * width
+    return 2 * shape.active_params * (prompt - cached) + attention
 
 
-def weights_read_per_step(service: InferenceService, shape: Shape, concurrency: int) -> float:
+def weights_read_per_step(service: InferenceService, shape: Shape, concurrency: float) -> float:
     """Dense weights every step; of the experts, those the step's tokens touch: E*(1-(1-k/E)^c) expected."""
     d = shape.dims
     touched = 1.0
@@ -192,13 +205,14 @@ ACTIVATION_BYTES = 2.0
 reduce in the model's fp16/bf16 dtype; FP8 and FP4 quantize only the GEMM inputs)."""
 
 
-def tensor_parallel_allreduce_s(shape: Shape, tokens: float, tp: int, gbs: float) -> float:
+def tensor_parallel_allreduce_s(shape: Shape, tokens: float, tp: int, gbs: float, layers: float | None = None) -> float:
     """Megatron-style tensor parallel reduces each layer's attention and MLP outputs: 2 all-reduces of
     tokens x hidden x 2 bytes per layer (Shoeybi et al. 2019, Megatron-LM, section 3), each a ring moving
     2(t-1)/t of the buffer per GPU (reduce-scatter + all-gather) at the link's bandwidth per direction."""
     if tp <= 1 or shape.dims is None or gbs <= 0:
         return 0.0
-    volume = 2 * shape.dims.layers * tokens * shape.dims.hidden * ACTIVATION_BYTES
+    n = shape.dims.layers if layers is None else layers
+    volume = 2 * n * tokens * shape.dims.hidden * ACTIVATION_BYTES
     return 2 * (tp - 1) / tp * volume / (gbs * 1e9)
 
 
@@ -207,54 +221,133 @@ DISPATCH_COMBINE_BYTES = 1.0 + 2.0
 technical report, section 3.3.2, and its DeepEP kernels)."""
 
 
-def expert_alltoall_s(shape: Shape, tokens: float, ep: int, gbs: float) -> float:
+def expert_alltoall_s(shape: Shape, tokens: float, ep: int, gbs: float, layers: float | None = None) -> float:
     """Each MoE layer sends every token's k copies to the GPUs holding their experts and brings the results back:
     with the tokens spread over the ep GPUs, each GPU sends (ep - 1)/ep of its tokens/ep x k copies of h values
     (every layer counted as an MoE layer: an upper bound)."""
     d = shape.dims
     if ep <= 1 or d is None or not d.experts_per_token or gbs <= 0:
         return 0.0
-    volume = d.layers * tokens / ep * d.experts_per_token * d.hidden * DISPATCH_COMBINE_BYTES * (ep - 1) / ep
+    n = d.layers if layers is None else layers
+    volume = n * tokens / ep * d.experts_per_token * d.hidden * DISPATCH_COMBINE_BYTES * (ep - 1) / ep
     return volume / (gbs * 1e9)
 
 
-def replica_tensor_parallel(service: InferenceService, gpus: int) -> int:
-    if service.tensor_parallel is not None and gpus == service.gpus_per_replica:
-        return service.tensor_parallel
-    return max(1, gpus // service.expert_parallel)
+def speculative_tokens(service: InferenceService) -> float:
+    """Expected tokens per verification step with gamma drafted tokens accepted with probability alpha each:
+    (1 - alpha^(gamma+1)) / (1 - alpha) (Leviathan et al. 2023, "Fast Inference from Transformers via
+    Speculative Decoding", equation 1)."""
+    spec = service.speculative
+    if spec is None:
+        return 1.0
+    a, g = spec.acceptance_rate, spec.draft_tokens
+    return float(g + 1) if a >= 1 else (1 - a ** (g + 1)) / (1 - a)
+
+
+@dataclass(frozen=True)
+class _Replica:
+    """The GPUs of one replica and the links between them."""
+
+    gpus: int
+    tp: int
+    ep: int
+    pp: int
+    peak: float
+    """FLOP/s of one GPU at the service's precision and prefill_mfu."""
+    bandwidth: float
+    """Bytes/s of one GPU's HBM at decode_bandwidth_efficiency."""
+    tp_tier: str
+    tp_gbs: float
+    ep_gbs: float
+    pp_gbs: float
+
+
+def _replica(service: InferenceService, hw: Hardware, gpus: int) -> _Replica:
+    tp = tensor_parallel(service, None if gpus == service.gpus_per_replica else gpus)
+    ep, pp = service.expert_parallel, service.pipeline_parallel
+    tier, tp_gbs = hw.tensor_parallel_link(tp) if tp > 1 else ("", 0.0)
+    stage = tp * ep
+    ep_gbs = hw.tensor_parallel_link(stage)[1] if ep > 1 else 0.0
+    pp_gbs = hw.tensor_parallel_link(stage * pp)[1] if pp > 1 else 0.0
+    peak = hw.peak_tflops(service.precision) * 1e12 * service.prefill_mfu
+    bandwidth = hw.gpu.memory_bandwidth_tbs * 1e12 * service.decode_bandwidth_efficiency
+    return _Replica(gpus, tp, ep, pp, peak, bandwidth, tier if tp > 1 else "", tp_gbs, ep_gbs, pp_gbs)
+
+
+def _handoffs_s(r: _Replica, shape: Shape, tokens: float) -> float:
+    """Pipeline stage boundaries: the activations of `tokens` tokens, h x 2 bytes each, at each of the p - 1
+    boundaries (point to point at the link the stages span)."""
+    if r.pp <= 1 or shape.dims is None or r.pp_gbs <= 0:
+        return 0.0
+    return (r.pp - 1) * tokens * shape.dims.hidden * ACTIVATION_BYTES / (r.pp_gbs * 1e9)
+
+
+def _prefill(service: InferenceService, shape: Shape, r: _Replica, prompt: int) -> tuple[float, float]:
+    """(compute, communication) seconds of one prompt: its FLOPs on one stage's GPUs (a prompt passes the stages
+    in turn), the all-reduces and all-to-alls of its uncached tokens through all layers, the hand-offs."""
+    cached = prompt * service.prefix_cache_hit_rate
+    new = prompt - cached
+    compute = prefill_flops(shape, prompt, cached) / (r.gpus / r.pp * r.peak)
+    comm = tensor_parallel_allreduce_s(shape, new, r.tp, r.tp_gbs) + expert_alltoall_s(shape, new, r.ep, r.ep_gbs)
+    return compute, comm + _handoffs_s(r, shape, new)
+
+
+def _decode_step(
+    service: InferenceService, shape: Shape, r: _Replica, memory: InferenceMemory, context: float
+) -> tuple[float, float, bool]:
+    """(step, communication, memory bound) of one verification step of all sessions. The B sessions run as p
+    micro batches of B/p, one per stage at a time: each stage reads its 1/p of the weights and of the micro
+    batch's KV cache, or computes 2*A/p FLOPs per token, whichever is longer, then all-reduces; a token passes
+    all p stages. Speculative decoding verifies gamma + 1 tokens per session and runs gamma draft steps."""
+    c = max(memory.concurrency, 1)
+    micro = c / r.pp
+    stage_gpus = r.gpus / r.pp
+    verify = service.speculative.draft_tokens + 1 if service.speculative else 1
+    kv = (memory.kv_per_token or 0.0) * memory.kv_copies * micro * context
+    memory_s = (weights_read_per_step(service, shape, micro * verify) + kv) / r.pp / (stage_gpus * r.bandwidth)
+    compute_s = 2 * shape.active_params * micro * verify / r.pp / (stage_gpus * r.peak)
+    layers = None if shape.dims is None else shape.dims.layers / r.pp
+    comm = tensor_parallel_allreduce_s(shape, micro * verify, r.tp, r.tp_gbs, layers)
+    comm += expert_alltoall_s(shape, micro * verify, r.ep, r.ep_gbs, layers)
+    stage = max(memory_s, compute_s) + comm
+    step = r.pp * stage + _handoffs_s(r, shape, micro * verify)
+    if service.speculative is not None:
+        draft = service.speculative.draft_params_b * 1e9
+        draft_s = max(draft * BYTES[service.precision] / (r.gpus * r.bandwidth), 2 * draft * c / (r.gpus * r.peak))
+        step += service.speculative.draft_tokens * draft_s
+    return step, r.pp * comm, memory_s >= compute_s
 
 
 def inference_speed(service: InferenceService, shape: Shape, hw: Hardware, memory: InferenceMemory) -> InferenceSpeed:
-    g, c = memory.gpus, max(memory.concurrency, 1)
-    peak = g * hw.peak_tflops(service.precision) * 1e12
+    r = _replica(service, hw, memory.gpus)
     prompt, output = service.lengths
-    tp = replica_tensor_parallel(service, g)
-    tier, link_gbs = hw.tensor_parallel_link(tp) if tp > 1 else ("", 0.0)
-    prefill_comm = tensor_parallel_allreduce_s(shape, prompt, tp, link_gbs)
-    decode_comm = tensor_parallel_allreduce_s(shape, c, tp, link_gbs)
-    ep = service.expert_parallel
-    if ep > 1:
-        ep_tier, ep_gbs = hw.tensor_parallel_link(g)
-        tier = tier or ep_tier
-        prefill_comm += expert_alltoall_s(shape, prompt, ep, ep_gbs)
-        decode_comm += expert_alltoall_s(shape, c, ep, ep_gbs)
-    ttft = prefill_flops(shape, prompt) / (peak * service.prefill_mfu) + prefill_comm
-    bandwidth = g * hw.gpu.memory_bandwidth_tbs * 1e12 * service.decode_bandwidth_efficiency
-    weights = weights_read_per_step(service, shape, c)
-    kv_token = (memory.kv_per_token or 0.0) * memory.kv_copies * c
-    compute_s = 2 * shape.active_params * c / (peak * service.prefill_mfu)
-    worst = (weights + kv_token * service.context_tokens) / bandwidth
-    average = (weights + kv_token * (prompt + output / 2)) / bandwidth
+    per_step = speculative_tokens(service)
+    pool = service.prefill_gpus or 0
+    if pool:
+        # the prefill pool: its GPUs in tensor parallel, one stage; then the prompt's KV cache crosses to the
+        # decode GPUs at the link both pools span, each prefill GPU sending its share
+        pool_replica = _replica(service.model_copy(update={"pipeline_parallel": 1, "expert_parallel": 1}), hw, pool)
+        compute, comm = _prefill(service, shape, pool_replica, prompt)
+        busy = compute + comm
+        comm += (memory.kv_per_token or 0.0) * prompt / (pool * hw.tensor_parallel_link(pool + r.gpus)[1] * 1e9)
+    else:
+        compute, comm = _prefill(service, shape, r, prompt)
+        busy = (compute + comm) / r.pp
+    worst, decode_comm, bound = _decode_step(service, shape, r, memory, service.context_tokens)
+    average, _, _ = _decode_step(service, shape, r, memory, prompt + output / 2)
     return InferenceSpeed(
         prompt,
         output,
-        ttft,
-        max(worst, compute_s) + decode_comm,
-        max(average, compute_s) + decode_comm,
-        worst >= compute_s,
-        c,
-        tp,
-        tier,
-        prefill_comm,
+        compute + comm,
+        worst / per_step,
+        average / per_step,
+        bound,
+        max(memory.concurrency, 1),
+        r.tp,
+        r.tp_tier,
+        comm,
         decode_comm,
+        busy,
+        pool,
+        per_step,
     )

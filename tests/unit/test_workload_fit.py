@@ -532,6 +532,80 @@ def test_cost_per_token_counts_the_prefill() -> None:
     assert fit.speed.tokens_per_s_replica == pytest.approx(speed.tokens_per_s_replica)
 
 
+# --- serving features, by hand
+
+
+def _one(svc: dict[str, Any], nodes: int = 1) -> InferenceFit:
+    (fit,) = fits_of(cluster(nodes, [svc]))
+    assert isinstance(fit, InferenceFit)
+    return fit
+
+
+BASE = {"replicas": 1, "precision": "fp8", "prompt_tokens": 8192, "output_tokens": 1024, "context_tokens": 9216}
+
+
+def test_pipeline_parallel_replica_does_not_shorten_the_first_token() -> None:
+    # Llama 3 70B fp8 on 4 H200 as PP4 (TP1): a prompt passes the four stages in turn, each computing a quarter
+    # of 1.2438e15 FLOPs on one GPU at 50% of 1978.9 TFLOPS: 1.2571 s, plus 3 hand-offs of 8192 x 8192 x 2
+    # bytes at 450 GB/s (0.895 ms); the replica overlaps four prompts, so each occupies it for a quarter.
+    fit = _one(inference(gpus_per_replica=4, pipeline_parallel=4, concurrent_requests=8) | BASE)
+    flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
+    handoffs = 3 * 8192 * 8192 * 2 / 450e9
+    assert fit.speed.tensor_parallel == 1
+    assert fit.speed.ttft_s == pytest.approx(flops / (1978.9e12 * 0.5) + handoffs)
+    assert fit.speed.prefill_busy_s == pytest.approx(fit.speed.ttft_s / 4)
+    # decode: 8 sessions as 4 micro batches of 2; each stage reads 70.55 GB / 4 and its quarter of 2 sessions'
+    # KV cache at 8,704 tokens (the average context) from one H200 at 80% of 4.8 TB/s, four stages in turn,
+    # plus 3 hand-offs of 2 tokens
+    kv = 163_840 * 2 * (8192 + 512)
+    stage = (70.55e9 + kv) / 4 / (4.8e12 * 0.8)
+    assert fit.speed.decode_step_avg_s == pytest.approx(4 * stage + 3 * 2 * 8192 * 2 / 450e9)
+
+
+def test_prefix_cache_hits_are_not_prefilled_again() -> None:
+    # Half of the 8,192-token prompt cached: 4,096 new tokens, 2 x 70.55e9 x 4096 FLOPs of projections and MLP
+    # and causal attention 2 x 80 x (8192^2 - 4096^2) x 8192 (the new tokens attend to the cached ones), on one
+    # H200 at 50% of 1978.9 TFLOPS.
+    fit = _one(inference(gpus_per_replica=1, prefix_cache_hit_rate=0.5) | BASE)
+    flops = 2 * 70.55e9 * 4096 + 2 * 80 * (8192**2 - 4096**2) * 8192
+    assert fit.speed.ttft_s == pytest.approx(flops / (1978.9e12 * 0.5))
+
+
+def test_speculative_decoding_yields_its_expected_tokens_per_step() -> None:
+    # Leviathan et al. 2023, equation 1: gamma = 4 drafted tokens accepted at alpha = 0.8 give (1 - 0.8^5) / 0.2
+    # = 3.3616 tokens per verification step. One session on one H200: the step reads 70.55 GB (plus the KV cache
+    # of 8,704 tokens) and the draft (Llama 3.2 1B, 1.24 GB in fp8) 4 times, at 80% of 4.8 TB/s.
+    spec = {"draft_params_b": 1.24, "draft_tokens": 4, "acceptance_rate": 0.8}
+    fit = _one(inference(gpus_per_replica=1, speculative=spec) | BASE)
+    tau = (1 - 0.8**5) / (1 - 0.8)
+    assert fit.speed.tokens_per_step == pytest.approx(3.3616)
+    step = (70.55e9 + 163_840 * (8192 + 512)) / (4.8e12 * 0.8) + 4 * 1.24e9 / (4.8e12 * 0.8)
+    assert fit.speed.decode_step_avg_s == pytest.approx(step / tau)
+
+
+def test_disaggregated_prefill_pool() -> None:
+    # A prefill pool of 4 H200 (TP4) per replica of 4 decode GPUs. TTFT: 1.2438e15 FLOPs on 4 GPUs at 50%
+    # = 314.3 ms, the TP4 all-reduces 71.6 ms, and the prompt's fp8 KV cache, 163,840 x 8192 = 1.34 GB, sent by
+    # 4 GPUs at 450 GB/s (both pools in one 8-GPU NVLink domain): 0.746 ms. The decode GPUs run no prefill: a
+    # session's rate is the decode step's, and the replica's rate is the slower pool's.
+    fit = _one(inference(gpus_per_replica=4, prefill_gpus=4, concurrent_requests=16) | BASE)
+    flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
+    allreduce = 2 * 3 / 4 * 80 * 2 * 8192 * 8192 * 2 / 450e9
+    kv = 163_840 * 8192 / (4 * 450e9)
+    assert fit.speed.ttft_s == pytest.approx(flops / (4 * 1978.9e12 * 0.5) + allreduce + kv)
+    decode = 1024 * fit.speed.decode_step_avg_s / 16
+    assert fit.speed.tokens_per_s_replica == pytest.approx(1024 / max(decode, fit.speed.ttft_s - kv))
+    assert fit.replica_gpus == 8 and fit.as_dict()["gpus"] == 8
+
+
+def test_average_context_holds_more_sessions_than_the_longest() -> None:
+    # 4 H200, fp8: (4 x 141 x 0.9 - 70.55) GB / (163,840 x 32,768) = 81 sessions at the full 32k context; a
+    # request of 8,192 in and 1,024 out averages 8,704 tokens: 305 sessions with a paged KV cache
+    fit = _one(inference(gpus_per_replica=4) | BASE | {"context_tokens": 32768})
+    assert fit.as_dict()["max_concurrency"] == 81
+    assert fit.as_dict()["max_concurrency_at_average_context"] == int((4 * 141e9 * 0.9 - 70.55e9) // (163_840 * 8704))
+
+
 # --- findings
 
 
