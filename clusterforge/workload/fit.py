@@ -86,7 +86,7 @@ class TrainingFit:
                 "tokens": int(s.tokens_per_step),
                 "micro_batches": _r(s.micro_batches),
                 "compute_s": _r(s.compute_s),
-                "pipeline_bubble_s": _r(s.compute_s - s.work_s),
+                "recompute_and_bubble_s": _r(s.compute_s - s.work_s),
                 "mfu_of": self.job.mfu_precision or ("fp32" if self.job.precision == "fp32" else "bf16"),
                 "collectives_s": {k: _r(v) for k, v in s.collectives_s.items()},
                 "collective_tiers": s.collective_tier,

@@ -7,6 +7,7 @@ from typing import Any
 from .. import codes
 from ..errors import Finding
 from .fit import GB, InferenceFit, TrainingFit, WorkloadFit, fits_as_dict
+from .plan import Plan
 from .suggest import suggestion
 
 
@@ -54,7 +55,7 @@ def training_text(fit: TrainingFit) -> list[str]:
     lines.append(
         f"  step: {_count(s.tokens_per_step)} tokens in {_n(s.micro_batches)} micro batches, "
         f"{_n(s.compute_s)} s of compute at MFU {job.mfu:g} of the {fit.as_dict()['step']['mfu_of']} peak"
-        f"{f' ({_n(s.compute_s - s.work_s)} s of it pipeline bubble)' if s.compute_s > s.work_s else ''}; "
+        f"{f' ({_n(s.compute_s - s.work_s)} s of it recomputation and bubble)' if s.compute_s > s.work_s else ''}; "
         f"collectives {collectives}; scaling "
         f"efficiency at least {s.scaling_efficiency:.2f} without overlap"
     )
@@ -147,19 +148,26 @@ def suggestions(fits: list[WorkloadFit], findings: list[Finding]) -> dict[str, s
     return out
 
 
-def fit_text(fits: list[WorkloadFit], findings: list[Finding], suggest: bool) -> str:
+def fit_text(fits: list[WorkloadFit], findings: list[Finding], suggest: bool, plan: Plan | None = None) -> str:
+    """`plan`: the combined layout of `fit --suggest` (plan.py); without it, each flagged workload's own."""
     lines = [fits_text(fits)] if fits else ["no workloads declared"]
-    if suggest:
+    if plan is not None:
+        lines += plan.lines()
+    elif suggest:
         for name, layout in suggestions(fits, findings).items():
             lines.append(f"suggest {name}: {layout or 'no layout of its node groups fits or meets the targets'}")
     return "\n".join(lines)
 
 
-def fit_json(fits: list[WorkloadFit], findings: list[Finding], suggest: bool) -> dict[str, Any]:
+def fit_json(
+    fits: list[WorkloadFit], findings: list[Finding], suggest: bool, plan: Plan | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "workloads": fits_as_dict(fits),
         "findings": [f.as_dict() for f in findings if f.code.startswith("CF-WORK-")],
     }
-    if suggest:
+    if plan is not None:
+        out["suggestions"] = plan.as_dict()
+    elif suggest:
         out["suggestions"] = suggestions(fits, findings)
     return out

@@ -25,7 +25,7 @@ class TrainingSpeed:
     """The link each dimension's collectives cross: nvlink, leaf (same-rail GPUs of one scalable unit) or spine
     (the fabric's upper tiers, at its oversubscription)."""
     work_s: float = 0.0
-    """Of compute_s, the FLOPs at the stated MFU; the rest is the pipeline bubble."""
+    """Of compute_s, the model FLOPs at the stated MFU; the rest is recomputation and the pipeline bubble."""
 
     @property
     def tokens_per_s(self) -> float:
@@ -54,6 +54,13 @@ def pipeline_bubble(job: TrainingJob, micro_batches: float) -> float:
     return 0.0 if p <= 1 else (p - 1) / max(micro_batches, 1.0)
 
 
+def recompute_factor(job: TrainingJob) -> float:
+    """Full recomputation runs every layer's forward pass twice: 8N instead of 6N FLOPs per token for the same
+    model FLOPs, 4/3 the time (Korthikanti et al. 2022, section 5: "about 33%" overhead). Selective recomputation
+    of the attention scores costs nothing with FlashAttention, which recomputes them in its backward pass anyway."""
+    return 4 / 3 if job.recompute == "full" else 1.0
+
+
 def training_speed(job: TrainingJob, shape: Shape, hw: Hardware) -> TrainingSpeed:
     dp = data_parallel(job)
     tokens = float(job.global_batch_tokens or dp * job.micro_batch * job.sequence_length)
@@ -69,7 +76,7 @@ def training_speed(job: TrainingJob, shape: Shape, hw: Hardware) -> TrainingSpee
             * job.mfu
         )
     )
-    compute = work * (1 + pipeline_bubble(job, micro_batches))
+    compute = work * recompute_factor(job) * (1 + pipeline_bubble(job, micro_batches))
     times, tiers = _collectives(job, shape, hw, dp, micro_batches)
     return TrainingSpeed(tokens, micro_batches, flops, compute, times, tiers, work)
 
