@@ -284,8 +284,20 @@ class Device(Sourced):
         return [group for group in self.ports if group.role == role]
 
 
+class StorageThroughput(Strict):
+    """Sustained throughput of a storage server or appliance, as its vendor publishes it (large sequential I/O
+    from many clients): what a shared file system built of such nodes adds per node."""
+
+    read_gbs: PositiveFloat
+    """Read throughput in GB/s."""
+    write_gbs: PositiveFloat
+    """Write throughput in GB/s."""
+
+
 class Server(Device):
     kind: Literal["server"] = "server"
+    storage_throughput: StorageThroughput | None = None
+    """For a storage node: its published read and write throughput (checkpoint times use the write rate)."""
     cpu: CPU
     memory_gb: PositiveFloat
     """System memory in GB."""

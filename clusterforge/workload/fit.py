@@ -47,11 +47,23 @@ class TrainingFit:
         return self.shape.params * (state + 12.0 if self.job.optimizer == "adam" else state + 8.0)
 
     @property
-    def checkpoint_write_s(self) -> float | None:
-        """Every node writes its share at the speed of its storage ports."""
+    def checkpoint_rate_gbs(self) -> tuple[float, str] | None:
+        """The rate a checkpoint is written at in GB/s and what limits it: the storage system's write throughput
+        (its nodes' `storage_throughput`), or the job's nodes' storage ports when those are slower or the
+        storage system's throughput is not known."""
         nodes = self.job.gpus / self.hw.gpus_per_node
-        gbps = self.hw.storage_gbps_per_node * nodes
-        return None if gbps <= 0 else self.checkpoint_bytes * 8 / (gbps * 1e9)
+        ports = self.hw.storage_gbps_per_node * nodes / 8
+        system = self.hw.storage_write_gbs
+        if system is not None and (system <= ports or ports <= 0):
+            return system, "storage system"
+        if ports <= 0:
+            return None
+        return ports, "storage ports" if system is not None else "storage ports' line rate"
+
+    @property
+    def checkpoint_write_s(self) -> float | None:
+        rate = self.checkpoint_rate_gbs
+        return None if rate is None else self.checkpoint_bytes / (rate[0] * 1e9)
 
     def run_hours(self) -> float | None:
         return None if self.job.tokens is None else self.job.tokens / self.speed.tokens_per_s / 3600
@@ -96,6 +108,7 @@ class TrainingFit:
             "tokens_per_s_per_gpu": _r(s.tokens_per_s / self.job.gpus),
             "checkpoint_gb": _gb(self.checkpoint_bytes),
             "checkpoint_write_s": None if self.checkpoint_write_s is None else _r(self.checkpoint_write_s),
+            "checkpoint_limited_by": None if self.checkpoint_rate_gbs is None else self.checkpoint_rate_gbs[1],
             "run_days": None if hours is None else _r(hours / 24),
             "run_cost": None if cost is None else _r(cost),
             "currency": self.currency or None,

@@ -33,8 +33,15 @@ class Hardware:
     """Nodes whose same-rail GPUs share one leaf (the rail-optimized fabric's scalable unit); 1 when unknown or
     fat-tree, so that any traffic between nodes is taken to cross the upper tiers."""
     storage_gbps_per_node: float
+    """Line rate of one node's storage ports in Gb/s."""
     gpu_w: float
-    """Planned power of the node divided by its GPUs (the GPU's share of CPUs, NICs, fans)."""
+    """Power of the node divided by its GPUs (the GPU's share of CPUs, NICs, fans): the catalog's typical draw
+    where it has one, else the planned draw (maximum x the site's load factor), an upper bound."""
+    power_basis: str = "planned"
+    """Which of the two gpu_w is: typical or planned."""
+    storage_write_gbs: float | None = None
+    """Write throughput of the blueprint's storage nodes together in GB/s (their catalog entries'
+    `storage_throughput`); None when no storage node group has it."""
 
     @property
     def nvlink_gbs(self) -> float:
@@ -97,8 +104,19 @@ def hardware_for(
         oversubscription=_oversubscription(bp, group.name),
         leaf_nodes=_leaf_nodes(bp, group.name, topo),
         storage_gbps_per_node=storage,
-        gpu_w=planned_w(bp.power, server, "compute") / per_node,
+        storage_write_gbs=_storage_write_gbs(bp, catalog),
+        gpu_w=(server.typical_power_w or planned_w(bp.power, server, "compute")) / per_node,
+        power_basis="typical" if server.typical_power_w else "planned",
     )
+
+
+def _storage_write_gbs(bp: Blueprint, catalog: Catalog) -> float | None:
+    rates = [
+        g.count * server.storage_throughput.write_gbs
+        for g in bp.node_groups
+        if g.role == "storage" and (server := catalog.require(g.model, Server)).storage_throughput is not None
+    ]
+    return sum(rates) if rates else None
 
 
 def _compute_fabric(bp: Blueprint, group: str) -> tuple[str, ComputeFabric] | None:

@@ -61,8 +61,13 @@ def training_text(fit: TrainingFit) -> list[str]:
     )
     tail = f"  throughput: {_n(s.tokens_per_s)} tokens/s ({_n(s.tokens_per_s / job.gpus)} per GPU)"
     tail += f"; checkpoint {_gb(fit.checkpoint_bytes)} GB"
-    if fit.checkpoint_write_s is not None:
-        tail += f", written in {_n(fit.checkpoint_write_s)} s at the storage ports' line rate"
+    rate = fit.checkpoint_rate_gbs
+    if fit.checkpoint_write_s is not None and rate is not None:
+        what = {
+            "storage system": "the storage system's write throughput",
+            "storage ports": "the nodes' storage ports (the storage system writes faster)",
+        }.get(rate[1], "the storage ports' line rate (the storage system's throughput is not in the catalog)")
+        tail += f", written in {_n(fit.checkpoint_write_s)} s at {_n(rate[0])} GB/s, {what}"
     hours = fit.run_hours()
     if hours is not None:
         tail += f"; {_count(job.tokens or 0)} tokens take {_n(hours / 24)} days"
@@ -113,7 +118,7 @@ def inference_text(fit: InferenceFit) -> list[str]:
         f"  requests of {s.prompt_tokens:,} prompt + {s.output_tokens:,} output tokens: time to first token "
         f"{_n(s.ttft_s * 1000)} ms{comm}; {_n(s.tokens_per_s_session)} output tokens/s per session, "
         f"{_n(s.tokens_per_s_replica)} per replica, {_n(s.tokens_per_s_replica * svc.replicas)} in all, prefill "
-        f"included (decode steps {bound}); {_n(fit.joules_per_token)} J per token"
+        f"included (decode steps {bound}); {_n(fit.joules_per_token)} J per token at {fit.hw.power_basis} power"
     )
     cost = fit.as_dict()["cost_per_million_tokens"]
     if cost is not None:

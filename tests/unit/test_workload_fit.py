@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from factories import dgx_data, valid_from
 from helpers import REPO, run_cli
 
@@ -258,6 +260,45 @@ def test_expert_parallel_serving_pays_its_all_to_all() -> None:
     assert isinstance(fit, InferenceFit)
     volume = 61 * 1024 * 8 * 7168 * 3 * 7 / 8
     assert fit.speed.prefill_comm_s == pytest.approx(volume / 900e9)
+
+
+def test_checkpoint_written_at_the_storage_systems_write_rate(tmp_path: Path) -> None:
+    # A storage node's catalog entry gives its published throughput; two such nodes writing 20 GB/s each take
+    # 988 GB (Llama 3 70B: 70.55e9 x 14 bytes of weights and Adam state) in 988e9 / 40e9 = 24.7 s, where the
+    # 4 DGX H200's storage ports (2 x 400 Gb/s each, 400 GB/s together) alone would take 2.5 s.
+    servers = yaml.safe_load((REPO / "clusterforge/catalog/data/servers.yaml").read_text(encoding="utf-8"))["servers"]
+    nas = servers["generic/cpu-1u"] | {"name": "test NAS", "storage_throughput": {"read_gbs": 40, "write_gbs": 20}}
+    (tmp_path / "site.yaml").write_text(yaml.safe_dump({"servers": {"site/nas": nas}}), encoding="utf-8")
+    data = cluster(4, [training(gpus=32, tensor_parallel=8)])
+    racks = [r for r in data["fabrics"]["compute"]["switch_racks"]]
+    data["node_groups"].append(
+        {"name": "nas", "model": "site/nas", "count": 2, "role": "storage", "placement": {"racks": racks[-1:]}}
+    )
+    data["catalogs"] = [str(tmp_path / "site.yaml")]
+    (fit,) = fits_of(data)
+    assert isinstance(fit, TrainingFit)
+    assert fit.checkpoint_bytes == pytest.approx(70.55e9 * 14)
+    assert fit.checkpoint_rate_gbs == (40, "storage system")
+    assert fit.checkpoint_write_s == pytest.approx(70.55e9 * 14 / 40e9)
+    (no_storage,) = fits_of(cluster(4, [training(gpus=32, tensor_parallel=8)]))
+    assert isinstance(no_storage, TrainingFit)
+    assert (
+        no_storage.checkpoint_rate_gbs is not None and no_storage.checkpoint_rate_gbs[1] == "storage ports' line rate"
+    )
+
+
+def test_energy_at_the_typical_draw_where_the_catalog_has_it(tmp_path: Path) -> None:
+    # A server entry with a typical draw of 8,000 W: each of its 8 GPUs counts 1,000 W, not its share of the
+    # planned (maximum) draw
+    servers = yaml.safe_load((REPO / "clusterforge/catalog/data/servers.yaml").read_text(encoding="utf-8"))["servers"]
+    typical = servers["nvidia/dgx-h200"] | {"name": "DGX H200, measured", "typical_power_w": 8000}
+    (tmp_path / "site.yaml").write_text(yaml.safe_dump({"servers": {"site/dgx-h200": typical}}), encoding="utf-8")
+    data = cluster(1, [inference(replicas=1, gpus_per_replica=8, precision="fp8")], model="site/dgx-h200")
+    data["catalogs"] = [str(tmp_path / "site.yaml")]
+    (fit,) = fits_of(data)
+    assert isinstance(fit, InferenceFit)
+    assert fit.hw.gpu_w == 1000 and fit.hw.power_basis == "typical"
+    assert fit.joules_per_token == pytest.approx(8 * 1000 / fit.speed.tokens_per_s_replica)
 
 
 def test_pipeline_bubble_lengthens_the_step() -> None:
