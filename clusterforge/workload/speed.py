@@ -291,10 +291,14 @@ def _handoffs_s(r: _Replica, shape: Shape, tokens: float) -> float:
 
 def _prefill(service: InferenceService, shape: Shape, r: _Replica, prompt: int) -> tuple[float, float]:
     """(compute, communication) seconds of one prompt: its FLOPs on one stage's GPUs (a prompt passes the stages
-    in turn), the all-reduces and all-to-alls of its uncached tokens through all layers, the hand-offs."""
+    in turn), or reading the weights once where that takes longer (short prompts), the all-reduces and
+    all-to-alls of its uncached tokens through all layers, the hand-offs."""
     cached = prompt * service.prefix_cache_hit_rate
     new = prompt - cached
-    compute = prefill_flops(shape, prompt, cached) / (r.gpus / r.pp * r.peak)
+    stage_gpus = r.gpus / r.pp
+    # a short prompt is bound by reading the weights once, as a decode step is (the roofline's other side)
+    weights = weights_read_per_step(service, shape, new) / (stage_gpus * r.bandwidth)
+    compute = max(prefill_flops(shape, prompt, cached) / (stage_gpus * r.peak), weights)
     comm = tensor_parallel_allreduce_s(shape, new, r.tp, r.tp_gbs) + expert_alltoall_s(shape, new, r.ep, r.ep_gbs)
     return compute, comm + _handoffs_s(r, shape, new)
 
