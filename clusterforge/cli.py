@@ -14,6 +14,7 @@ import click
 
 from . import codes
 from .catalog import load_catalog
+from .checks.workloads import recheck_workloads
 from .errors import ClusterforgeError, Finding, Severity, display_name, escape_github_data, sorted_findings
 from .pipeline import CONSISTENCY_READS, analyse, load_valid, render_analysis, render_blueprint, render_files
 from .plan import plan_text
@@ -243,7 +244,7 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
         sys.exit(EXIT_FINDINGS)
     fits = fit_workloads(analysis.valid.blueprint, analysis.valid.catalog, analysis.topo)
     work = [f for f in analysis.findings if f.code.startswith("CF-WORK-")]
-    plan = plan_layouts(analysis.valid, analysis.topo) if suggest and fits else None
+    plan = plan_layouts(analysis.valid, analysis.topo, recheck_workloads) if suggest and fits else None
     if fmt == "json":
         click.echo(json.dumps(fit_json(fits, work, suggest, plan), indent=2, sort_keys=True))
     else:

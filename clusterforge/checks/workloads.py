@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 from .. import codes
 from ..errors import Finding, Severity
+from ..expand.topology import Topology
+from ..validate import ValidBlueprint
 from ..workload import InferenceFit, TrainingFit, WorkloadFit, fit_workloads
 from ..workload.fit import GB
 from ..workload.memory import tensor_parallel
@@ -192,6 +194,11 @@ def _inference(ctx: CheckContext, fit: InferenceFit) -> Iterator[Finding]:
             svc.name,
             _target_hint(layout),
         )
+
+
+def recheck_workloads(valid: ValidBlueprint, topo: Topology) -> list[Finding]:
+    """The CF-WORK warnings and errors of a blueprint: what `fit --suggest` checks its combined layout with."""
+    return [f for f in check_workloads(CheckContext(valid, topo)) if f.severity is not Severity.INFO]
 
 
 def _together(ctx: CheckContext, fits: list[WorkloadFit]) -> Iterator[Finding]:

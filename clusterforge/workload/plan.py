@@ -9,11 +9,13 @@ again: the plan stands only when nothing fails to fit, misses a target, or needs
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import codes
 from ..catalog import Catalog
-from ..errors import Finding, Severity
+from ..errors import Finding
 from ..expand.topology import Topology
 from ..model import Blueprint, InferenceService, TrainingJob
 from ..validate import ValidBlueprint
@@ -25,13 +27,13 @@ from .speed import inference_speed, training_speed
 from .suggest import powers_of_two as _powers_of_two
 
 BLOCKING = {
-    "CF-WORK-001",
-    "CF-WORK-002",
-    "CF-WORK-004",
-    "CF-WORK-005",
-    "CF-WORK-006",
-    "CF-WORK-007",
-    "CF-WORK-008",
+    codes.WORKLOAD_TOO_MANY_GPUS,
+    codes.WORKLOAD_LAYOUT,
+    codes.WORKLOAD_TRAINING_MEMORY,
+    codes.WORKLOAD_INFERENCE_MEMORY,
+    codes.WORKLOAD_TTFT,
+    codes.WORKLOAD_DECODE_RATE,
+    codes.WORKLOAD_GPUS_TOGETHER,
 }
 """Findings a plan must not leave: too many GPUs, a layout that does not divide, memory, targets, GPUs together."""
 
@@ -161,8 +163,12 @@ def _inference_choice(svc: InferenceService, shape: Shape, hw: Hardware, budget:
     return min(candidates, key=lambda c: c[0])[1]
 
 
-def plan_layouts(valid: ValidBlueprint, topo: Topology) -> Plan:
-    """One layout for every workload, applied to a copy of the blueprint and checked again."""
+Recheck = Callable[[ValidBlueprint, Topology], list[Finding]]
+"""The CF-WORK checks of a blueprint (`checks/workloads.py`'s recheck_workloads; the checks sit a layer above)."""
+
+
+def plan_layouts(valid: ValidBlueprint, topo: Topology, recheck: Recheck) -> Plan:
+    """One layout for every workload, applied to a copy of the blueprint and checked again by `recheck`."""
     bp, catalog = valid.blueprint, valid.catalog
     choices: list[Choice] = []
     workloads = list(bp.workloads)
@@ -186,14 +192,6 @@ def plan_layouts(valid: ValidBlueprint, topo: Topology) -> Plan:
     planned = dataclasses.replace(valid, blueprint=bp.model_copy(update={"workloads": workloads}))
     findings = recheck(planned, topo)
     return Plan(choices, findings, _gpus(planned.blueprint, catalog, topo))
-
-
-def recheck(valid: ValidBlueprint, topo: Topology) -> list[Finding]:
-    """The CF-WORK findings of a blueprint (the checks of `clusterforge check`, workloads only)."""
-    from ..checks.context import CheckContext  # the checks import this package
-    from ..checks.workloads import check_workloads
-
-    return [f for f in check_workloads(CheckContext(valid, topo)) if f.severity is not Severity.INFO]
 
 
 def _gpus(bp: Blueprint, catalog: Catalog, topo: Topology) -> dict[str, tuple[int, int]]:

@@ -15,6 +15,7 @@ from helpers import REPO, run_cli
 
 from clusterforge.catalog import load_catalog
 from clusterforge.checks import run_checks
+from clusterforge.checks.workloads import recheck_workloads
 from clusterforge.errors import Finding
 from clusterforge.expand import expand
 from clusterforge.model import InferenceService, TrainingJob
@@ -780,7 +781,7 @@ def test_workloads_together_and_a_shape_given_by_size_only() -> None:
 def _plan(data: dict[str, Any]) -> Plan:
     valid = valid_from(data)
     topo, _ = expand(valid)
-    return plan_layouts(valid, topo)
+    return plan_layouts(valid, topo, recheck_workloads)
 
 
 def test_suggest_plans_every_workload_at_once_and_rechecks_it() -> None:
