@@ -134,7 +134,7 @@ def _training(ctx: CheckContext, fit: TrainingFit) -> Iterator[Finding]:
 
 def _inference(ctx: CheckContext, fit: InferenceFit) -> Iterator[Finding]:
     svc, m, s, path = fit.service, fit.memory, fit.speed, ("workloads", fit.index)
-    yield from _too_many(ctx, fit, "inference service", svc.replicas * svc.gpus_per_replica)
+    yield from _too_many(ctx, fit, "inference service", svc.replicas * fit.replica_gpus)
     tp = tensor_parallel(svc)
     product = tp * svc.expert_parallel * svc.pipeline_parallel
     if product != svc.gpus_per_replica:
@@ -205,7 +205,7 @@ def _together(ctx: CheckContext, fits: list[WorkloadFit]) -> Iterator[Finding]:
     """Workloads that each fit their groups but not all at once (on the same first group)."""
     by_group: dict[tuple[str, ...], list[tuple[WorkloadFit, int]]] = {}
     for fit in fits:
-        gpus = fit.job.gpus if isinstance(fit, TrainingFit) else fit.service.replicas * fit.service.gpus_per_replica
+        gpus = fit.job.gpus if isinstance(fit, TrainingFit) else fit.service.replicas * fit.replica_gpus
         if gpus <= fit.hw.gpus:
             by_group.setdefault(tuple(fit.hw.groups), []).append((fit, gpus))
     for groups, members in sorted(by_group.items()):

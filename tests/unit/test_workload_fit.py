@@ -667,6 +667,10 @@ def test_disaggregated_prefill_pool() -> None:
     decode = 1024 * fit.speed.decode_step_avg_s / 16
     assert fit.speed.tokens_per_s_replica == pytest.approx(1024 / max(decode, fit.speed.ttft_s - kv))
     assert fit.replica_gpus == 8 and fit.as_dict()["gpus"] == 8
+    # the prefill pools count among the GPUs the service needs: 3 replicas of 4 + 4 on 16 GPUs are too many
+    svc = inference(gpus_per_replica=4, prefill_gpus=4) | BASE | {"replicas": 3}
+    (many,) = [f for f in findings_of(cluster(2, [svc])) if f.code == "CF-WORK-001"]
+    assert many.message == "inference service 'svc' needs 24 GPUs, node groups gpu have 16"
 
 
 def test_average_context_holds_more_sessions_than_the_longest() -> None:
