@@ -212,15 +212,24 @@ ACTIVATION_BYTES = 2.0
 reduce in the model's fp16/bf16 dtype; FP8 and FP4 quantize only the GEMM inputs)."""
 
 
+ALLREDUCE_LATENCY_S = 35.6e-6
+"""Fixed time of one tensor-parallel all-reduce step in serving (synchronisation and the kernels around it),
+whatever its size. Derived from a published measurement: NVIDIA NIM LLM benchmarking, "Performance",
+Llama-3.3-70b-instruct NIM 1.8.0 on 2 x H100 80G, fp8 TP2, 500 input / 2,000 output tokens, concurrency 1:
+inter-token latency 18.91 ms, where reading the weights and KV cache at 80% of HBM bandwidth takes 13.21 ms;
+the 5.70 ms left over the 160 all-reduces of a step is 35.6 us each."""
+
+
 def tensor_parallel_allreduce_s(shape: Shape, tokens: float, tp: int, gbs: float, layers: float | None = None) -> float:
     """Megatron-style tensor parallel reduces each layer's attention and MLP outputs: 2 all-reduces of
     tokens x hidden x 2 bytes per layer (Shoeybi et al. 2019, Megatron-LM, section 3), each a ring moving
-    2(t-1)/t of the buffer per GPU (reduce-scatter + all-gather) at the link's bandwidth per direction."""
+    2(t-1)/t of the buffer per GPU (reduce-scatter + all-gather) at the link's bandwidth per direction, plus
+    its fixed latency (ALLREDUCE_LATENCY_S), which dominates small decode batches."""
     if tp <= 1 or shape.dims is None or gbs <= 0:
         return 0.0
     n = shape.dims.layers if layers is None else layers
     volume = 2 * n * tokens * shape.dims.hidden * ACTIVATION_BYTES
-    return 2 * (tp - 1) / tp * volume / (gbs * 1e9)
+    return 2 * (tp - 1) / tp * volume / (gbs * 1e9) + 2 * n * ALLREDUCE_LATENCY_S
 
 
 DISPATCH_COMBINE_BYTES = 1.0 + 2.0

@@ -425,18 +425,19 @@ def test_prefill_time_to_first_token() -> None:
     # 8,192-token prompt on 4 H200 in fp8 at 50% of 4 x 1978.9 TFLOPS: 2 x 70.55e9 x 8192 + causal attention
     # 2 x 80 x 8192^2 x 8192 = 1.1559e15 + 8.796e13 FLOPs -> 314.3 ms; plus the tensor-parallel all-reduces
     # (Megatron-LM: 2 per layer of 8192 tokens x 8192 hidden x 2 bytes), ring 2 x 3/4 of 80 x 2 x 134.2 MB
-    # = 32.2 GB at NVLink's 450 GB/s per direction -> 71.6 ms: 385.9 ms
+    # = 32.2 GB at NVLink's 450 GB/s per direction -> 71.6 ms, and 160 x 35.6 us of all-reduce latency (5.7 ms):
+    # 391.6 ms
     data = cluster(
         1, [inference(replicas=1, gpus_per_replica=4, precision="fp8", prompt_tokens=8192, context_tokens=32768)]
     )
     (fit,) = fits_of(data)
     assert isinstance(fit, InferenceFit)
     flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
-    comm = 2 * 3 / 4 * 80 * 2 * 8192 * 8192 * 2 / 450e9
+    comm = 2 * 3 / 4 * 80 * 2 * 8192 * 8192 * 2 / 450e9 + 160 * 35.6e-6
     assert fit.speed.prefill_comm_s == pytest.approx(comm)
     assert fit.speed.tp_tier == "nvlink"
     assert fit.speed.ttft_s == pytest.approx(flops / (4 * 1978.9e12 * 0.5) + comm)
-    assert fit.speed.ttft_s * 1000 == pytest.approx(385.9, abs=0.1)
+    assert fit.speed.ttft_s * 1000 == pytest.approx(391.6, abs=0.1)
 
 
 def test_tensor_parallel_across_nodes_slows_the_first_token() -> None:
@@ -448,7 +449,7 @@ def test_tensor_parallel_across_nodes_slows_the_first_token() -> None:
     (fit,) = fits_of(data)
     assert isinstance(fit, InferenceFit)
     assert fit.speed.tp_tier in {"leaf", "spine"} and fit.hw.oversubscription == 1
-    comm = 2 * 15 / 16 * 80 * 2 * 8192 * 8192 * 2 / 50e9
+    comm = 2 * 15 / 16 * 80 * 2 * 8192 * 8192 * 2 / 50e9 + 160 * 35.6e-6
     assert fit.speed.prefill_comm_s == pytest.approx(comm)
     assert fit.speed.ttft_s * 1000 == pytest.approx(314.3 / 4 + comm * 1000, abs=0.1)
 
@@ -514,6 +515,7 @@ TRTLLM_PERF_OVERVIEW = [
     (("meta/llama-3-70b", "nvidia/dgx-h200", 1, 5000, 500), 566),
     (("meta/llama-3-70b", "nvidia/dgx-h200", 1, 20000, 2000), 283),
     (("meta/llama-3-70b", "nvidia/dgx-h100", 2, 2048, 128), 762),
+    (("meta/llama-3-70b", "nvidia/dgx-h100", 2, 128, 2048), 6651),
     (("meta/llama-3.1-405b", "nvidia/dgx-h200", 8, 2048, 128), 456),
     (("meta/llama-3.1-405b", "nvidia/dgx-h200", 8, 128, 2048), 5348),
     (("meta/llama-3.1-405b", "nvidia/dgx-h200", 8, 1000, 1000), 3330),
@@ -544,7 +546,7 @@ GH200_NVL32_TTFT = [
     pytest.param(
         ("meta/llama-3.1-405b", 32768),
         1.6,
-        marks=pytest.mark.xfail(strict=True, reason="measured / model 0.746, 0.4% outside the 25% tolerance"),
+        marks=pytest.mark.xfail(strict=True, reason="measured / model 0.743, 0.7% outside the 25% tolerance"),
     ),
     (("meta/llama-3.1-405b", 122880), 7.5),
 ]
@@ -573,8 +575,8 @@ def test_long_context_ttft_within_25_percent_of_gh200_nvl32(case: tuple[str, int
 
 # Published: TensorRT-LLM "Performance of TensorRT-LLM" (docs/source/performance.md, data of v0.5), "Low
 # Latency", H100 GPUs (FP8), batch 1: LLaMA 70B (Llama 2 70B) at TP4, 1st token latency for 2,048 input tokens
-# 109 ms. For 128 input tokens it measured 26 ms, where the model gives 7.5 ms (reading the weights once, 6.4 ms,
-# and the all-reduces): at that size kernel-launch and all-reduce latencies, which the model leaves out, dominate.
+# 109 ms. For 128 input tokens it measured 26 ms, where the model gives 13 ms (reading the weights once, 6.4 ms,
+# and the all-reduces with their latency): at that size kernel-launch latencies, not modelled, dominate.
 def test_first_token_latency_within_25_percent_of_tensorrt_llm_h100_low_latency() -> None:
     speed = _speed({"shape": LLAMA2_70B, "gpus_per_replica": 4, "concurrent_requests": 1}, 2048, 1, "nvidia/dgx-h100")
     ratio = 0.109 / speed.ttft_s
@@ -583,6 +585,30 @@ def test_first_token_latency_within_25_percent_of_tensorrt_llm_h100_low_latency(
     short = _speed({"shape": LLAMA2_70B, "gpus_per_replica": 4, "concurrent_requests": 1}, 128, 1, "nvidia/dgx-h100")
     weights = 68.98e9 / (4 * 3.35e12 * 0.8)  # fp8: one byte per parameter, 80% of 3.35 TB/s on each of 4 GPUs
     assert short.ttft_s == pytest.approx(weights + short.prefill_comm_s)
+
+
+# Published: NVIDIA NIM LLM benchmarking, "Performance" (https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance),
+# Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80G, fp8 TP2, concurrency 1: (input, output) -> (TTFT ms, ITL ms).
+# The 500/2000 inter-token latency is the one ALLREDUCE_LATENCY_S is derived from (a hand figure, 1%); the
+# others are checked against it (25%).
+NIM_H100_TP2 = [((5000, 500), (406.77, 18.58)), ((500, 2000), (47.77, 18.91))]
+
+
+@pytest.mark.parametrize(("case", "measured"), NIM_H100_TP2)
+def test_batch_one_latency_within_25_percent_of_nim_h100(case: tuple[int, int], measured: tuple[float, float]) -> None:
+    isl, osl = case
+    speed = _speed(
+        {"model": "meta/llama-3-70b", "gpus_per_replica": 2, "concurrent_requests": 1}, isl, osl, "nvidia/dgx-h100"
+    )
+    ttft, itl = measured
+    print(
+        f"NIM TP2 {isl}/{osl}: TTFT {speed.ttft_s * 1000:.1f} vs {ttft}, "
+        f"ITL {speed.decode_step_avg_s * 1000:.2f} vs {itl}"
+    )
+    assert 0.75 <= ttft / (speed.ttft_s * 1000) <= 1.25
+    assert 0.75 <= itl / (speed.decode_step_avg_s * 1000) <= 1.25
+    if (isl, osl) == (500, 2000):
+        assert speed.decode_step_avg_s * 1000 == pytest.approx(itl, rel=0.01)
 
 
 def test_cost_per_token_counts_the_prefill() -> None:
@@ -661,7 +687,7 @@ def test_disaggregated_prefill_pool() -> None:
     # session's rate is the decode step's, and the replica's rate is the slower pool's.
     fit = _one(inference(gpus_per_replica=4, prefill_gpus=4, concurrent_requests=16) | BASE)
     flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
-    allreduce = 2 * 3 / 4 * 80 * 2 * 8192 * 8192 * 2 / 450e9
+    allreduce = 2 * 3 / 4 * 80 * 2 * 8192 * 8192 * 2 / 450e9 + 160 * 35.6e-6
     kv = 163_840 * 8192 / (4 * 450e9)
     assert fit.speed.ttft_s == pytest.approx(flops / (4 * 1978.9e12 * 0.5) + allreduce + kv)
     decode = 1024 * fit.speed.decode_step_avg_s / 16
@@ -703,13 +729,14 @@ LONG_PROMPT = {"context_tokens": 33792, "prompt_tokens": 32768}
 def test_service_that_misses_its_latency_target() -> None:
     # 32k-token prompt on 4 H200: 2 x 70.55e9 x 32768 + 2 x 80 x 32768^2 x 8192 = 6.031e15 FLOPs at 50% of
     # 4 x 1978.9 TFLOPS = 3.958e15 FLOP/s -> 1,524 ms, plus the all-reduces 2 x 3/4 x 80 x 2 x 32768 x 8192 x 2
-    # bytes at 450 GB/s = 286 ms: 1,810 ms; target 1,200 ms. Eight GPUs take 762 + 334 = 1,096 ms; sixteen
+    # bytes at 450 GB/s = 286 ms, 160 x 35.6 us of latency: 1,820 ms; target 1,200 ms. Eight GPUs take 762 + 334
+    # + 6 = 1,102 ms; sixteen
     # would compute in 381 ms but all-reduce across two nodes at 50 GB/s for 3.2 s.
     found = findings_of(
         cluster(2, [inference(replicas=1, gpus_per_replica=4, precision="fp8", ttft_target_ms=1200) | LONG_PROMPT])
     )
     (ttft,) = [f for f in found if f.code == "CF-WORK-006"]
-    assert ttft.message == ("inference service 'svc': time to first token 1,810 ms for 32,768 tokens, target 1,200 ms")
+    assert ttft.message == ("inference service 'svc': time to first token 1,820 ms for 32,768 tokens, target 1,200 ms")
     # at 8 GPUs: (70.55 GB weights + 5.54 GB of KV cache) / 8 = 9.51 GB per GPU
     assert ttft.hint == "meets it with gpus_per_replica: 8 (9.51 GB per GPU, 1 nodes)"
     assert {f.code for f in found} == {"CF-WORK-006"}
