@@ -125,7 +125,8 @@ def test_activations_keep_no_attention_scores() -> None:
 
 
 def test_meta_llama3_405b_layout_fits_80gb_h100() -> None:
-    # Llama 3 paper (Dubey et al. 2024, "The Llama 3 Herd of Models"), Table 4: 405B pre-training on 16,384 H100
+    # Llama 3 paper (Dubey et al. 2024, "The Llama 3 Herd of Models", https://arxiv.org/abs/2407.21783), Table 4:
+    # 405B pre-training on 16,384 H100
     # 80 GB at TP8, CP1, PP16, DP128, 8,192-token sequences; section 3.3.2: FSDP shards optimizer state and
     # gradients (weights not resharded after the forward pass: ZeRO-2), and the first and last stages hold one
     # layer fewer (7 of 126). Per GPU: n = 405.85e9 / 128 = 3.171e9 parameters, weights 2n = 6.34 GB, gradients
@@ -358,7 +359,8 @@ def test_fp8_training_is_timed_at_the_peak_its_mfu_was_measured_against() -> Non
 
 
 def test_deepseek_v3_pretraining_gpu_hours_within_25_percent() -> None:
-    # DeepSeek-V3 technical report (2024), Table 1: pre-training on 14.8T tokens took 2,664K H800 GPU hours, in
+    # DeepSeek-V3 technical report (2024, https://arxiv.org/abs/2412.19437), Table 1: pre-training on 14.8T
+    # tokens took 2,664K H800 GPU hours, in
     # FP8, on 2,048 GPUs at PP16, EP64, ZeRO-1 DP (section 3.2), 4K sequences, batches growing to 15,360
     # sequences (section 4.2). The H800 computes as the H100 (989.4 TFLOPS BF16). At MFU 0.4 of the BF16 peak
     # (the BF16-measured Llama 3 range, 0.38-0.43) the model gives 2,880K GPU hours; had the MFU been applied to
@@ -454,8 +456,9 @@ def test_tensor_parallel_across_nodes_slows_the_first_token() -> None:
     assert fit.speed.ttft_s * 1000 == pytest.approx(314.3 / 4 + comm * 1000, abs=0.1)
 
 
-# Published: TensorRT-LLM H200 launch note (release 0.5.0, docs/source/blogs/H200launch.md), "H200 FP8 Max
-# throughput", Llama 2 70B, output tokens/s: (batch, TP, input, output) -> measured.
+# Published: TensorRT-LLM H200 launch note (release 0.5.0, docs/source/blogs/H200launch.md,
+# https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/blogs/H200launch.md), "H200 FP8 Max throughput",
+# Llama 2 70B, output tokens/s: (batch, TP, input, output) -> measured.
 H200_LLAMA2_70B = [((512, 1, 128, 128), 3014), ((64, 2, 2048, 128), 682), ((32, 1, 2048, 128), 303)]
 LLAMA2_70B = {
     "params_b": 68.98,
@@ -573,8 +576,9 @@ def test_long_context_ttft_within_25_percent_of_gh200_nvl32(case: tuple[str, int
     assert 0.75 <= ratio <= 1.25
 
 
-# Published: TensorRT-LLM "Performance of TensorRT-LLM" (docs/source/performance.md, data of v0.5), "Low
-# Latency", H100 GPUs (FP8), batch 1: LLaMA 70B (Llama 2 70B) at TP4, 1st token latency for 2,048 input tokens
+# Published: TensorRT-LLM "Performance of TensorRT-LLM" (docs/source/performance.md, data of v0.5,
+# https://github.com/NVIDIA/TensorRT-LLM/blob/138f96d45f90b9667426f7c47297d8c06bafac73/docs/source/performance.md),
+# "Low Latency", H100 GPUs (FP8), batch 1: LLaMA 70B (Llama 2 70B) at TP4, 1st token latency for 2,048 input tokens
 # 109 ms. For 128 input tokens it measured 26 ms, where the model gives 13 ms (reading the weights once, 6.4 ms,
 # and the all-reduces with their latency): at that size kernel-launch latencies, not modelled, dominate.
 def test_first_token_latency_within_25_percent_of_tensorrt_llm_h100_low_latency() -> None:
