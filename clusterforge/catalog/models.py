@@ -461,6 +461,17 @@ class ModelShapeEntry(Sourced, ModelShapeFields):
     kind: Literal["model"] = "model"
 
 
+class StorageSystem(Sourced):
+    """A storage appliance or building block of a shared file system, with the throughput its vendor measured;
+    a training job names it (and how many) as its checkpoint storage."""
+
+    kind: Literal["storage"] = "storage"
+    read_gbs: PositiveFloat
+    """Sustained read throughput of one unit in GB/s."""
+    write_gbs: PositiveFloat
+    """Sustained write throughput of one unit in GB/s."""
+
+
 ENTRY_TYPES: dict[str, type[Sourced]] = {
     "gpus": GPU,
     "nics": NIC,
@@ -471,4 +482,5 @@ ENTRY_TYPES: dict[str, type[Sourced]] = {
     "cables": CableMedia,
     "optics": Transceiver,
     "models": ModelShapeEntry,
+    "storage": StorageSystem,
 }

@@ -85,6 +85,15 @@ class WorkloadBase(Strict):
         return self
 
 
+class CheckpointStorage(Strict):
+    """The storage a training job checkpoints to: a catalog storage system and how many units of it."""
+
+    model: CatalogKey
+    """A storage system from the catalog's `storage` section, e.g. 'ddn/ai400x2-turbo'."""
+    count: Count = 1
+    """Units of it the file system stripes over."""
+
+
 class TrainingJob(WorkloadBase):
     kind: Literal["training"]
     """A training job."""
@@ -125,6 +134,9 @@ class TrainingJob(WorkloadBase):
     was measured against it."""
     tokens: PositiveFloat | None = None
     """Tokens the whole run trains on, for its duration and cost."""
+    checkpoint_storage: CheckpointStorage | None = None
+    """Where checkpoints go; default: the blueprint's storage nodes whose catalog entry gives their throughput,
+    else only the line rate of the job's nodes' storage ports is known."""
 
 
 class SpeculativeDecoding(Strict):

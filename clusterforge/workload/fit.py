@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..catalog import Catalog
+from ..catalog import Catalog, StorageSystem
 from ..expand.topology import Topology
 from ..model import Blueprint, InferenceService, TrainingJob
 from .cost import gpu_hour_cost, per_million_tokens
@@ -31,6 +31,8 @@ class TrainingFit:
     gpu_hour_cost: float | None
     pue: float
     currency: str
+    checkpoint_storage_gbs: float | None = None
+    """Write throughput of the job's `checkpoint_storage` (catalog storage system x count), when it names one."""
 
     @property
     def name(self) -> str:
@@ -53,7 +55,7 @@ class TrainingFit:
         storage system's throughput is not known."""
         nodes = self.job.gpus / self.hw.gpus_per_node
         ports = self.hw.storage_gbps_per_node * nodes / 8
-        system = self.hw.storage_write_gbs
+        system = self.checkpoint_storage_gbs if self.checkpoint_storage_gbs is not None else self.hw.storage_write_gbs
         if system is not None and (system <= ports or ports <= 0):
             return system, "storage system"
         if ports <= 0:
@@ -235,6 +237,7 @@ def fit_workloads(bp: Blueprint, catalog: Catalog, topo: Topology | None = None)
                     hour,
                     pue,
                     currency,
+                    _checkpoint_storage_gbs(workload, catalog),
                 )
             )
         else:
@@ -245,6 +248,14 @@ def fit_workloads(bp: Blueprint, catalog: Catalog, topo: Topology | None = None)
                 )
             )
     return fits
+
+
+def _checkpoint_storage_gbs(job: TrainingJob, catalog: Catalog) -> float | None:
+    storage = job.checkpoint_storage
+    if storage is None:
+        return None
+    entry = catalog.get(storage.model, StorageSystem)  # references.py reports an unknown key (CF-REF-002)
+    return None if entry is None else storage.count * entry.write_gbs
 
 
 def fits_as_dict(fits: list[WorkloadFit]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from helpers import REPO, run_cli
 from clusterforge.catalog import load_catalog
 from clusterforge.checks import run_checks
 from clusterforge.checks.workloads import recheck_workloads
-from clusterforge.errors import Finding
+from clusterforge.errors import BlueprintError, Finding
 from clusterforge.expand import expand
 from clusterforge.model import InferenceService, TrainingJob
 from clusterforge.workload import InferenceFit, TrainingFit, fit_workloads
@@ -288,6 +288,19 @@ def test_checkpoint_written_at_the_storage_systems_write_rate(tmp_path: Path) ->
     assert (
         no_storage.checkpoint_rate_gbs is not None and no_storage.checkpoint_rate_gbs[1] == "storage ports' line rate"
     )
+
+
+def test_checkpoint_storage_named_by_the_job() -> None:
+    # Two DDN AI400X2-Turbo (catalog: 80 GB/s of writes each, measured by DDN from one DGX B200) take Llama 3 70B's
+    # 988 GB in 988e9 / 160e9 = 6.17 s, slower than the 4 DGX H200's 400 GB/s of storage ports
+    job = training(gpus=32, tensor_parallel=8, checkpoint_storage={"model": "ddn/ai400x2-turbo", "count": 2})
+    (fit,) = fits_of(cluster(4, [job]))
+    assert isinstance(fit, TrainingFit)
+    assert fit.checkpoint_rate_gbs == (160, "storage system")
+    assert fit.checkpoint_write_s == pytest.approx(70.55e9 * 14 / 160e9)
+    with pytest.raises(BlueprintError) as caught:
+        valid_from(cluster(4, [training(gpus=32, checkpoint_storage={"model": "ddn/ai400x2"})]))
+    assert [f.code for f in caught.value.findings] == ["CF-REF-002"]
 
 
 def test_energy_at_the_typical_draw_where_the_catalog_has_it(tmp_path: Path) -> None:
