@@ -14,6 +14,7 @@ import click
 
 from . import codes
 from .catalog import load_catalog
+from .checks.workloads import recheck_workloads
 from .errors import (
     ClusterforgeError,
     Finding,
@@ -30,6 +31,7 @@ from .render.context import RenderContext
 from .render.report import REPORT_HTML, REPORT_MD
 from .version import __version__
 from .workload import fit_json, fit_text, fit_workloads
+from .workload.plan import plan_layouts
 from .writer import OutputError, StagedTree, TreeDiff, compare_tree
 
 # Modules only some commands need (verify, diff, export, schema, catalog) are imported inside those commands:
@@ -239,7 +241,7 @@ def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str, allow: tuple
 @click.option(
     "--suggest",
     is_flag=True,
-    help="for a workload that does not fit or misses a target: the smallest layout of its node groups that does",
+    help="one layout for all workloads at once that fits and meets every target, re-checked",
 )
 def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
     """Will the workloads fit and how fast: memory per GPU, step time, tokens/s, energy and cost per token."""
@@ -250,10 +252,11 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
         sys.exit(EXIT_FINDINGS)
     fits = fit_workloads(analysis.valid.blueprint, analysis.valid.catalog, analysis.topo)
     work = [f for f in analysis.findings if f.code.startswith("CF-WORK-")]
+    plan = plan_layouts(analysis.valid, analysis.topo, recheck_workloads) if suggest and fits else None
     if fmt == "json":
-        click.echo(json.dumps(fit_json(fits, work, suggest), indent=2, sort_keys=True))
+        click.echo(json.dumps(fit_json(fits, work, suggest, plan), indent=2, sort_keys=True))
     else:
-        click.echo(fit_text(fits, work, suggest))
+        click.echo(fit_text(fits, work, suggest, plan))
         _print_findings([f for f in work if not f.suppressed_by], "text")
     sys.exit(EXIT_FINDINGS if any(f.severity is Severity.ERROR and not f.suppressed_by for f in work) else EXIT_OK)
 

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from . import codes
-from .catalog import Catalog, ModelShapeEntry, RackType, Server, Sourced, Switch
+from .catalog import Catalog, ModelShapeEntry, RackType, Server, Sourced, StorageSystem, Switch
 from .errors import DataPath, Finding, Severity
 from .model import Blueprint, OobFabric
 from .model.fabric import LeafSpineFabric
@@ -213,6 +213,10 @@ def _workloads(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
         yield from _group_refs(bp, workload.node_groups, ("workloads", w, "node_groups"))
         if workload.model is not None:
             yield from _catalog_ref(catalog, workload.model, ModelShapeEntry, "model shape", ("workloads", w, "model"))
+        storage = getattr(workload, "checkpoint_storage", None)
+        if storage is not None:
+            path = ("workloads", w, "checkpoint_storage", "model")
+            yield from _catalog_ref(catalog, storage.model, StorageSystem, "storage system", path)
     yield from _duplicates(((w.name, ("workloads", i, "name")) for i, w in enumerate(bp.workloads)), "workload")
 
 

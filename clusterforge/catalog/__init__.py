@@ -11,6 +11,7 @@ from .models import (
     RackType,
     Server,
     Sourced,
+    StorageSystem,
     Switch,
     Transceiver,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "RackType",
     "Server",
     "Sourced",
+    "StorageSystem",
     "Switch",
     "Transceiver",
     "load_catalog",

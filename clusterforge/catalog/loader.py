@@ -33,6 +33,7 @@ BUILTIN_FILES = (
     "cables.yaml",
     "optics.yaml",
     "models.yaml",
+    "storage.yaml",
 )
 
 E = TypeVar("E", bound=Sourced)

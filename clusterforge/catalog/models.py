@@ -58,6 +58,8 @@ class GPU(Sourced):
     """Dense BF16 tensor throughput in TFLOPS."""
     fp8_tflops: PositiveFloat | None = None
     """Dense FP8 tensor throughput in TFLOPS, where supported."""
+    fp4_tflops: PositiveFloat | None = None
+    """Dense FP4 tensor throughput in TFLOPS, where supported (Blackwell); elsewhere 4-bit runs at the FP8 rate."""
     gpu_link: Label | None = None
     """GPU-to-GPU link (NVLink generation, Infinity Fabric), or none for PCIe-only parts."""
     gpu_link_gbs: PositiveFloat | None = None
@@ -282,8 +284,20 @@ class Device(Sourced):
         return [group for group in self.ports if group.role == role]
 
 
+class StorageThroughput(Strict):
+    """Sustained throughput of a storage server or appliance, as its vendor publishes it (large sequential I/O
+    from many clients): what a shared file system built of such nodes adds per node."""
+
+    read_gbs: PositiveFloat
+    """Read throughput in GB/s."""
+    write_gbs: PositiveFloat
+    """Write throughput in GB/s."""
+
+
 class Server(Device):
     kind: Literal["server"] = "server"
+    storage_throughput: StorageThroughput | None = None
+    """For a storage node: its published read and write throughput (checkpoint times use the write rate)."""
     cpu: CPU
     memory_gb: PositiveFloat
     """System memory in GB."""
@@ -447,6 +461,17 @@ class ModelShapeEntry(Sourced, ModelShapeFields):
     kind: Literal["model"] = "model"
 
 
+class StorageSystem(Sourced):
+    """A storage appliance or building block of a shared file system, with the throughput its vendor measured;
+    a training job names it (and how many) as its checkpoint storage."""
+
+    kind: Literal["storage"] = "storage"
+    read_gbs: PositiveFloat
+    """Sustained read throughput of one unit in GB/s."""
+    write_gbs: PositiveFloat
+    """Sustained write throughput of one unit in GB/s."""
+
+
 ENTRY_TYPES: dict[str, type[Sourced]] = {
     "gpus": GPU,
     "nics": NIC,
@@ -457,4 +482,5 @@ ENTRY_TYPES: dict[str, type[Sourced]] = {
     "cables": CableMedia,
     "optics": Transceiver,
     "models": ModelShapeEntry,
+    "storage": StorageSystem,
 }

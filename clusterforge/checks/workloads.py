@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 from .. import codes
 from ..errors import Finding, Severity
+from ..expand.topology import Topology
+from ..validate import ValidBlueprint
 from ..workload import InferenceFit, TrainingFit, WorkloadFit, fit_workloads
 from ..workload.fit import GB
 from ..workload.memory import tensor_parallel
@@ -48,6 +50,18 @@ def _too_many(ctx: CheckContext, fit: WorkloadFit, what: str, gpus: int) -> Iter
 
 def _tp_over_nvlink(ctx: CheckContext, fit: WorkloadFit, what: str, tp: int, field: str) -> Iterator[Finding]:
     hw = fit.hw
+    if not hw.nvlink_gbs and 1 < tp <= hw.gpus_per_node:
+        _, pcie = hw.tensor_parallel_link(tp)
+        yield ctx.finding(
+            codes.WORKLOAD_TP_OVER_NVLINK,
+            Severity.WARNING,
+            f"{what} '{fit.name}': tensor parallel {tp} on {hw.gpu_key}, which has no NVLink, so its per-layer "
+            f"all-reduces cross PCIe at {_n(pcie)} GB/s",
+            ("workloads", fit.index, field),
+            fit.name,
+            "pipeline parallel across the GPUs instead (one activation per stage boundary), or GPUs with NVLink",
+        )
+        return
     domain = hw.nvlink_domain if hw.nvlink_gbs else hw.gpus_per_node
     if tp <= domain:
         return
@@ -120,18 +134,20 @@ def _training(ctx: CheckContext, fit: TrainingFit) -> Iterator[Finding]:
 
 def _inference(ctx: CheckContext, fit: InferenceFit) -> Iterator[Finding]:
     svc, m, s, path = fit.service, fit.memory, fit.speed, ("workloads", fit.index)
-    yield from _too_many(ctx, fit, "inference service", svc.replicas * svc.gpus_per_replica)
+    yield from _too_many(ctx, fit, "inference service", svc.replicas * fit.replica_gpus)
     tp = tensor_parallel(svc)
-    if tp * svc.expert_parallel != svc.gpus_per_replica:
+    product = tp * svc.expert_parallel * svc.pipeline_parallel
+    if product != svc.gpus_per_replica:
+        stages = f" x pipeline {svc.pipeline_parallel}" if svc.pipeline_parallel > 1 else ""
         yield ctx.finding(
             codes.WORKLOAD_LAYOUT,
             Severity.ERROR,
             f"inference service '{svc.name}': tensor {tp} x "
-            f"expert {svc.expert_parallel} = {tp * svc.expert_parallel} GPUs, but a replica has "
+            f"expert {svc.expert_parallel}{stages} = {product} GPUs, but a replica has "
             f"{svc.gpus_per_replica}",
             (*path, "gpus_per_replica"),
             svc.name,
-            f"gpus_per_replica: {tp * svc.expert_parallel}, or leave tensor_parallel out",
+            f"gpus_per_replica: {product}, or leave tensor_parallel out",
         )
     yield from _tp_over_nvlink(ctx, fit, "inference service", tp, "gpus_per_replica")
     layout = None
@@ -180,11 +196,16 @@ def _inference(ctx: CheckContext, fit: InferenceFit) -> Iterator[Finding]:
         )
 
 
+def recheck_workloads(valid: ValidBlueprint, topo: Topology) -> list[Finding]:
+    """The CF-WORK warnings and errors of a blueprint: what `fit --suggest` checks its combined layout with."""
+    return [f for f in check_workloads(CheckContext(valid, topo)) if f.severity is not Severity.INFO]
+
+
 def _together(ctx: CheckContext, fits: list[WorkloadFit]) -> Iterator[Finding]:
     """Workloads that each fit their groups but not all at once (on the same first group)."""
     by_group: dict[tuple[str, ...], list[tuple[WorkloadFit, int]]] = {}
     for fit in fits:
-        gpus = fit.job.gpus if isinstance(fit, TrainingFit) else fit.service.replicas * fit.service.gpus_per_replica
+        gpus = fit.job.gpus if isinstance(fit, TrainingFit) else fit.service.replicas * fit.replica_gpus
         if gpus <= fit.hw.gpus:
             by_group.setdefault(tuple(fit.hw.groups), []).append((fit, gpus))
     for groups, members in sorted(by_group.items()):

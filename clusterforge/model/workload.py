@@ -12,6 +12,7 @@ from .base import CatalogKey, Count, Headroom, Identifier, PositiveFloat, Share,
 Tokens = Annotated[int, Field(ge=1, le=1_000_000_000)]
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "fp4", "int8", "int4"]
 Dim = Annotated[int, Field(ge=1, le=10_000_000)]
+Rate = Annotated[float, Field(ge=0.0, lt=1.0)]
 
 
 class ModelShapeFields(Strict):
@@ -84,6 +85,15 @@ class WorkloadBase(Strict):
         return self
 
 
+class CheckpointStorage(Strict):
+    """The storage a training job checkpoints to: a catalog storage system and how many units of it."""
+
+    model: CatalogKey
+    """A storage system from the catalog's `storage` section, e.g. 'ddn/ai400x2-turbo'."""
+    count: Count = 1
+    """Units of it the file system stripes over."""
+
+
 class TrainingJob(WorkloadBase):
     kind: Literal["training"]
     """A training job."""
@@ -93,6 +103,9 @@ class TrainingJob(WorkloadBase):
     """Tensor-parallel degree (GPUs that split each layer); belongs inside one NVLink domain."""
     pipeline_parallel: Count = 1
     """Pipeline-parallel degree (stages)."""
+    first_stage_layers: Count | None = None
+    """Transformer layers on the first pipeline stage, which holds the most activations under 1F1B; default:
+    layers / pipeline_parallel rounded up (Llama 3 405B ran one layer fewer on its first and last stages)."""
     context_parallel: Count = 1
     """Context-parallel degree (GPUs that split each sequence)."""
     expert_parallel: Count = 1
@@ -110,12 +123,32 @@ class TrainingJob(WorkloadBase):
     zero_stage: Literal[0, 1, 2, 3] = 1
     """ZeRO sharding over the data-parallel group: 1 optimizer state, 2 also gradients, 3 also weights (FSDP)."""
     recompute: Literal["none", "selective", "full"] = "selective"
-    """Activation recomputation: none keeps every activation, selective recomputes attention, full keeps only
-    each layer's input."""
+    """Activation recomputation: none keeps every activation, selective recomputes the attention scores (which
+    FlashAttention-style kernels never store, so it keeps what none keeps), full keeps only each layer's input."""
     mfu: Share = 0.4
-    """Model FLOPs utilisation the step time is computed at (measured large jobs reach 0.35-0.55)."""
+    """Model FLOPs utilisation the step time is computed at, of the peak of `mfu_precision` (Llama 3 405B: 0.38-0.43
+    of the BF16 peak on 16k H100, Llama 3 paper Table 4)."""
+    mfu_precision: Precision | None = None
+    """The precision whose peak `mfu` was measured against; default bf16 (the published MFUs are of BF16 runs),
+    fp32 for fp32 jobs. An FP8 job at the BF16 default is not credited with the FP8 peak: say fp8 when the MFU
+    was measured against it."""
     tokens: PositiveFloat | None = None
     """Tokens the whole run trains on, for its duration and cost."""
+    checkpoint_storage: CheckpointStorage | None = None
+    """Where checkpoints go; default: the blueprint's storage nodes whose catalog entry gives their throughput,
+    else only the line rate of the job's nodes' storage ports is known."""
+
+
+class SpeculativeDecoding(Strict):
+    """A draft model proposes tokens that the served model verifies in one step (Leviathan et al. 2023)."""
+
+    draft_params_b: PositiveFloat = Field(le=100_000)
+    """Parameters of the draft model in billions (Llama 3.2 1B: 1.24), served on the replica's GPUs."""
+    draft_tokens: Count = Field(le=64)
+    """Tokens the draft proposes per verification step (gamma)."""
+    acceptance_rate: Share
+    """Probability that the served model accepts a drafted token (alpha; measured per task, 0.6-0.9 typical of
+    code and chat)."""
 
 
 class InferenceService(WorkloadBase):
@@ -126,15 +159,30 @@ class InferenceService(WorkloadBase):
     gpus_per_replica: Count
     """GPUs that serve one copy."""
     tensor_parallel: Count | None = None
-    """Tensor-parallel degree inside a replica; default: gpus_per_replica / expert_parallel."""
+    """Tensor-parallel degree inside a replica; default: gpus_per_replica / (expert_parallel x pipeline_parallel)."""
     expert_parallel: Count = 1
     """Expert-parallel degree inside a replica."""
+    pipeline_parallel: Count = 1
+    """Pipeline stages of a replica (each holds layers / stages on tensor x expert parallel GPUs); a replica may
+    span nodes this way, its stages passing one activation per token at each boundary."""
+    prefill_gpus: Count | None = None
+    """Disaggregated serving: GPUs of a separate prefill pool per replica, which hands each prompt's KV cache to
+    the replica's decode GPUs (`gpus_per_replica`); default: prefill and decode share the replica's GPUs."""
+    prefix_cache_hit_rate: Rate = 0.0
+    """Share of each prompt found in the prefix cache (a shared system prompt, earlier turns): those tokens are
+    not prefilled again."""
+    speculative: SpeculativeDecoding | None = None
+    """Speculative decoding with a draft model."""
     kv_precision: Precision | None = None
     """Precision of the KV cache; default: the weight precision, but at least 8 bits."""
     context_tokens: Tokens = 8192
-    """Longest context (prompt plus output) a request may use."""
+    """Longest context (prompt plus output) a request may use: what the KV cache is sized for."""
     prompt_tokens: Tokens | None = None
-    """Prompt length the time to first token is computed for; default: the whole context."""
+    """Prompt (input) tokens of a typical request: its prefill, the time to first token and the prefill share of
+    throughput; default: context_tokens - output_tokens, or half the context when neither is given."""
+    output_tokens: Tokens | None = None
+    """Output tokens of a typical request (its decode steps); default: context_tokens - prompt_tokens, or half the
+    context when neither is given."""
     concurrent_requests: Count = 1
     """Requests in flight per replica at peak."""
     prefill_mfu: Share = 0.5
@@ -145,6 +193,25 @@ class InferenceService(WorkloadBase):
     """Target time to first token at `prompt_tokens`, in milliseconds."""
     tokens_per_s_target: PositiveFloat | None = None
     """Target output tokens per second of each session at full concurrency."""
+
+    @model_validator(mode="after")
+    def _lengths(self) -> Self:
+        if self.prompt_tokens is not None and self.output_tokens is not None:
+            if self.prompt_tokens + self.output_tokens > self.context_tokens:
+                raise ValueError("prompt_tokens + output_tokens cannot exceed context_tokens")
+        elif (self.prompt_tokens or self.output_tokens or 0) >= self.context_tokens:
+            raise ValueError("prompt_tokens or output_tokens alone must leave room in context_tokens for the other")
+        return self
+
+    @property
+    def lengths(self) -> tuple[int, int]:
+        """(prompt, output) tokens of a typical request, the defaults filled in."""
+        c = self.context_tokens
+        if self.prompt_tokens is not None:
+            return self.prompt_tokens, self.output_tokens or c - self.prompt_tokens
+        if self.output_tokens is not None:
+            return c - self.output_tokens, self.output_tokens
+        return max(1, c // 2), max(1, c - c // 2)
 
 
 Workload = Annotated[TrainingJob | InferenceService, Field(discriminator="kind")]

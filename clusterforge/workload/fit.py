@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..catalog import Catalog
+from ..catalog import Catalog, StorageSystem
 from ..expand.topology import Topology
 from ..model import Blueprint, InferenceService, TrainingJob
 from .cost import gpu_hour_cost, per_million_tokens
@@ -31,6 +31,8 @@ class TrainingFit:
     gpu_hour_cost: float | None
     pue: float
     currency: str
+    checkpoint_storage_gbs: float | None = None
+    """Write throughput of the job's `checkpoint_storage` (catalog storage system x count), when it names one."""
 
     @property
     def name(self) -> str:
@@ -47,11 +49,23 @@ class TrainingFit:
         return self.shape.params * (state + 12.0 if self.job.optimizer == "adam" else state + 8.0)
 
     @property
-    def checkpoint_write_s(self) -> float | None:
-        """Every node writes its share at the speed of its storage ports."""
+    def checkpoint_rate_gbs(self) -> tuple[float, str] | None:
+        """The rate a checkpoint is written at in GB/s and what limits it: the storage system's write throughput
+        (its nodes' `storage_throughput`), or the job's nodes' storage ports when those are slower or the
+        storage system's throughput is not known."""
         nodes = self.job.gpus / self.hw.gpus_per_node
-        gbps = self.hw.storage_gbps_per_node * nodes
-        return None if gbps <= 0 else self.checkpoint_bytes * 8 / (gbps * 1e9)
+        ports = self.hw.storage_gbps_per_node * nodes / 8
+        system = self.checkpoint_storage_gbs if self.checkpoint_storage_gbs is not None else self.hw.storage_write_gbs
+        if system is not None and (system <= ports or ports <= 0):
+            return system, "storage system"
+        if ports <= 0:
+            return None
+        return ports, "storage ports" if system is not None else "storage ports' line rate"
+
+    @property
+    def checkpoint_write_s(self) -> float | None:
+        rate = self.checkpoint_rate_gbs
+        return None if rate is None else self.checkpoint_bytes / (rate[0] * 1e9)
 
     def run_hours(self) -> float | None:
         return None if self.job.tokens is None else self.job.tokens / self.speed.tokens_per_s / 3600
@@ -86,6 +100,8 @@ class TrainingFit:
                 "tokens": int(s.tokens_per_step),
                 "micro_batches": _r(s.micro_batches),
                 "compute_s": _r(s.compute_s),
+                "recompute_and_bubble_s": _r(s.compute_s - s.work_s),
+                "mfu_of": self.job.mfu_precision or ("fp32" if self.job.precision == "fp32" else "bf16"),
                 "collectives_s": {k: _r(v) for k, v in s.collectives_s.items()},
                 "collective_tiers": s.collective_tier,
                 "scaling_efficiency": _r(s.scaling_efficiency),
@@ -94,6 +110,7 @@ class TrainingFit:
             "tokens_per_s_per_gpu": _r(s.tokens_per_s / self.job.gpus),
             "checkpoint_gb": _gb(self.checkpoint_bytes),
             "checkpoint_write_s": None if self.checkpoint_write_s is None else _r(self.checkpoint_write_s),
+            "checkpoint_limited_by": None if self.checkpoint_rate_gbs is None else self.checkpoint_rate_gbs[1],
             "run_days": None if hours is None else _r(hours / 24),
             "run_cost": None if cost is None else _r(cost),
             "currency": self.currency or None,
@@ -121,18 +138,35 @@ class InferenceFit:
         return self.memory.total <= self.memory.usable
 
     @property
+    def replica_gpus(self) -> int:
+        """GPUs of one replica, its disaggregated prefill pool included."""
+        return self.memory.gpus + self.speed.prefill_pool_gpus
+
+    @property
     def joules_per_token(self) -> float:
-        """Facility energy per output token at full concurrency: IT power of the replica x PUE / tokens/s."""
-        return self.memory.gpus * self.hw.gpu_w * self.pue / self.speed.tokens_per_s_replica
+        """Facility energy per output token at full concurrency: IT power of the replica x PUE / output tokens/s
+        (prefill included)."""
+        return self.replica_gpus * self.hw.gpu_w * self.pue / self.speed.tokens_per_s_replica
 
     def as_dict(self) -> dict[str, Any]:
         m, s, svc = self.memory, self.speed, self.service
-        cost = per_million_tokens(m.gpus, self.gpu_hour_cost, s.tokens_per_s_replica)
+        cost = per_million_tokens(self.replica_gpus, self.gpu_hour_cost, s.tokens_per_s_replica)
+        average = svc.lengths[0] + svc.lengths[1] / 2
+        at_average = None
+        if m.kv_per_token:
+            at_average = max(0, int((m.usable - m.weights) // (m.kv_per_token * m.kv_copies * average)))
         return {
             "kind": "inference",
             "gpu": self.hw.gpu_key,
-            "gpus": m.gpus * svc.replicas,
-            "layout": {"replicas": svc.replicas, "gpus_per_replica": m.gpus, "expert": svc.expert_parallel},
+            "gpus": self.replica_gpus * svc.replicas,
+            "layout": {
+                "replicas": svc.replicas,
+                "gpus_per_replica": m.gpus,
+                "tensor": s.tensor_parallel,
+                "expert": svc.expert_parallel,
+                "pipeline": svc.pipeline_parallel,
+                "prefill_gpus": s.prefill_pool_gpus or None,
+            },
             "params_b": _r(self.shape.params / 1e9),
             "active_params_b": _r(self.shape.active_params / 1e9),
             "memory_gb": {
@@ -145,8 +179,13 @@ class InferenceFit:
             "kv_gb_per_session": None if m.kv_per_session is None else _gb(m.kv_per_session),
             "concurrency": m.concurrency,
             "max_concurrency": m.max_concurrency,
+            "max_concurrency_at_average_context": at_average,
+            "prefix_cache_hit_rate": svc.prefix_cache_hit_rate,
+            "tokens_per_verification_step": _r(s.tokens_per_step),
             "ttft_ms": _r(s.ttft_s * 1000),
             "prompt_tokens": s.prompt_tokens,
+            "output_tokens": s.output_tokens,
+            "tensor_parallel": {"degree": s.tensor_parallel, "tier": s.tp_tier or None},
             "decode": {
                 "tokens_per_s_session": _r(s.tokens_per_s_session),
                 "tokens_per_s_replica": _r(s.tokens_per_s_replica),
@@ -198,6 +237,7 @@ def fit_workloads(bp: Blueprint, catalog: Catalog, topo: Topology | None = None)
                     hour,
                     pue,
                     currency,
+                    _checkpoint_storage_gbs(workload, catalog),
                 )
             )
         else:
@@ -208,6 +248,14 @@ def fit_workloads(bp: Blueprint, catalog: Catalog, topo: Topology | None = None)
                 )
             )
     return fits
+
+
+def _checkpoint_storage_gbs(job: TrainingJob, catalog: Catalog) -> float | None:
+    storage = job.checkpoint_storage
+    if storage is None:
+        return None
+    entry = catalog.get(storage.model, StorageSystem)  # references.py reports an unknown key (CF-REF-002)
+    return None if entry is None else storage.count * entry.write_gbs
 
 
 def fits_as_dict(fits: list[WorkloadFit]) -> dict[str, Any]:

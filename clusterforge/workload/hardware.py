@@ -10,6 +10,10 @@ from ..model import Blueprint, ComputeFabric
 from ..model.workload import Precision, WorkloadBase
 from ..physical import planned_w
 
+PCIE_GEN4_X16_GBS = 16 * 16 * 128 / 130 / 8
+"""PCIe 4.0 x16 per direction: 16 GT/s x 16 lanes x 128b/130b encoding / 8 = 31.5 GB/s (PCI-SIG PCIe 4.0
+specification; the L40S data sheet gives 64 GB/s both directions)."""
+
 
 @dataclass(frozen=True)
 class Hardware:
@@ -29,16 +33,39 @@ class Hardware:
     """Nodes whose same-rail GPUs share one leaf (the rail-optimized fabric's scalable unit); 1 when unknown or
     fat-tree, so that any traffic between nodes is taken to cross the upper tiers."""
     storage_gbps_per_node: float
+    """Line rate of one node's storage ports in Gb/s."""
     gpu_w: float
-    """Planned power of the node divided by its GPUs (the GPU's share of CPUs, NICs, fans)."""
+    """Power of the node divided by its GPUs (the GPU's share of CPUs, NICs, fans): the catalog's typical draw
+    where it has one, else the planned draw (maximum x the site's load factor), an upper bound."""
+    power_basis: str = "planned"
+    """Which of the two gpu_w is: typical or planned."""
+    storage_write_gbs: float | None = None
+    """Write throughput of the blueprint's storage nodes together in GB/s (their catalog entries'
+    `storage_throughput`); None when no storage node group has it."""
 
     @property
     def nvlink_gbs(self) -> float:
         """NVLink bandwidth per GPU and direction in GB/s (the catalog gives both directions together)."""
         return (self.gpu.gpu_link_gbs or 0.0) / 2
 
+    def tensor_parallel_link(self, group: int) -> tuple[str, float]:
+        """The tier a tensor-parallel group of `group` GPUs crosses and its bandwidth per GPU and direction in GB/s:
+        NVLink inside an NVLink domain; PCIe inside a node without NVLink (Gen4 x16, 31.5 GB/s); the compute
+        fabric beyond, under one leaf while its nodes fit a scalable unit, else at bandwidth / oversubscription."""
+        if group <= self.nvlink_domain and self.nvlink_gbs > 0:
+            return "nvlink", self.nvlink_gbs
+        if group <= self.gpus_per_node:
+            return "pcie", PCIE_GEN4_X16_GBS
+        fabric = self.nic_gbps_per_gpu / 8
+        if -(-group // self.gpus_per_node) <= self.leaf_nodes:
+            return "leaf", fabric
+        return "spine", fabric / self.oversubscription
+
     def peak_tflops(self, precision: Precision) -> float:
-        """Dense tensor throughput at a precision: 8- and 4-bit formats run at the FP8 rate where there is one."""
+        """Dense tensor throughput at a precision: 4-bit formats at the FP4 rate where the GPU has one (Blackwell),
+        else at the FP8 rate; 8-bit at the FP8 rate where there is one; fp32 at TF32, half the BF16 rate."""
+        if precision in ("fp4", "int4") and self.gpu.fp4_tflops:
+            return self.gpu.fp4_tflops
         if precision in ("fp8", "int8", "fp4", "int4") and self.gpu.fp8_tflops:
             return self.gpu.fp8_tflops
         if precision == "fp32":
@@ -77,8 +104,19 @@ def hardware_for(
         oversubscription=_oversubscription(bp, group.name),
         leaf_nodes=_leaf_nodes(bp, group.name, topo),
         storage_gbps_per_node=storage,
-        gpu_w=planned_w(bp.power, server, "compute") / per_node,
+        storage_write_gbs=_storage_write_gbs(bp, catalog),
+        gpu_w=(server.typical_power_w or planned_w(bp.power, server, "compute")) / per_node,
+        power_basis="typical" if server.typical_power_w else "planned",
     )
+
+
+def _storage_write_gbs(bp: Blueprint, catalog: Catalog) -> float | None:
+    rates = [
+        g.count * server.storage_throughput.write_gbs
+        for g in bp.node_groups
+        if g.role == "storage" and (server := catalog.require(g.model, Server)).storage_throughput is not None
+    ]
+    return sum(rates) if rates else None
 
 
 def _compute_fabric(bp: Blueprint, group: str) -> tuple[str, ComputeFabric] | None:

@@ -37,8 +37,23 @@ def data_parallel(job: TrainingJob) -> int:
 
 def params_per_gpu(job: TrainingJob, shape: Shape) -> float:
     """Dense parameters split over tensor x pipeline parallel, experts also over expert parallel."""
+    dense, experts = split_params_per_gpu(job, shape)
+    return dense + experts
+
+
+def split_params_per_gpu(job: TrainingJob, shape: Shape) -> tuple[float, float]:
+    """(dense, expert) parameters of one GPU: D / (t x p) and E*e / (t x p x x)."""
     model_split = job.tensor_parallel * job.pipeline_parallel
-    return shape.dense_params / model_split + shape.expert_params / (model_split * job.expert_parallel)
+    return shape.dense_params / model_split, shape.expert_params / (model_split * job.expert_parallel)
+
+
+def sharding_groups(job: TrainingJob) -> tuple[int, int]:
+    """(dense, expert) data-parallel groups ZeRO shards over. Every GPU of the data x context parallel group holds
+    the same dense slice (Megatron-LM's distributed optimizer shards over data x context parallel); an expert's
+    slice is held only by the ranks of its expert-data-parallel group, data x context / expert parallel
+    (Megatron-Core MoE: expert_data_parallel_size)."""
+    group = data_parallel(job) * job.context_parallel
+    return group, max(1, group // job.expert_parallel)
 
 
 def training_memory(
@@ -48,6 +63,7 @@ def training_memory(
     tensor_parallel: int | None = None,
     pipeline_parallel: int | None = None,
     zero_stage: int | None = None,
+    recompute: str | None = None,
 ) -> TrainingMemory:
     """Memory of one GPU of the job; keyword arguments try another layout (for hints and --suggest)."""
     job = job.model_copy(
@@ -57,41 +73,71 @@ def training_memory(
                 ("tensor_parallel", tensor_parallel),
                 ("pipeline_parallel", pipeline_parallel),
                 ("zero_stage", zero_stage),
+                ("recompute", recompute),
             )
             if v is not None
         }
     )
-    dp = data_parallel(job)
-    n = params_per_gpu(job, shape)
+    dense, experts = split_params_per_gpu(job, shape)
+    dense_group, expert_group = sharding_groups(job)
     state_bytes = 4.0 if job.precision == "fp32" else 2.0  # fp8 training keeps bf16 weights and gradients
     optimizer_bytes = OPTIMIZER_BYTES[job.optimizer] - (4.0 if job.precision == "fp32" else 0.0)
-    weights, grads, optim = n * state_bytes, n * state_bytes, n * optimizer_bytes
-    if job.zero_stage >= 1:
-        optim /= dp
-    if job.zero_stage >= 2:
-        grads /= dp
-    if job.zero_stage >= 3:
-        weights /= dp
-    return TrainingMemory(n, weights, grads, optim, activations(job, shape))
+
+    def sharded(bytes_per_param: float, stage: int) -> float:
+        if job.zero_stage >= stage:
+            return bytes_per_param * (dense / dense_group + experts / expert_group)
+        return bytes_per_param * (dense + experts)
+
+    weights, grads, optim = sharded(state_bytes, 3), sharded(state_bytes, 2), sharded(optimizer_bytes, 1)
+    return TrainingMemory(dense + experts, weights, grads, optim, activations(job, shape))
 
 
-def activations(job: TrainingJob, shape: Shape) -> float | None:
-    """Activations of the first pipeline stage, which holds `pipeline_parallel` micro batches of its L/p
-    layers under 1F1B, i.e. L layers' worth; per layer (Korthikanti et al. 2022, Table 2, with sequence
-    parallelism): s*b*h*(34 + 5*a*s/h)/t bytes without recomputation, s*b*h*34/t selective, 2*s*b*h/t full."""
+def mlp_width(shape: Shape) -> float | None:
+    """The MLP width f one token passes through (intermediate_size; k experts' together with a mixture of
+    experts), from the parameter count: per layer, A/L less the embeddings' share is 2h^2 + 2*h*k_v*d of
+    attention projections plus 3*h*f of a gated (SwiGLU) MLP. Llama 3 70B: (70.55e9 - 2 x 128256 x 8192) / 80
+    = 855.6M, less 151.0M of attention, / (3 x 8192) = 28,672, its intermediate_size."""
     d = shape.dims
     if d is None:
         return None
+    per_layer = (shape.active_params - 2 * d.vocab * d.hidden) / d.layers
+    attention = 2 * d.hidden * d.hidden + 2 * d.hidden * d.kv_heads * d.head_dim
+    return max(0.0, (per_layer - attention) / (3 * d.hidden))
+
+
+def layer_activation_bytes(shape: Shape, tokens: float) -> float | None:
+    """Bytes one layer keeps for its backward pass per `tokens` tokens with FlashAttention-style kernels, 16-bit,
+    no dropout (Llama, DeepSeek). Derived as Korthikanti et al. 2022 do (section 4.1), term by term: the two
+    RMSNorm inputs 2h + 2h; attention: QKV projection input 2h, Q 2h, K and V 2 x 2h*k_v/a, the attention
+    output (out-projection input) 2h; FlashAttention keeps no s x s scores, only each row's log-sum-exp
+    (4 bytes per head, 4a); the gated MLP: its input 2h, gate and up outputs 2f + 2f, their product (down
+    projection input) 2f. Sum: (12 + 4*k_v/a)*h + 6f + 4a bytes per token. Llama 3 70B: 33.5h + 256 per token
+    (Korthikanti's Table 2 gives 34h + 5*a*s for GPT with softmax scores and dropout masks stored)."""
+    d = shape.dims
+    f = mlp_width(shape)
+    if d is None or f is None:
+        return None
+    return tokens * ((12 + 4 * d.kv_heads / d.heads) * d.hidden + 6 * f + 4 * d.heads)
+
+
+def activations(job: TrainingJob, shape: Shape) -> float | None:
+    """Activations of the first pipeline stage, which holds `pipeline_parallel` micro batches of its layers
+    (`first_stage_layers`, default L/p rounded up) under 1F1B, about L layers' worth. With FlashAttention there
+    are no attention scores to drop, so `none` and `selective` keep the same (Korthikanti's selective
+    recomputation recomputes exactly the scores): each layer's activations / t (sequence parallel splits the
+    rest); `full` keeps each layer's 16-bit input, 2*s*b*h/t, plus one layer's activations while it is
+    recomputed."""
+    d = shape.dims
     s = job.sequence_length / job.context_parallel
-    sbh = s * job.micro_batch * d.hidden
-    t = job.tensor_parallel
-    if job.recompute == "none":
-        per_layer = sbh * (34 + 5 * d.heads * s / d.hidden) / t
-        return d.layers * per_layer
-    if job.recompute == "selective":
-        return d.layers * sbh * 34 / t
-    # full: each layer's input is kept; one layer's activations live again while it is recomputed
-    return d.layers * 2 * sbh / t + sbh * 34 / t
+    per_layer = layer_activation_bytes(shape, s * job.micro_batch)
+    if d is None or per_layer is None:
+        return None
+    t, p = job.tensor_parallel, job.pipeline_parallel
+    stage = job.first_stage_layers or -(-d.layers // p)
+    held = p * stage  # p micro batches in flight, each through the first stage's layers
+    if job.recompute in ("none", "selective"):
+        return held * per_layer / t
+    return held * 2 * s * job.micro_batch * d.hidden / t + per_layer / t
 
 
 @dataclass(frozen=True)
@@ -138,7 +184,7 @@ def tensor_parallel(service: InferenceService, gpus: int | None = None) -> int:
     g = gpus if gpus is not None else service.gpus_per_replica
     if service.tensor_parallel is not None and gpus is None:
         return service.tensor_parallel
-    return max(1, g // service.expert_parallel)
+    return max(1, g // (service.expert_parallel * service.pipeline_parallel))
 
 
 def inference_memory(

@@ -7,6 +7,7 @@ from typing import Any
 from .. import codes
 from ..errors import Finding
 from .fit import GB, InferenceFit, TrainingFit, WorkloadFit, fits_as_dict
+from .plan import Plan
 from .suggest import suggestion
 
 
@@ -53,13 +54,20 @@ def training_text(fit: TrainingFit) -> list[str]:
     collectives = ", ".join(f"{k} {_n(v)} s ({s.collective_tier[k]})" for k, v in s.collectives_s.items()) or "none"
     lines.append(
         f"  step: {_count(s.tokens_per_step)} tokens in {_n(s.micro_batches)} micro batches, "
-        f"{_n(s.compute_s)} s of compute at MFU {job.mfu:g}; collectives {collectives}; scaling "
+        f"{_n(s.compute_s)} s of compute at MFU {job.mfu:g} of the {fit.as_dict()['step']['mfu_of']} peak"
+        f"{f' ({_n(s.compute_s - s.work_s)} s of it recomputation and bubble)' if s.compute_s > s.work_s else ''}; "
+        f"collectives {collectives}; scaling "
         f"efficiency at least {s.scaling_efficiency:.2f} without overlap"
     )
     tail = f"  throughput: {_n(s.tokens_per_s)} tokens/s ({_n(s.tokens_per_s / job.gpus)} per GPU)"
     tail += f"; checkpoint {_gb(fit.checkpoint_bytes)} GB"
-    if fit.checkpoint_write_s is not None:
-        tail += f", written in {_n(fit.checkpoint_write_s)} s at the storage ports' line rate"
+    rate = fit.checkpoint_rate_gbs
+    if fit.checkpoint_write_s is not None and rate is not None:
+        what = {
+            "storage system": "the storage system's write throughput",
+            "storage ports": "the nodes' storage ports (the storage system writes faster)",
+        }.get(rate[1], "the storage ports' line rate (the storage system's throughput is not in the catalog)")
+        tail += f", written in {_n(fit.checkpoint_write_s)} s at {_n(rate[0])} GB/s, {what}"
     hours = fit.run_hours()
     if hours is not None:
         tail += f"; {_count(job.tokens or 0)} tokens take {_n(hours / 24)} days"
@@ -68,11 +76,27 @@ def training_text(fit: TrainingFit) -> list[str]:
     return [*lines, tail]
 
 
+def _serving_layout(fit: InferenceFit) -> str:
+    svc, s = fit.service, fit.speed
+    parts = [f"TP{s.tensor_parallel}" + (f" ({s.tp_tier})" if s.tp_tier else "")]
+    if svc.expert_parallel > 1:
+        parts.append(f"EP{svc.expert_parallel}")
+    if svc.pipeline_parallel > 1:
+        parts.append(f"PP{svc.pipeline_parallel}")
+    if s.prefill_pool_gpus:
+        parts.append(f"prefill on {s.prefill_pool_gpus} more GPUs")
+    if svc.prefix_cache_hit_rate:
+        parts.append(f"{svc.prefix_cache_hit_rate:.0%} of prompts cached")
+    if svc.speculative is not None:
+        parts.append(f"speculative decoding, {s.tokens_per_step:.2f} tokens per step")
+    return ", ".join(parts)
+
+
 def inference_text(fit: InferenceFit) -> list[str]:
     svc, m, s = fit.service, fit.memory, fit.speed
     lines = [
         f"{svc.name} (inference, {_model(fit)}, {svc.precision}, on {svc.replicas} x {m.gpus} {fit.hw.gpu_key}):"
-        f" {m.concurrency} sessions of {svc.context_tokens:,} tokens per replica"
+        f" {m.concurrency} sessions of {svc.context_tokens:,} tokens per replica, {_serving_layout(fit)}"
     ]
     if m.kv_per_token is None:
         lines.append(
@@ -89,10 +113,12 @@ def inference_text(fit: InferenceFit) -> list[str]:
             + (f", held {m.kv_copies:g} times across tensor parallel" if m.kv_copies > 1 else "")
         )
     bound = "HBM bound" if s.decode_memory_bound else "compute bound"
+    comm = f", {_n(s.prefill_comm_s * 1000)} ms of it communication" if s.prefill_comm_s else ""
     line = (
-        f"  time to first token {_n(s.ttft_s * 1000)} ms for {s.prompt_tokens:,} tokens; decode "
-        f"{_n(s.tokens_per_s_session)} tokens/s per session, {_n(s.tokens_per_s_replica)} per replica, "
-        f"{_n(s.tokens_per_s_replica * svc.replicas)} in all ({bound}); {_n(fit.joules_per_token)} J per token"
+        f"  requests of {s.prompt_tokens:,} prompt + {s.output_tokens:,} output tokens: time to first token "
+        f"{_n(s.ttft_s * 1000)} ms{comm}; {_n(s.tokens_per_s_session)} output tokens/s per session, "
+        f"{_n(s.tokens_per_s_replica)} per replica, {_n(s.tokens_per_s_replica * svc.replicas)} in all, prefill "
+        f"included (decode steps {bound}); {_n(fit.joules_per_token)} J per token at {fit.hw.power_basis} power"
     )
     cost = fit.as_dict()["cost_per_million_tokens"]
     if cost is not None:
@@ -127,19 +153,26 @@ def suggestions(fits: list[WorkloadFit], findings: list[Finding]) -> dict[str, s
     return out
 
 
-def fit_text(fits: list[WorkloadFit], findings: list[Finding], suggest: bool) -> str:
+def fit_text(fits: list[WorkloadFit], findings: list[Finding], suggest: bool, plan: Plan | None = None) -> str:
+    """`plan`: the combined layout of `fit --suggest` (plan.py); without it, each flagged workload's own."""
     lines = [fits_text(fits)] if fits else ["no workloads declared"]
-    if suggest:
+    if plan is not None:
+        lines += plan.lines()
+    elif suggest:
         for name, layout in suggestions(fits, findings).items():
             lines.append(f"suggest {name}: {layout or 'no layout of its node groups fits or meets the targets'}")
     return "\n".join(lines)
 
 
-def fit_json(fits: list[WorkloadFit], findings: list[Finding], suggest: bool) -> dict[str, Any]:
+def fit_json(
+    fits: list[WorkloadFit], findings: list[Finding], suggest: bool, plan: Plan | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "workloads": fits_as_dict(fits),
         "findings": [f.as_dict() for f in findings if f.code.startswith("CF-WORK-")],
     }
-    if suggest:
+    if plan is not None:
+        out["suggestions"] = plan.as_dict()
+    elif suggest:
         out["suggestions"] = suggestions(fits, findings)
     return out

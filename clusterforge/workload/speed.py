@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..model.workload import InferenceService, TrainingJob
 from .hardware import Hardware
-from .memory import InferenceMemory, data_parallel, params_per_gpu
+from .memory import InferenceMemory, data_parallel, sharding_groups, split_params_per_gpu, tensor_parallel
 from .shape import BYTES, Shape
 
 
@@ -18,12 +18,14 @@ class TrainingSpeed:
     """Micro batches each pipeline runs per step."""
     flops_per_token: float
     compute_s: float
-    """Step time at the stated MFU."""
+    """Step time at the stated MFU, the pipeline bubble included."""
     collectives_s: dict[str, float]
     """Time of each parallel dimension's collectives per step, were none of it overlapped with compute."""
     collective_tier: dict[str, str]
     """The link each dimension's collectives cross: nvlink, leaf (same-rail GPUs of one scalable unit) or spine
     (the fabric's upper tiers, at its oversubscription)."""
+    work_s: float = 0.0
+    """Of compute_s, the model FLOPs at the stated MFU; the rest is recomputation and the pipeline bubble."""
 
     @property
     def tokens_per_s(self) -> float:
@@ -36,11 +38,27 @@ class TrainingSpeed:
 
 
 def training_flops_per_token(job: TrainingJob, shape: Shape) -> float:
-    """6N + 12*L*H*Q*T (PaLM, Chowdhery et al. 2022, Appendix B): N active parameters, L layers, H heads of
-    dimension Q, T the sequence length."""
+    """6N + 6*L*H*Q*T: PaLM's 6N + 12*L*H*Q*T (Chowdhery et al. 2022, Appendix B; N active parameters, L layers,
+    H heads of dimension Q, T the sequence length) with causal attention, which computes half of QK^T and AV
+    (FlashAttention skips the masked blocks), as prefill counts it."""
     width = shape.attention_width()
-    attention = 0.0 if width is None or shape.dims is None else 12 * shape.dims.layers * width * job.sequence_length
+    attention = 0.0 if width is None or shape.dims is None else 6 * shape.dims.layers * width * job.sequence_length
     return 6 * shape.active_params + attention
+
+
+def pipeline_bubble(job: TrainingJob, micro_batches: float) -> float:
+    """Idle share of a 1F1B pipeline step relative to its compute: (p - 1) / m for p stages and m micro batches
+    per pipeline (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
+    Megatron-LM", section 2.2.1)."""
+    p = job.pipeline_parallel
+    return 0.0 if p <= 1 else (p - 1) / max(micro_batches, 1.0)
+
+
+def recompute_factor(job: TrainingJob) -> float:
+    """Full recomputation runs every layer's forward pass twice: 8N instead of 6N FLOPs per token for the same
+    model FLOPs, 4/3 the time (Korthikanti et al. 2022, section 5: "about 33%" overhead). Selective recomputation
+    of the attention scores costs nothing with FlashAttention, which recomputes them in its backward pass anyway."""
+    return 4 / 3 if job.recompute == "full" else 1.0
 
 
 def training_speed(job: TrainingJob, shape: Shape, hw: Hardware) -> TrainingSpeed:
@@ -48,9 +66,19 @@ def training_speed(job: TrainingJob, shape: Shape, hw: Hardware) -> TrainingSpee
     tokens = float(job.global_batch_tokens or dp * job.micro_batch * job.sequence_length)
     micro_batches = tokens / (dp * job.micro_batch * job.sequence_length)
     flops = training_flops_per_token(job, shape)
-    compute = flops * tokens / (job.gpus * hw.peak_tflops(job.precision) * 1e12 * job.mfu)
+    work = (
+        flops
+        * tokens
+        / (
+            job.gpus
+            * hw.peak_tflops(job.mfu_precision or ("fp32" if job.precision == "fp32" else "bf16"))
+            * 1e12
+            * job.mfu
+        )
+    )
+    compute = work * recompute_factor(job) * (1 + pipeline_bubble(job, micro_batches))
     times, tiers = _collectives(job, shape, hw, dp, micro_batches)
-    return TrainingSpeed(tokens, micro_batches, flops, compute, times, tiers)
+    return TrainingSpeed(tokens, micro_batches, flops, compute, times, tiers, work)
 
 
 def _collectives(
@@ -87,47 +115,90 @@ def _collectives(
         layers = d.layers / p
         # tensor (with sequence parallel): 4 all-gathers and 4 reduce-scatters of s*b*h per layer, fwd + bwd
         add("tensor", t, 1, 8 * (t - 1) / t * sbh * layers * micro_batches)
-        # context (ring attention): K and V of the other c-1 chunks, forward once and backward twice
-        kv = s * job.micro_batch * 2 * d.kv_heads * d.head_dim * state
+        # context (ring attention): K and V of the other c-1 chunks, forward once and backward twice; each GPU
+        # holds the KV heads of its tensor-parallel slice, k_v / t (at least one)
+        kv_heads = max(1.0, d.kv_heads / t) if d.kv_latent_dim is None else d.kv_latent_dim / (2 * d.head_dim)
+        kv = s * job.micro_batch * 2 * kv_heads * d.head_dim * state
         add("context", c, t, 3 * (c - 1) * kv * layers * micro_batches)
         # expert: dispatch and combine all-to-all of each token's k copies, forward and backward
         k = d.experts_per_token or 0
         add("expert", e, t * c, 4 * (e - 1) / e * sbh * k / t * layers * micro_batches)
         # pipeline: activations forward and their gradients backward at each stage boundary
         add("pipeline", p, t * c, 2 * sbh / t * micro_batches)
-    grads = params_per_gpu(job, shape) * state
+    # data: each state reduced over the group that holds it, dense over data x context, experts over their
+    # expert-data-parallel group
+    dense, experts = split_params_per_gpu(job, shape)
+    dense_group, expert_group = sharding_groups(job)
     rounds = 3 if job.zero_stage == 3 else 2  # reduce-scatter + all-gather (+ the weights' all-gather of ZeRO-3)
-    add("data", dp, t * c * p, rounds * (dp - 1) / dp * grads)
+    volume = rounds * state * ((dense_group - 1) / dense_group * dense + (expert_group - 1) / expert_group * experts)
+    add("data", dp, t * c * p, volume)
     return times, tiers
 
 
 @dataclass(frozen=True)
 class InferenceSpeed:
     prompt_tokens: int
+    output_tokens: int
     ttft_s: float
-    """Prefill of one prompt alone on the replica."""
+    """Time to first token of one prompt alone: its prefill (the uncached part) through every pipeline stage,
+    the all-reduces, all-to-alls and stage hand-offs, and with disaggregation the KV cache's transfer."""
     decode_step_s: float
-    """One decode step of all sessions at full context: the larger of HBM and compute time."""
+    """Time per output token of a session with all sessions at full context (the worst case)."""
+    decode_step_avg_s: float
+    """Time per output token of a session at the average context of a request, prompt + output / 2."""
     decode_memory_bound: bool
     concurrency: int
+    tensor_parallel: int = 1
+    tp_tier: str = ""
+    """The link the tensor-parallel all-reduces cross (nvlink, pcie, leaf, spine; empty without tensor parallel)."""
+    prefill_comm_s: float = 0.0
+    """Of the time to first token, the all-reduces, all-to-alls, stage hand-offs and KV transfer."""
+    decode_comm_s: float = 0.0
+    """Of each decode step, the all-reduces, all-to-alls and stage hand-offs."""
+    prefill_busy_s: float = 0.0
+    """GPU time of the replica (or of its prefill pool) one request's prefill occupies: its time to first token
+    over the pipeline stages it overlaps with other prompts."""
+    prefill_pool_gpus: int = 0
+    """GPUs of the disaggregated prefill pool per replica; 0 when prefill and decode share the replica."""
+    tokens_per_step: float = 1.0
+    """Output tokens a verification step yields per session (speculative decoding), else 1."""
 
     @property
-    def tokens_per_s_session(self) -> float:
-        return 1 / self.decode_step_s
+    def request_s(self) -> float:
+        """Replica time per request: shared GPUs run its prefill and its share of the batched decode steps; a
+        disaggregated replica's rate is the slower of its two pools."""
+        decode = self.output_tokens * self.decode_step_avg_s / self.concurrency
+        if self.prefill_pool_gpus:
+            return max(decode, self.prefill_busy_s)
+        return self.prefill_busy_s + decode
 
     @property
     def tokens_per_s_replica(self) -> float:
-        return self.concurrency / self.decode_step_s
+        """Output tokens per second with every session busy: each request's prefill plus its output steps, which
+        it shares with the other sessions (B x OSL tokens in B x prefill + OSL x decode step)."""
+        return self.output_tokens / self.request_s
+
+    @property
+    def tokens_per_s_session(self) -> float:
+        """Output tokens per second one session sees at full load: the replica's rate shared by its sessions
+        (prefills of the other requests interrupt its decode steps unless they run on a prefill pool)."""
+        return self.tokens_per_s_replica / self.concurrency
+
+    @property
+    def decode_tokens_per_s_session(self) -> float:
+        """Output rate of a session between prefills, at full context: 1 / decode step."""
+        return 1 / self.decode_step_s
 
 
-def prefill_flops(shape: Shape, prompt: int) -> float:
-    """2*N_active per token plus causal attention, 2*L*s^2*H*Q over the prompt (half of QK^T and AV)."""
+def prefill_flops(shape: Shape, prompt: int, cached: float = 0.0) -> float:
+    """2*N_active per new token plus causal attention, 2*L*H*Q*(s^2 - c^2) for the prompt's s tokens of which the
+    first c are in the prefix cache (half of QK^T and AV; the new tokens still attend to the cached ones)."""
     width = shape.attention_width()
-    attention = 0.0 if width is None or shape.dims is None else 2 * shape.dims.layers * prompt**2 * width
-    return 2 * shape.active_params * prompt + attention
+    attention = 0.0 if width is None or shape.dims is None else 2 * shape.dims.layers * (prompt**2 - cached**2) * width
+    return 2 * shape.active_params * (prompt - cached) + attention
 
 
-def weights_read_per_step(service: InferenceService, shape: Shape, concurrency: int) -> float:
+def weights_read_per_step(service: InferenceService, shape: Shape, concurrency: float) -> float:
     """Dense weights every step; of the experts, those the step's tokens touch: E*(1-(1-k/E)^c) expected."""
     d = shape.dims
     touched = 1.0
@@ -136,12 +207,167 @@ def weights_read_per_step(service: InferenceService, shape: Shape, concurrency: 
     return (shape.dense_params + shape.expert_params * touched) * BYTES[service.precision]
 
 
+ACTIVATION_BYTES = 2.0
+"""Tensor-parallel all-reduces carry 16-bit activations, whatever the weights' precision (TensorRT-LLM and vLLM
+reduce in the model's fp16/bf16 dtype; FP8 and FP4 quantize only the GEMM inputs)."""
+
+
+ALLREDUCE_LATENCY_S = 35.6e-6
+"""Fixed time of one tensor-parallel all-reduce step in serving (synchronisation and the kernels around it),
+whatever its size. Derived from a published measurement: NVIDIA NIM LLM benchmarking, "Performance",
+Llama-3.3-70b-instruct NIM 1.8.0 on 2 x H100 80G, fp8 TP2, 500 input / 2,000 output tokens, concurrency 1:
+inter-token latency 18.91 ms, where reading the weights and KV cache at 80% of HBM bandwidth takes 13.21 ms;
+the 5.70 ms left over the 160 all-reduces of a step is 35.6 us each."""
+
+
+def tensor_parallel_allreduce_s(shape: Shape, tokens: float, tp: int, gbs: float, layers: float | None = None) -> float:
+    """Megatron-style tensor parallel reduces each layer's attention and MLP outputs: 2 all-reduces of
+    tokens x hidden x 2 bytes per layer (Shoeybi et al. 2019, Megatron-LM, section 3), each a ring moving
+    2(t-1)/t of the buffer per GPU (reduce-scatter + all-gather) at the link's bandwidth per direction, plus
+    its fixed latency (ALLREDUCE_LATENCY_S), which dominates small decode batches."""
+    if tp <= 1 or shape.dims is None or gbs <= 0:
+        return 0.0
+    n = shape.dims.layers if layers is None else layers
+    volume = 2 * n * tokens * shape.dims.hidden * ACTIVATION_BYTES
+    return 2 * (tp - 1) / tp * volume / (gbs * 1e9) + 2 * n * ALLREDUCE_LATENCY_S
+
+
+DISPATCH_COMBINE_BYTES = 1.0 + 2.0
+"""Expert-parallel all-to-all per token copy and hidden value: dispatch in FP8, combine in BF16 (DeepSeek-V3
+technical report, section 3.3.2, and its DeepEP kernels)."""
+
+
+def expert_alltoall_s(shape: Shape, tokens: float, ep: int, gbs: float, layers: float | None = None) -> float:
+    """Each MoE layer sends every token's k copies to the GPUs holding their experts and brings the results back:
+    with the tokens spread over the ep GPUs, each GPU sends (ep - 1)/ep of its tokens/ep x k copies of h values
+    (every layer counted as an MoE layer: an upper bound)."""
+    d = shape.dims
+    if ep <= 1 or d is None or not d.experts_per_token or gbs <= 0:
+        return 0.0
+    n = d.layers if layers is None else layers
+    volume = n * tokens / ep * d.experts_per_token * d.hidden * DISPATCH_COMBINE_BYTES * (ep - 1) / ep
+    return volume / (gbs * 1e9)
+
+
+def speculative_tokens(service: InferenceService) -> float:
+    """Expected tokens per verification step with gamma drafted tokens accepted with probability alpha each:
+    (1 - alpha^(gamma+1)) / (1 - alpha) (Leviathan et al. 2023, "Fast Inference from Transformers via
+    Speculative Decoding", equation 1)."""
+    spec = service.speculative
+    if spec is None:
+        return 1.0
+    a, g = spec.acceptance_rate, spec.draft_tokens
+    return float(g + 1) if a >= 1 else (1 - a ** (g + 1)) / (1 - a)
+
+
+@dataclass(frozen=True)
+class _Replica:
+    """The GPUs of one replica and the links between them."""
+
+    gpus: int
+    tp: int
+    ep: int
+    pp: int
+    peak: float
+    """FLOP/s of one GPU at the service's precision and prefill_mfu."""
+    bandwidth: float
+    """Bytes/s of one GPU's HBM at decode_bandwidth_efficiency."""
+    tp_tier: str
+    tp_gbs: float
+    ep_gbs: float
+    pp_gbs: float
+
+
+def _replica(service: InferenceService, hw: Hardware, gpus: int) -> _Replica:
+    tp = tensor_parallel(service, None if gpus == service.gpus_per_replica else gpus)
+    ep, pp = service.expert_parallel, service.pipeline_parallel
+    tier, tp_gbs = hw.tensor_parallel_link(tp) if tp > 1 else ("", 0.0)
+    stage = tp * ep
+    ep_gbs = hw.tensor_parallel_link(stage)[1] if ep > 1 else 0.0
+    pp_gbs = hw.tensor_parallel_link(stage * pp)[1] if pp > 1 else 0.0
+    peak = hw.peak_tflops(service.precision) * 1e12 * service.prefill_mfu
+    bandwidth = hw.gpu.memory_bandwidth_tbs * 1e12 * service.decode_bandwidth_efficiency
+    return _Replica(gpus, tp, ep, pp, peak, bandwidth, tier if tp > 1 else "", tp_gbs, ep_gbs, pp_gbs)
+
+
+def _handoffs_s(r: _Replica, shape: Shape, tokens: float) -> float:
+    """Pipeline stage boundaries: the activations of `tokens` tokens, h x 2 bytes each, at each of the p - 1
+    boundaries (point to point at the link the stages span)."""
+    if r.pp <= 1 or shape.dims is None or r.pp_gbs <= 0:
+        return 0.0
+    return (r.pp - 1) * tokens * shape.dims.hidden * ACTIVATION_BYTES / (r.pp_gbs * 1e9)
+
+
+def _prefill(service: InferenceService, shape: Shape, r: _Replica, prompt: int) -> tuple[float, float]:
+    """(compute, communication) seconds of one prompt: its FLOPs on one stage's GPUs (a prompt passes the stages
+    in turn), or reading the weights once where that takes longer (short prompts), the all-reduces and
+    all-to-alls of its uncached tokens through all layers, the hand-offs."""
+    cached = prompt * service.prefix_cache_hit_rate
+    new = prompt - cached
+    stage_gpus = r.gpus / r.pp
+    # a short prompt is bound by reading the weights once, as a decode step is (the roofline's other side)
+    weights = weights_read_per_step(service, shape, new) / (stage_gpus * r.bandwidth)
+    compute = max(prefill_flops(shape, prompt, cached) / (stage_gpus * r.peak), weights)
+    comm = tensor_parallel_allreduce_s(shape, new, r.tp, r.tp_gbs) + expert_alltoall_s(shape, new, r.ep, r.ep_gbs)
+    return compute, comm + _handoffs_s(r, shape, new)
+
+
+def _decode_step(
+    service: InferenceService, shape: Shape, r: _Replica, memory: InferenceMemory, context: float
+) -> tuple[float, float, bool]:
+    """(step, communication, memory bound) of one verification step of all sessions. The B sessions run as p
+    micro batches of B/p, one per stage at a time: each stage reads its 1/p of the weights and of the micro
+    batch's KV cache, or computes 2*A/p FLOPs per token, whichever is longer, then all-reduces; a token passes
+    all p stages. Speculative decoding verifies gamma + 1 tokens per session and runs gamma draft steps."""
+    c = max(memory.concurrency, 1)
+    micro = c / r.pp
+    stage_gpus = r.gpus / r.pp
+    verify = service.speculative.draft_tokens + 1 if service.speculative else 1
+    kv = (memory.kv_per_token or 0.0) * memory.kv_copies * micro * context
+    memory_s = (weights_read_per_step(service, shape, micro * verify) + kv) / r.pp / (stage_gpus * r.bandwidth)
+    compute_s = 2 * shape.active_params * micro * verify / r.pp / (stage_gpus * r.peak)
+    layers = None if shape.dims is None else shape.dims.layers / r.pp
+    comm = tensor_parallel_allreduce_s(shape, micro * verify, r.tp, r.tp_gbs, layers)
+    comm += expert_alltoall_s(shape, micro * verify, r.ep, r.ep_gbs, layers)
+    stage = max(memory_s, compute_s) + comm
+    step = r.pp * stage + _handoffs_s(r, shape, micro * verify)
+    if service.speculative is not None:
+        draft = service.speculative.draft_params_b * 1e9
+        draft_s = max(draft * BYTES[service.precision] / (r.gpus * r.bandwidth), 2 * draft * c / (r.gpus * r.peak))
+        step += service.speculative.draft_tokens * draft_s
+    return step, r.pp * comm, memory_s >= compute_s
+
+
 def inference_speed(service: InferenceService, shape: Shape, hw: Hardware, memory: InferenceMemory) -> InferenceSpeed:
-    g, c = memory.gpus, memory.concurrency
-    peak = g * hw.peak_tflops(service.precision) * 1e12
-    prompt = service.prompt_tokens or service.context_tokens
-    ttft = prefill_flops(shape, prompt) / (peak * service.prefill_mfu)
-    step_bytes = weights_read_per_step(service, shape, c) + memory.kv_total
-    memory_s = step_bytes / (g * hw.gpu.memory_bandwidth_tbs * 1e12 * service.decode_bandwidth_efficiency)
-    compute_s = 2 * shape.active_params * c / (peak * service.prefill_mfu)
-    return InferenceSpeed(prompt, ttft, max(memory_s, compute_s), memory_s >= compute_s, c)
+    r = _replica(service, hw, memory.gpus)
+    prompt, output = service.lengths
+    per_step = speculative_tokens(service)
+    pool = service.prefill_gpus or 0
+    if pool:
+        # the prefill pool: its GPUs in tensor parallel, one stage; then the prompt's KV cache crosses to the
+        # decode GPUs at the link both pools span, each prefill GPU sending its share
+        pool_replica = _replica(service.model_copy(update={"pipeline_parallel": 1, "expert_parallel": 1}), hw, pool)
+        compute, comm = _prefill(service, shape, pool_replica, prompt)
+        busy = compute + comm
+        comm += (memory.kv_per_token or 0.0) * prompt / (pool * hw.tensor_parallel_link(pool + r.gpus)[1] * 1e9)
+    else:
+        compute, comm = _prefill(service, shape, r, prompt)
+        busy = (compute + comm) / r.pp
+    worst, decode_comm, bound = _decode_step(service, shape, r, memory, service.context_tokens)
+    average, _, _ = _decode_step(service, shape, r, memory, prompt + output / 2)
+    return InferenceSpeed(
+        prompt,
+        output,
+        compute + comm,
+        worst / per_step,
+        average / per_step,
+        bound,
+        max(memory.concurrency, 1),
+        r.tp,
+        r.tp_tier,
+        comm,
+        decode_comm,
+        busy,
+        pool,
+        per_step,
+    )

@@ -9,7 +9,7 @@ from .memory import inference_memory, training_memory
 from .speed import inference_speed
 
 
-def _powers_of_two(limit: int) -> list[int]:
+def powers_of_two(limit: int) -> list[int]:
     out, n = [], 1
     while n <= limit:
         out.append(n)
@@ -35,7 +35,7 @@ def training_layout(fit: TrainingFit) -> Layout | None:
     such tensor parallel; else ZeRO-3 on top. Each must divide the job's GPUs."""
     job, hw = fit.job, fit.hw
     nodes = -(-job.gpus // hw.gpus_per_node)
-    tps = [t for t in _powers_of_two(max(hw.nvlink_domain, 1)) if job.gpus % t == 0]
+    tps = [t for t in powers_of_two(max(hw.nvlink_domain, 1)) if job.gpus % t == 0]
     for tp in tps:
         m = training_memory(job, fit.shape, tensor_parallel=tp)
         if m.total <= fit.usable_bytes and job.gpus % (tp * job.pipeline_parallel * job.context_parallel) == 0:
@@ -56,7 +56,7 @@ def inference_layout(fit: InferenceFit) -> Layout | None:
     """Smallest GPUs per replica (a power of two, up to the GPUs there are) that holds the weights and KV cache
     of the service's concurrency and meets its targets; the replicas keep their number."""
     svc, hw = fit.service, fit.hw
-    for g in _powers_of_two(hw.gpus):
+    for g in powers_of_two(hw.gpus):
         if g % svc.expert_parallel:
             continue
         memory = inference_memory(svc, fit.shape, hw.gpu.memory_gb, gpus=g)

@@ -3,23 +3,28 @@ TensorRT-LLM measurements on H200; one test per CF-WORK finding."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from factories import dgx_data, valid_from
 from helpers import REPO, run_cli
 
 from clusterforge.catalog import load_catalog
 from clusterforge.checks import run_checks
-from clusterforge.errors import Finding
+from clusterforge.checks.workloads import recheck_workloads
+from clusterforge.errors import BlueprintError, Finding
 from clusterforge.expand import expand
 from clusterforge.model import InferenceService, TrainingJob
 from clusterforge.workload import InferenceFit, TrainingFit, fit_workloads
 from clusterforge.workload.hardware import hardware_for
-from clusterforge.workload.memory import inference_memory, training_memory
+from clusterforge.workload.memory import inference_memory, mlp_width, training_memory
+from clusterforge.workload.plan import Plan, plan_layouts
 from clusterforge.workload.shape import resolve_shape
-from clusterforge.workload.speed import inference_speed, prefill_flops
+from clusterforge.workload.speed import InferenceSpeed, inference_speed
 
 CATALOG = load_catalog()
 
@@ -78,23 +83,114 @@ def test_llama31_405b_weights_in_fp8() -> None:
     assert weights == pytest.approx(params, rel=1e-4)  # 405.85 GB: fits 8 x H200 (1,128 GB), not 4 x H100
 
 
+# Per token and layer, what a FlashAttention-style layer of Llama 3 70B keeps (docs/workloads.md): the two RMSNorm
+# inputs 4h, QKV input 2h, Q 2h, K and V 2 x 2h/8 (8 of 64 heads), attention output 2h, the MLP input 2h, gate,
+# up and their product 3 x 2f with f = 28,672 (intermediate_size), the log-sum-exp 4 x 64 heads: 274,688 bytes.
+LLAMA3_70B_LAYER_BYTES_PER_TOKEN = 12.5 * 8192 + 6 * 28672 + 4 * 64
+
+
 def test_llama3_70b_tp8_pp4_zero1_memory_per_gpu() -> None:
     # 256 GPUs = TP8 x PP4 x DP8. Parameters per GPU n = 70.55e9 / 32 = 2.2047e9; bf16 weights 2n = 4.41 GB,
-    # gradients 2n = 4.41 GB, Adam state 12n / DP8 = 3.31 GB (ZeRO-1). Activations with sequence parallel and
-    # selective recomputation (Korthikanti et al. 2022): 34 s b h / t per layer = 34 x 8192 x 8192 / 8 bytes
-    # = 285.2 MB, times 80 layers (1F1B: the first stage holds PP micro batches of L/PP layers) = 22.8 GB.
+    # gradients 2n = 4.41 GB, Adam state 12n / DP8 = 3.31 GB (ZeRO-1). Activations with sequence parallel:
+    # 274,688 bytes per token and layer / TP8 x 8192 tokens = 281.3 MB, times 80 layers (1F1B: the first stage
+    # holds PP micro batches of L/PP layers) = 22.50 GB.
     job = TrainingJob.model_validate(
         training(gpus=256, tensor_parallel=8, pipeline_parallel=4, zero_stage=1, sequence_length=8192)
     )
-    memory = training_memory(job, resolve_shape(job, CATALOG))
+    shape = resolve_shape(job, CATALOG)
+    assert mlp_width(shape) == pytest.approx(28672, rel=1e-4)  # from the parameter count
+    memory = training_memory(job, shape)
     n = 70.55e9 / 32
     assert memory.weights == pytest.approx(2 * n)
     assert memory.gradients == pytest.approx(2 * n)
     assert memory.optimizer == pytest.approx(12 * n / 8)
-    assert memory.activations == pytest.approx(80 * 34 * 8192 * 8192 / 8)
-    assert memory.total / 1e9 == pytest.approx(34.95, abs=0.01)
+    assert memory.activations == pytest.approx(80 * LLAMA3_70B_LAYER_BYTES_PER_TOKEN * 8192 / 8, rel=1e-4)
+    assert memory.total / 1e9 == pytest.approx(34.63, abs=0.01)
     zero3 = training_memory(job, resolve_shape(job, CATALOG), zero_stage=3)
     assert zero3.weights == pytest.approx(2 * n / 8) and zero3.gradients == pytest.approx(2 * n / 8)
+
+
+def test_activations_keep_no_attention_scores() -> None:
+    # With FlashAttention no recomputation keeps what selective keeps: Llama 3 70B at 4k, TP8, 274,688 x 4096 / 8
+    # bytes per layer x 80 = 11.25 GB, where Korthikanti's 34 s b h + 5 a s^2 b (scores and dropout masks)
+    # gave (34 + 5 x 64 x 4096 / 8192) x 4096 x 8192 / 8 x 80 = 65.1 GB. Full recomputation keeps each layer's
+    # input, 2 s b h / t, and one layer's activations.
+    job = TrainingJob.model_validate(training(gpus=64, tensor_parallel=8, sequence_length=4096, recompute="none"))
+    shape = resolve_shape(job, CATALOG)
+    none = training_memory(job, shape).activations
+    assert none == pytest.approx(80 * LLAMA3_70B_LAYER_BYTES_PER_TOKEN * 4096 / 8, rel=1e-4)
+    assert training_memory(job, shape, recompute="selective").activations == none
+    full = training_memory(job, shape, recompute="full").activations
+    assert full == pytest.approx(80 * 2 * 4096 * 8192 / 8 + LLAMA3_70B_LAYER_BYTES_PER_TOKEN * 4096 / 8, rel=1e-4)
+
+
+def test_meta_llama3_405b_layout_fits_80gb_h100() -> None:
+    # Llama 3 paper (Dubey et al. 2024, "The Llama 3 Herd of Models", https://arxiv.org/abs/2407.21783), Table 4:
+    # 405B pre-training on 16,384 H100
+    # 80 GB at TP8, CP1, PP16, DP128, 8,192-token sequences; section 3.3.2: FSDP shards optimizer state and
+    # gradients (weights not resharded after the forward pass: ZeRO-2), and the first and last stages hold one
+    # layer fewer (7 of 126). Per GPU: n = 405.85e9 / 128 = 3.171e9 parameters, weights 2n = 6.34 GB, gradients
+    # 2n / 128 = 0.050 GB, Adam 12n / 128 = 0.297 GB; activations per token and layer (12 + 4 x 8/128) x 16384
+    # + 6 x 53248 + 4 x 128 = 520,704 bytes, x 8192 / 8 x 16 micro batches x 7 layers = 59.72 GB: 66.4 GB of
+    # 72 GB usable.
+    job = TrainingJob.model_validate(
+        training(
+            model="meta/llama-3.1-405b",
+            gpus=16384,
+            tensor_parallel=8,
+            pipeline_parallel=16,
+            first_stage_layers=7,
+            sequence_length=8192,
+            zero_stage=2,
+        )
+    )
+    memory = training_memory(job, resolve_shape(job, CATALOG))
+    n = 405.853e9 / 128
+    assert memory.weights == pytest.approx(2 * n, rel=1e-4)
+    assert memory.optimizer == pytest.approx(12 * n / 128, rel=1e-4)
+    per_token = 12.25 * 16384 + 6 * 53248 + 4 * 128
+    assert memory.activations == pytest.approx(per_token * 8192 / 8 * 16 * 7, rel=1e-4)
+    assert memory.total / 1e9 == pytest.approx(66.4, abs=0.05)
+    assert memory.total <= 80e9 * 0.9
+
+
+def test_expert_states_shard_over_the_expert_data_parallel_group() -> None:
+    # DeepSeek-V3 technical report (2024), section 3.2: 2,048 H800, PP16, EP64 over 8 nodes, ZeRO-1 data
+    # parallel; TP1 so DP = 2048 / 16 = 128. Experts e = (671 - 37) / (256 - 8) = 2.5565B each, 256 of them
+    # 654.5B, dense part D = 16.55B. Per GPU: dense 16.55e9 / 16 = 1.034e9, experts 654.5e9 / (16 x 64) =
+    # 0.6391e9. The dense Adam state shards over DP128, an expert's only over the 128 / 64 = 2 ranks that hold it:
+    # 12 x (1.034e9 / 128 + 0.6391e9 / 2) = 3.932 GB (sharding the experts over all 128 gave 0.157 GB, 25x less).
+    job = TrainingJob.model_validate(
+        training(
+            model="deepseek/deepseek-v3",
+            precision="fp8",
+            gpus=2048,
+            pipeline_parallel=16,
+            expert_parallel=64,
+            zero_stage=1,
+        )
+    )
+    shape = resolve_shape(job, CATALOG)
+    experts = (671e9 - 37e9) / 248 * 256
+    dense = 671e9 - experts
+    memory = training_memory(job, shape)
+    assert memory.optimizer == pytest.approx(12 * (dense / 16 / 128 + experts / 1024 / 2))
+    assert memory.optimizer / 1e9 == pytest.approx(3.932, abs=0.001)
+    assert memory.gradients == pytest.approx(2 * (dense / 16 + experts / 1024))  # ZeRO-1 keeps all gradients
+
+
+def test_context_parallel_shards_state_over_data_x_context() -> None:
+    # Llama 3 70B on 128 GPUs at TP8 CP16 (DP1): ZeRO-1 shards Adam over data x context = 16 ranks (Megatron's
+    # distributed optimizer), 12 x 70.55e9 / 8 / 16 = 6.61 GB, not 105.8 GB. Ring attention passes each GPU's
+    # K and V of its TP slice, 1 of 8 KV heads: s = 131072 / 16 = 8192 tokens x 2 x 1 x 128 x 2 bytes = 4.19 MB
+    # per layer, 3 x 15 x 80 layers x 4.19 MB = 15.1 GB per step, over the fabric (CP16 x TP8 spans 16 nodes).
+    job = TrainingJob.model_validate(training(gpus=128, tensor_parallel=8, context_parallel=16, sequence_length=131072))
+    shape = resolve_shape(job, CATALOG)
+    assert training_memory(job, shape).optimizer == pytest.approx(12 * 70.55e9 / 8 / 16)
+    (fit,) = fits_of(cluster(16, [training(gpus=128, tensor_parallel=8, context_parallel=16, sequence_length=131072)]))
+    assert isinstance(fit, TrainingFit)
+    volume = 3 * 15 * 80 * 8192 * 2 * 1 * 128 * 2
+    assert fit.speed.collectives_s["context"] == pytest.approx(volume / 50e9)
 
 
 def test_mixture_of_experts_splits_dense_and_expert_parameters() -> None:
@@ -124,20 +220,25 @@ def test_h200_decode_bound_from_its_hbm_bandwidth() -> None:
     assert isinstance(fit, InferenceFit)
     step = (70.55e9 + 163_840) / 4.8e12
     assert fit.speed.decode_step_s == pytest.approx(step)
-    assert fit.speed.tokens_per_s_session == pytest.approx(68.04, abs=0.01)
+    assert fit.speed.decode_tokens_per_s_session == pytest.approx(68.04, abs=0.01)
     assert fit.speed.decode_memory_bound
+    # The request's one-token prompt is bound, like a decode step, by reading the weights (14.70 ms; its
+    # 2 x 70.55e9 FLOPs take 0.143 ms), then comes its one output step at the average context of 1 + 1/2 tokens:
+    # 1 / (14.70 + 14.70 ms) = 34.0 tokens/s
+    average = (70.55e9 + 163_840 * 1.5) / 4.8e12
+    assert fit.speed.tokens_per_s_session == pytest.approx(1 / (average + 70.55e9 / 4.8e12))
 
 
 def test_training_step_time_from_flops_at_mfu() -> None:
-    # PaLM's model FLOPs per token: 6N + 12 L H Q T = 6 x 70.55e9 + 12 x 80 x 64 x 128 x 8192 = 4.877e11.
-    # 240 H200 at 989.4 TFLOPS bf16 and MFU 0.4 run 15,728,640 tokens in 4.877e11 x 15,728,640 /
-    # (240 x 989.4e12 x 0.4) = 80.77 s: 194,700 tokens/s.
+    # PaLM's model FLOPs per token with causal attention: 6N + 6 L H Q T = 6 x 70.55e9 + 6 x 80 x 64 x 128 x 8192
+    # = 4.555e11. 240 H200 at 989.4 TFLOPS bf16 and MFU 0.4 run 15,728,640 tokens in 4.555e11 x 15,728,640 /
+    # (240 x 989.4e12 x 0.4) = 75.43 s: 208,500 tokens/s.
     data = cluster(
         30, [training(gpus=240, tensor_parallel=8, sequence_length=8192, global_batch_tokens=15_728_640, mfu=0.4)]
     )
     (fit,) = fits_of(data)
     assert isinstance(fit, TrainingFit)
-    flops = 6 * 70.55e9 + 12 * 80 * 64 * 128 * 8192
+    flops = 6 * 70.55e9 + 6 * 80 * 64 * 128 * 8192
     assert fit.speed.flops_per_token == pytest.approx(flops)
     assert fit.speed.compute_s == pytest.approx(flops * 15_728_640 / (240 * 989.4e12 * 0.4))
     # Data parallel: ring reduce-scatter + all-gather of the bf16 gradients of one GPU (70.55e9 / 8 x 2 bytes),
@@ -147,6 +248,157 @@ def test_training_step_time_from_flops_at_mfu() -> None:
     assert fit.speed.collective_tier == {"tensor": "nvlink", "data": "leaf"}
     # Tensor (sequence parallel): 8 x 7/8 x s b h x 2 bytes per layer, 80 layers, 64 micro batches at 450 GB/s
     assert fit.speed.collectives_s["tensor"] == pytest.approx(8 * 7 / 8 * 8192 * 8192 * 2 * 80 * 64 / 450e9)
+
+
+DEEPSEEK = {"model": "deepseek/deepseek-v3", "precision": "fp8"}
+
+
+def test_expert_parallel_serving_pays_its_all_to_all() -> None:
+    # DeepSeek-V3 on 8 GB200 at EP8 (TP1): an 8,192-token prompt sends, per layer, the 8192 / 8 tokens of each
+    # GPU 8 times (top-8), 7/8 of them to other GPUs, 7168 values each, FP8 out and BF16 back (3 bytes):
+    # 61 x 1024 x 8 x 7168 x 3 x 7/8 = 9.40 GB at NVLink 5's 900 GB/s per direction = 10.4 ms.
+    lengths = {"prompt_tokens": 8192, "context_tokens": 16384}
+    svc = inference(**DEEPSEEK, replicas=1, gpus_per_replica=8, expert_parallel=8) | lengths
+    (fit,) = fits_of(cluster(1, [svc], model="nvidia/dgx-b200"))
+    assert isinstance(fit, InferenceFit)
+    volume = 61 * 1024 * 8 * 7168 * 3 * 7 / 8
+    assert fit.speed.prefill_comm_s == pytest.approx(volume / 900e9)
+
+
+def test_checkpoint_written_at_the_storage_systems_write_rate(tmp_path: Path) -> None:
+    # A storage node's catalog entry gives its published throughput; two such nodes writing 20 GB/s each take
+    # 988 GB (Llama 3 70B: 70.55e9 x 14 bytes of weights and Adam state) in 988e9 / 40e9 = 24.7 s, where the
+    # 4 DGX H200's storage ports (2 x 400 Gb/s each, 400 GB/s together) alone would take 2.5 s.
+    servers = yaml.safe_load((REPO / "clusterforge/catalog/data/servers.yaml").read_text(encoding="utf-8"))["servers"]
+    nas = servers["generic/cpu-1u"] | {"name": "test NAS", "storage_throughput": {"read_gbs": 40, "write_gbs": 20}}
+    (tmp_path / "site.yaml").write_text(yaml.safe_dump({"servers": {"site/nas": nas}}), encoding="utf-8")
+    data = cluster(4, [training(gpus=32, tensor_parallel=8)])
+    racks = [r for r in data["fabrics"]["compute"]["switch_racks"]]
+    data["node_groups"].append(
+        {"name": "nas", "model": "site/nas", "count": 2, "role": "storage", "placement": {"racks": racks[-1:]}}
+    )
+    data["catalogs"] = [str(tmp_path / "site.yaml")]
+    (fit,) = fits_of(data)
+    assert isinstance(fit, TrainingFit)
+    assert fit.checkpoint_bytes == pytest.approx(70.55e9 * 14)
+    assert fit.checkpoint_rate_gbs == (40, "storage system")
+    assert fit.checkpoint_write_s == pytest.approx(70.55e9 * 14 / 40e9)
+    (no_storage,) = fits_of(cluster(4, [training(gpus=32, tensor_parallel=8)]))
+    assert isinstance(no_storage, TrainingFit)
+    assert (
+        no_storage.checkpoint_rate_gbs is not None and no_storage.checkpoint_rate_gbs[1] == "storage ports' line rate"
+    )
+
+
+def test_checkpoint_storage_named_by_the_job() -> None:
+    # Two DDN AI400X2-Turbo (catalog: 80 GB/s of writes each, measured by DDN from one DGX B200) take Llama 3 70B's
+    # 988 GB in 988e9 / 160e9 = 6.17 s, slower than the 4 DGX H200's 400 GB/s of storage ports
+    job = training(gpus=32, tensor_parallel=8, checkpoint_storage={"model": "ddn/ai400x2-turbo", "count": 2})
+    (fit,) = fits_of(cluster(4, [job]))
+    assert isinstance(fit, TrainingFit)
+    assert fit.checkpoint_rate_gbs == (160, "storage system")
+    assert fit.checkpoint_write_s == pytest.approx(70.55e9 * 14 / 160e9)
+    with pytest.raises(BlueprintError) as caught:
+        valid_from(cluster(4, [training(gpus=32, checkpoint_storage={"model": "ddn/ai400x2"})]))
+    assert [f.code for f in caught.value.findings] == ["CF-REF-002"]
+
+
+def test_energy_at_the_typical_draw_where_the_catalog_has_it(tmp_path: Path) -> None:
+    # A server entry with a typical draw of 8,000 W: each of its 8 GPUs counts 1,000 W, not its share of the
+    # planned (maximum) draw
+    servers = yaml.safe_load((REPO / "clusterforge/catalog/data/servers.yaml").read_text(encoding="utf-8"))["servers"]
+    typical = servers["nvidia/dgx-h200"] | {"name": "DGX H200, measured", "typical_power_w": 8000}
+    (tmp_path / "site.yaml").write_text(yaml.safe_dump({"servers": {"site/dgx-h200": typical}}), encoding="utf-8")
+    data = cluster(1, [inference(replicas=1, gpus_per_replica=8, precision="fp8")], model="site/dgx-h200")
+    data["catalogs"] = [str(tmp_path / "site.yaml")]
+    (fit,) = fits_of(data)
+    assert isinstance(fit, InferenceFit)
+    assert fit.hw.gpu_w == 1000 and fit.hw.power_basis == "typical"
+    assert fit.joules_per_token == pytest.approx(8 * 1000 / fit.speed.tokens_per_s_replica)
+
+
+def test_pipeline_bubble_lengthens_the_step() -> None:
+    # Llama 3 70B on 256 H200 at TP8 PP4 DP8, 16 micro batches of 8,192 tokens per pipeline: 1F1B idles
+    # (p - 1) / m = 3/16 of the compute (Narayanan et al. 2021, section 2.2.1); PP1 (TP8 DP32, 4 micro batches)
+    # has no bubble. Same tokens, same FLOPs: PP4's step is 19/16 of PP1's.
+    tokens = 8 * 16 * 8192
+    pp4, pp1 = fits_of(
+        cluster(
+            32,
+            [
+                training(
+                    gpus=256, tensor_parallel=8, pipeline_parallel=4, global_batch_tokens=tokens, sequence_length=8192
+                ),
+                training(name="flat", gpus=256, tensor_parallel=8, global_batch_tokens=tokens, sequence_length=8192),
+            ],
+        )
+    )
+    assert isinstance(pp4, TrainingFit) and isinstance(pp1, TrainingFit)
+    assert pp4.speed.micro_batches == 16
+    assert pp4.speed.compute_s == pytest.approx(pp4.speed.work_s * (1 + 3 / 16))
+    assert pp1.speed.compute_s == pytest.approx(pp1.speed.work_s)
+    assert pp4.speed.compute_s / pp1.speed.compute_s == pytest.approx(19 / 16)
+
+
+def test_full_recomputation_costs_a_third_more_compute() -> None:
+    # Korthikanti et al. 2022, section 5: recomputing every layer's forward pass adds about 33% (8N of 6N FLOPs
+    # per token); selective recomputation of the scores costs nothing with FlashAttention
+    full, selective = fits_of(
+        cluster(
+            1, [training(gpus=8, tensor_parallel=8, recompute="full"), training(name="b", gpus=8, tensor_parallel=8)]
+        )
+    )
+    assert isinstance(full, TrainingFit) and isinstance(selective, TrainingFit)
+    assert full.speed.compute_s == pytest.approx(selective.speed.compute_s * 4 / 3)
+    assert selective.speed.compute_s == pytest.approx(selective.speed.work_s)
+
+
+def test_fp8_training_is_timed_at_the_peak_its_mfu_was_measured_against() -> None:
+    # Published MFUs (Llama 3 405B, 38-43%) are of BF16 runs, against the BF16 peak: an FP8 job at MFU 0.4 is
+    # timed at 0.4 x 989.4 TFLOPS unless its MFU is said to be of the FP8 peak (1978.9 TFLOPS on H200).
+    bf16_basis, fp8_basis = fits_of(
+        cluster(
+            1,
+            [
+                training(gpus=8, tensor_parallel=8, precision="fp8"),
+                training(name="b", gpus=8, tensor_parallel=8, precision="fp8", mfu_precision="fp8"),
+            ],
+        )
+    )
+    assert isinstance(bf16_basis, TrainingFit) and isinstance(fp8_basis, TrainingFit)
+    flops = bf16_basis.speed.flops_per_token * bf16_basis.speed.tokens_per_step
+    assert bf16_basis.speed.compute_s == pytest.approx(flops / (8 * 989.4e12 * 0.4))
+    assert fp8_basis.speed.compute_s == pytest.approx(flops / (8 * 1978.9e12 * 0.4))
+
+
+def test_deepseek_v3_pretraining_gpu_hours_within_25_percent() -> None:
+    # DeepSeek-V3 technical report (2024, https://arxiv.org/abs/2412.19437), Table 1: pre-training on 14.8T
+    # tokens took 2,664K H800 GPU hours, in
+    # FP8, on 2,048 GPUs at PP16, EP64, ZeRO-1 DP (section 3.2), 4K sequences, batches growing to 15,360
+    # sequences (section 4.2). The H800 computes as the H100 (989.4 TFLOPS BF16). At MFU 0.4 of the BF16 peak
+    # (the BF16-measured Llama 3 range, 0.38-0.43) the model gives 2,880K GPU hours; had the MFU been applied to
+    # the FP8 peak, 1,440K (half the measurement).
+    batch = {"sequence_length": 4096, "global_batch_tokens": 15360 * 4096, "tokens": 14.8e12}
+    job = training(**DEEPSEEK, gpus=2048, pipeline_parallel=16, expert_parallel=64) | batch
+    (fit,) = fits_of(cluster(256, [job]))
+    assert isinstance(fit, TrainingFit) and fit.fits
+    hours = fit.run_hours()
+    assert hours is not None
+    ratio = 2_664_000 / (hours * 2048)
+    print(f"DeepSeek-V3: {hours * 2048:,.0f} GPU hours, published 2,664,000: {ratio:.2f}")
+    assert 0.75 <= ratio <= 1.25
+
+
+def test_fp4_runs_at_the_fp4_rate_where_there_is_one() -> None:
+    # B200: FP4 9,000 TFLOPS dense (HGX B200 specifications, 18 PFLOPS sparse / 2); H200 has no FP4 tensor
+    # cores: 4-bit weights run at its FP8 rate, 1,978.9 TFLOPS.
+    svc = inference(replicas=1, gpus_per_replica=1, precision="fp4", prompt_tokens=4096, context_tokens=8192)
+    (b200,) = fits_of(cluster(1, [svc], model="nvidia/dgx-b200"))
+    (h200,) = fits_of(cluster(1, [svc]))
+    assert b200.hw.peak_tflops("fp4") == 9000 and h200.hw.peak_tflops("fp4") == 1978.9
+    flops = 2 * 70.55e9 * 4096 + 2 * 80 * 4096**2 * 8192
+    assert isinstance(b200, InferenceFit)
+    assert b200.speed.ttft_s == pytest.approx(flops / (9000e12 * 0.5))
 
 
 def test_data_parallel_beyond_a_scalable_unit_crosses_the_spine_at_its_oversubscription() -> None:
@@ -162,8 +414,8 @@ def test_data_parallel_beyond_a_scalable_unit_crosses_the_spine_at_its_oversubsc
 
 def test_training_run_cost_from_capex_and_electricity() -> None:
     # EUR 45,000 per GPU over 5 years: 45000 / (5 x 8760) = 1.0274 per hour; the GPU's share of a 10.2 kW DGX,
-    # 1.275 kW, at PUE 1.35 and EUR 0.20 per kWh: 0.3443 per hour. 1e12 tokens at 194,700 tokens/s (above)
-    # take 1,426.7 h on 240 GPUs: 240 x 1426.7 x 1.3716 = EUR 469,600.
+    # 1.275 kW, at PUE 1.35 and EUR 0.20 per kWh: 0.3443 per hour. 1e12 tokens at 208,500 tokens/s (above)
+    # take 1,332.2 h on 240 GPUs: 240 x 1332.2 x 1.3716 = EUR 438,500.
     data = cluster(
         30,
         [
@@ -178,27 +430,48 @@ def test_training_run_cost_from_capex_and_electricity() -> None:
     assert isinstance(fit, TrainingFit)
     hour = 45000 / (5 * 8760) + 1.275 * 1.35 * 0.2
     assert fit.gpu_hour_cost == pytest.approx(hour)
-    flops = 6 * 70.55e9 + 12 * 80 * 64 * 128 * 8192
+    flops = 6 * 70.55e9 + 6 * 80 * 64 * 128 * 8192
     hours = 1e12 / (15_728_640 / (flops * 15_728_640 / (240 * 989.4e12 * 0.4))) / 3600
-    assert fit.as_dict()["run_cost"] == pytest.approx(240 * hours * hour, rel=1e-3)
-    assert fit.as_dict()["run_cost"] == pytest.approx(469_600, rel=1e-3)
+    assert fit.as_dict()["run_cost"] == pytest.approx(240 * hours * hour, rel=2e-3)
+    assert fit.as_dict()["run_cost"] == pytest.approx(438_500, rel=2e-3)
 
 
 def test_prefill_time_to_first_token() -> None:
     # 8,192-token prompt on 4 H200 in fp8 at 50% of 4 x 1978.9 TFLOPS: 2 x 70.55e9 x 8192 + causal attention
-    # 2 x 80 x 8192^2 x 8192 = 1.1559e15 + 8.796e13 FLOPs -> 314 ms
+    # 2 x 80 x 8192^2 x 8192 = 1.1559e15 + 8.796e13 FLOPs -> 314.3 ms; plus the tensor-parallel all-reduces
+    # (Megatron-LM: 2 per layer of 8192 tokens x 8192 hidden x 2 bytes), ring 2 x 3/4 of 80 x 2 x 134.2 MB
+    # = 32.2 GB at NVLink's 450 GB/s per direction -> 71.6 ms, and 160 x 35.6 us of all-reduce latency (5.7 ms):
+    # 391.6 ms
     data = cluster(
         1, [inference(replicas=1, gpus_per_replica=4, precision="fp8", prompt_tokens=8192, context_tokens=32768)]
     )
     (fit,) = fits_of(data)
     assert isinstance(fit, InferenceFit)
     flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
-    assert fit.speed.ttft_s == pytest.approx(flops / (4 * 1978.9e12 * 0.5))
-    assert fit.speed.ttft_s * 1000 == pytest.approx(314.3, abs=0.1)
+    comm = 2 * 3 / 4 * 80 * 2 * 8192 * 8192 * 2 / 450e9 + 160 * 35.6e-6
+    assert fit.speed.prefill_comm_s == pytest.approx(comm)
+    assert fit.speed.tp_tier == "nvlink"
+    assert fit.speed.ttft_s == pytest.approx(flops / (4 * 1978.9e12 * 0.5) + comm)
+    assert fit.speed.ttft_s * 1000 == pytest.approx(391.6, abs=0.1)
 
 
-# Published: TensorRT-LLM H200 launch note (release 0.5.0, docs/source/blogs/H200launch.md), "H200 FP8 Max
-# throughput", Llama 2 70B, output tokens/s: (batch, TP, input, output) -> measured.
+def test_tensor_parallel_across_nodes_slows_the_first_token() -> None:
+    # The same prompt at TP16 over two DGX H200: the all-reduces leave NVLink for the 400G NICs (50 GB/s per GPU,
+    # both nodes under one leaf): 2 x 15/16 x 80 x 2 x 134.2 MB / 50e9 = 0.805 s, against 0.157 s of compute
+    data = cluster(
+        2, [inference(replicas=1, gpus_per_replica=16, precision="fp8", prompt_tokens=8192, context_tokens=32768)]
+    )
+    (fit,) = fits_of(data)
+    assert isinstance(fit, InferenceFit)
+    assert fit.speed.tp_tier in {"leaf", "spine"} and fit.hw.oversubscription == 1
+    comm = 2 * 15 / 16 * 80 * 2 * 8192 * 8192 * 2 / 50e9 + 160 * 35.6e-6
+    assert fit.speed.prefill_comm_s == pytest.approx(comm)
+    assert fit.speed.ttft_s * 1000 == pytest.approx(314.3 / 4 + comm * 1000, abs=0.1)
+
+
+# Published: TensorRT-LLM H200 launch note (release 0.5.0, docs/source/blogs/H200launch.md,
+# https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/blogs/H200launch.md), "H200 FP8 Max throughput",
+# Llama 2 70B, output tokens/s: (batch, TP, input, output) -> measured.
 H200_LLAMA2_70B = [((512, 1, 128, 128), 3014), ((64, 2, 2048, 128), 682), ((32, 1, 2048, 128), 303)]
 LLAMA2_70B = {
     "params_b": 68.98,
@@ -216,25 +489,24 @@ def test_throughput_within_25_percent_of_published_h200_measurements(
     case: tuple[int, int, int, int], measured: float
 ) -> None:
     """A batch runs all its prefills, then its output steps: B x OSL tokens in B x prefill + OSL x decode step
-    (decode at the batch's final context, our upper bound). The model is optimistic by design; the measured
-    figure lies within 25% below it."""
+    at the average context. The measured figure lies within 25% of the model's."""
     batch, tp, isl, osl = case
-    data = cluster(
-        1,
-        [
-            {
-                "name": "svc",
-                "kind": "inference",
-                "shape": LLAMA2_70B,
-                "precision": "fp8",
-                "replicas": 1,
-                "gpus_per_replica": tp,
-                "context_tokens": isl + osl,
-                "prompt_tokens": isl,
-                "concurrent_requests": batch,
-            }
-        ],
+    speed = _speed(
+        {"shape": LLAMA2_70B, "gpus_per_replica": tp, "concurrent_requests": batch},
+        isl,
+        osl,
     )
+    predicted = speed.tokens_per_s_replica
+    print(f"batch {batch} TP{tp} {isl}/{osl}: predicted {predicted:.0f}, measured {measured}")
+    assert 0.75 <= measured / predicted <= 1.25, f"predicted {predicted:.0f}, measured {measured}"
+
+
+def _speed(fields: dict[str, Any], isl: int, osl: int, server: str = "nvidia/dgx-h200") -> InferenceSpeed:
+    """A service of one replica, `isl`/`osl` tokens per request; without concurrent_requests, as many sessions
+    as the KV cache holds at isl + osl (what a maximum-throughput benchmark fills the replica with)."""
+    svc_fields = {"name": "svc", "kind": "inference", "precision": "fp8", "replicas": 1, **fields}
+    svc_fields |= {"context_tokens": isl + osl, "prompt_tokens": isl, "output_tokens": osl}
+    data = cluster(1, [svc_fields], model=server)
     valid = valid_from(data)
     svc = valid.blueprint.workloads[0]
     assert isinstance(svc, InferenceService)
@@ -242,12 +514,214 @@ def test_throughput_within_25_percent_of_published_h200_measurements(
     hw = hardware_for(valid.blueprint, valid.catalog, svc)
     assert hw is not None
     memory = inference_memory(svc, shape, hw.gpu.memory_gb)
+    if "concurrent_requests" not in fields:
+        memory = inference_memory(svc, shape, hw.gpu.memory_gb, concurrency=memory.max_concurrency)
     assert memory.total <= memory.usable
-    speed = inference_speed(svc, shape, hw, memory)
-    prefill = prefill_flops(shape, isl) / (tp * hw.peak_tflops("fp8") * 1e12 * svc.prefill_mfu)
-    predicted = batch * osl / (batch * prefill + osl * speed.decode_step_s)
-    print(f"batch {batch} TP{tp} {isl}/{osl}: predicted {predicted:.0f}, measured {measured}")
-    assert 0.75 <= measured / predicted <= 1.0, f"predicted {predicted:.0f}, measured {measured}"
+    return inference_speed(svc, shape, hw, memory)
+
+
+# Published: TensorRT-LLM "Performance Overview" (docs/source/performance/perf-overview.md, v1.0,
+# https://nvidia.github.io/TensorRT-LLM/performance/perf-overview.html), tables "Llama 3.3 70B" and
+# "Llama 3.1 405B": total output tokens/s at maximum load (trtllm-bench throughput, in-flight batching),
+# FP8 weights and KV cache. Llama 3.3 70B has Llama 3 70B's shape. (model, server, TP, ISL, OSL) -> measured.
+TRTLLM_PERF_OVERVIEW = [
+    (("meta/llama-3-70b", "nvidia/dgx-h200", 1, 2048, 128), 442),
+    (("meta/llama-3-70b", "nvidia/dgx-h200", 1, 128, 2048), 4336),
+    (("meta/llama-3-70b", "nvidia/dgx-h200", 1, 1000, 1000), 2909),
+    (("meta/llama-3-70b", "nvidia/dgx-h200", 1, 5000, 500), 566),
+    (("meta/llama-3-70b", "nvidia/dgx-h200", 1, 20000, 2000), 283),
+    (("meta/llama-3-70b", "nvidia/dgx-h100", 2, 2048, 128), 762),
+    (("meta/llama-3-70b", "nvidia/dgx-h100", 2, 128, 2048), 6651),
+    (("meta/llama-3.1-405b", "nvidia/dgx-h200", 8, 2048, 128), 456),
+    (("meta/llama-3.1-405b", "nvidia/dgx-h200", 8, 128, 2048), 5348),
+    (("meta/llama-3.1-405b", "nvidia/dgx-h200", 8, 1000, 1000), 3330),
+    (("meta/llama-3.1-405b", "nvidia/dgx-h200", 8, 20000, 2000), 505),
+]
+
+
+@pytest.mark.parametrize(("case", "measured"), TRTLLM_PERF_OVERVIEW)
+def test_throughput_with_prefill_within_25_percent_of_tensorrt_llm_perf_overview(
+    case: tuple[str, str, int, int, int], measured: float
+) -> None:
+    """Prompt-heavy (2048/128) and decode-heavy (128/2048) services both land within 25%: the prefill share
+    and, at TP8, the tensor-parallel all-reduces of every decode step are counted."""
+    model, server, tp, isl, osl = case
+    speed = _speed({"model": model, "gpus_per_replica": tp}, isl, osl, server)
+    ratio = measured / speed.tokens_per_s_replica
+    print(f"{model} {server} TP{tp} {isl}/{osl}: {speed.tokens_per_s_replica:.0f} vs {measured}: {ratio:.2f}")
+    assert 0.75 <= ratio <= 1.25
+
+
+# Published: NVIDIA Technical Blog, "Low Latency Inference Chapter 2: Blackwell is Coming. NVIDIA GH200 NVL32 with
+# NVLink Switch Gives Signs of Big Leap in Time to First Token Performance" (2024,
+# https://developer.nvidia.com/blog/low-latency-inference-chapter-2-blackwell-is-coming-nvidia-gh200-nvl32-with-nvlink-switch-gives-signs-of-big-leap-in-time-to-first-token-performance/):
+# TTFT on 32 GH200 joined by NVLink Switch, TensorRT-LLM. The GH200's GPU computes and links as the H100.
+# (model, input tokens) -> measured seconds.
+GH200_NVL32_TTFT = [
+    (("meta/llama-3-70b", 32768), 0.472),
+    pytest.param(
+        ("meta/llama-3.1-405b", 32768),
+        1.6,
+        marks=pytest.mark.xfail(strict=True, reason="measured / model 0.743, 0.7% outside the 25% tolerance"),
+    ),
+    (("meta/llama-3.1-405b", 122880), 7.5),
+]
+
+
+@pytest.mark.parametrize(("case", "measured"), GH200_NVL32_TTFT)
+def test_long_context_ttft_within_25_percent_of_gh200_nvl32(case: tuple[str, int], measured: float) -> None:
+    """Prefill at 50% of the FP8 peak alone made these 1.5-2.5x faster than measured; the TP32 all-reduces
+    (ring, 450 GB/s per direction) bring them within 25%."""
+    model, isl = case
+    data = dgx_data(4, model="nvidia/dgx-h100")
+    fields = {"model": model, "replicas": 1, "gpus_per_replica": 32, "prompt_tokens": isl, "context_tokens": isl + 1024}
+    data["workloads"] = [{"name": "svc", "kind": "inference", "precision": "fp8", **fields}]
+    valid = valid_from(data)
+    svc = valid.blueprint.workloads[0]
+    assert isinstance(svc, InferenceService)
+    base = hardware_for(valid.blueprint, valid.catalog, svc)
+    assert base is not None
+    hw = dataclasses.replace(base, nvlink_domain=32)  # the NVL32's NVLink Switch joins all 32 GPUs
+    shape = resolve_shape(svc, valid.catalog)
+    speed = inference_speed(svc, shape, hw, inference_memory(svc, shape, hw.gpu.memory_gb))
+    ratio = measured / speed.ttft_s
+    print(f"{model} {isl}: TTFT {speed.ttft_s:.3f} s, measured {measured}: {ratio:.3f}")
+    assert 0.75 <= ratio <= 1.25
+
+
+# Published: TensorRT-LLM "Performance of TensorRT-LLM" (docs/source/performance.md, data of v0.5,
+# https://github.com/NVIDIA/TensorRT-LLM/blob/138f96d45f90b9667426f7c47297d8c06bafac73/docs/source/performance.md),
+# "Low Latency", H100 GPUs (FP8), batch 1: LLaMA 70B (Llama 2 70B) at TP4, 1st token latency for 2,048 input tokens
+# 109 ms. For 128 input tokens it measured 26 ms, where the model gives 13 ms (reading the weights once, 6.4 ms,
+# and the all-reduces with their latency): at that size kernel-launch latencies, not modelled, dominate.
+def test_first_token_latency_within_25_percent_of_tensorrt_llm_h100_low_latency() -> None:
+    speed = _speed({"shape": LLAMA2_70B, "gpus_per_replica": 4, "concurrent_requests": 1}, 2048, 1, "nvidia/dgx-h100")
+    ratio = 0.109 / speed.ttft_s
+    print(f"Llama 2 70B TP4 H100 2048 tokens: {speed.ttft_s * 1000:.1f} ms vs 109 ms: {ratio:.2f}")
+    assert 0.75 <= ratio <= 1.25
+    short = _speed({"shape": LLAMA2_70B, "gpus_per_replica": 4, "concurrent_requests": 1}, 128, 1, "nvidia/dgx-h100")
+    weights = 68.98e9 / (4 * 3.35e12 * 0.8)  # fp8: one byte per parameter, 80% of 3.35 TB/s on each of 4 GPUs
+    assert short.ttft_s == pytest.approx(weights + short.prefill_comm_s)
+
+
+# Published: NVIDIA NIM LLM benchmarking, "Performance" (https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance),
+# Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80G, fp8 TP2, concurrency 1: (input, output) -> (TTFT ms, ITL ms).
+# The 500/2000 inter-token latency is the one ALLREDUCE_LATENCY_S is derived from (a hand figure, 1%); the
+# others are checked against it (25%).
+NIM_H100_TP2 = [((5000, 500), (406.77, 18.58)), ((500, 2000), (47.77, 18.91))]
+
+
+@pytest.mark.parametrize(("case", "measured"), NIM_H100_TP2)
+def test_batch_one_latency_within_25_percent_of_nim_h100(case: tuple[int, int], measured: tuple[float, float]) -> None:
+    isl, osl = case
+    speed = _speed(
+        {"model": "meta/llama-3-70b", "gpus_per_replica": 2, "concurrent_requests": 1}, isl, osl, "nvidia/dgx-h100"
+    )
+    ttft, itl = measured
+    print(
+        f"NIM TP2 {isl}/{osl}: TTFT {speed.ttft_s * 1000:.1f} vs {ttft}, "
+        f"ITL {speed.decode_step_avg_s * 1000:.2f} vs {itl}"
+    )
+    assert 0.75 <= ttft / (speed.ttft_s * 1000) <= 1.25
+    assert 0.75 <= itl / (speed.decode_step_avg_s * 1000) <= 1.25
+    if (isl, osl) == (500, 2000):
+        assert speed.decode_step_avg_s * 1000 == pytest.approx(itl, rel=0.01)
+
+
+def test_cost_per_token_counts_the_prefill() -> None:
+    # 2048/128 on one H200: the cost per million output tokens is that of the whole request (prefill and
+    # decode), 1 GPU x USD 1 / (tokens/s x 3600) x 1e6; decode alone would make it about 10x cheaper.
+    speed = _speed({"model": "meta/llama-3-70b", "gpus_per_replica": 1}, 2048, 128)
+    decode_only = speed.concurrency / speed.decode_step_avg_s
+    assert decode_only / speed.tokens_per_s_replica > 8
+    lengths = {"context_tokens": 2176, "prompt_tokens": 2048, "output_tokens": 128}
+    svc = inference(replicas=1, gpus_per_replica=1, precision="fp8", concurrent_requests=speed.concurrency)
+    data = cluster(1, [svc | lengths])
+    data["prices"] = {"currency": "USD", "gpu_hour": 1.0}
+    (fit,) = fits_of(data)
+    assert isinstance(fit, InferenceFit)
+    assert fit.as_dict()["cost_per_million_tokens"] == pytest.approx(
+        1.0 / (fit.speed.tokens_per_s_replica * 3600) * 1e6, rel=0.01
+    )
+    assert fit.speed.tokens_per_s_replica == pytest.approx(speed.tokens_per_s_replica)
+
+
+# --- serving features, by hand
+
+
+def _one(svc: dict[str, Any], nodes: int = 1) -> InferenceFit:
+    (fit,) = fits_of(cluster(nodes, [svc]))
+    assert isinstance(fit, InferenceFit)
+    return fit
+
+
+BASE = {"replicas": 1, "precision": "fp8", "prompt_tokens": 8192, "output_tokens": 1024, "context_tokens": 9216}
+
+
+def test_pipeline_parallel_replica_does_not_shorten_the_first_token() -> None:
+    # Llama 3 70B fp8 on 4 H200 as PP4 (TP1): a prompt passes the four stages in turn, each computing a quarter
+    # of 1.2438e15 FLOPs on one GPU at 50% of 1978.9 TFLOPS: 1.2571 s, plus 3 hand-offs of 8192 x 8192 x 2
+    # bytes at 450 GB/s (0.895 ms); the replica overlaps four prompts, so each occupies it for a quarter.
+    fit = _one(inference(gpus_per_replica=4, pipeline_parallel=4, concurrent_requests=8) | BASE)
+    flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
+    handoffs = 3 * 8192 * 8192 * 2 / 450e9
+    assert fit.speed.tensor_parallel == 1
+    assert fit.speed.ttft_s == pytest.approx(flops / (1978.9e12 * 0.5) + handoffs)
+    assert fit.speed.prefill_busy_s == pytest.approx(fit.speed.ttft_s / 4)
+    # decode: 8 sessions as 4 micro batches of 2; each stage reads 70.55 GB / 4 and its quarter of 2 sessions'
+    # KV cache at 8,704 tokens (the average context) from one H200 at 80% of 4.8 TB/s, four stages in turn,
+    # plus 3 hand-offs of 2 tokens
+    kv = 163_840 * 2 * (8192 + 512)
+    stage = (70.55e9 + kv) / 4 / (4.8e12 * 0.8)
+    assert fit.speed.decode_step_avg_s == pytest.approx(4 * stage + 3 * 2 * 8192 * 2 / 450e9)
+
+
+def test_prefix_cache_hits_are_not_prefilled_again() -> None:
+    # Half of the 8,192-token prompt cached: 4,096 new tokens, 2 x 70.55e9 x 4096 FLOPs of projections and MLP
+    # and causal attention 2 x 80 x (8192^2 - 4096^2) x 8192 (the new tokens attend to the cached ones), on one
+    # H200 at 50% of 1978.9 TFLOPS.
+    fit = _one(inference(gpus_per_replica=1, prefix_cache_hit_rate=0.5) | BASE)
+    flops = 2 * 70.55e9 * 4096 + 2 * 80 * (8192**2 - 4096**2) * 8192
+    assert fit.speed.ttft_s == pytest.approx(flops / (1978.9e12 * 0.5))
+
+
+def test_speculative_decoding_yields_its_expected_tokens_per_step() -> None:
+    # Leviathan et al. 2023, equation 1: gamma = 4 drafted tokens accepted at alpha = 0.8 give (1 - 0.8^5) / 0.2
+    # = 3.3616 tokens per verification step. One session on one H200: the step reads 70.55 GB (plus the KV cache
+    # of 8,704 tokens) and the draft (Llama 3.2 1B, 1.24 GB in fp8) 4 times, at 80% of 4.8 TB/s.
+    spec = {"draft_params_b": 1.24, "draft_tokens": 4, "acceptance_rate": 0.8}
+    fit = _one(inference(gpus_per_replica=1, speculative=spec) | BASE)
+    tau = (1 - 0.8**5) / (1 - 0.8)
+    assert fit.speed.tokens_per_step == pytest.approx(3.3616)
+    step = (70.55e9 + 163_840 * (8192 + 512)) / (4.8e12 * 0.8) + 4 * 1.24e9 / (4.8e12 * 0.8)
+    assert fit.speed.decode_step_avg_s == pytest.approx(step / tau)
+
+
+def test_disaggregated_prefill_pool() -> None:
+    # A prefill pool of 4 H200 (TP4) per replica of 4 decode GPUs. TTFT: 1.2438e15 FLOPs on 4 GPUs at 50%
+    # = 314.3 ms, the TP4 all-reduces 71.6 ms, and the prompt's fp8 KV cache, 163,840 x 8192 = 1.34 GB, sent by
+    # 4 GPUs at 450 GB/s (both pools in one 8-GPU NVLink domain): 0.746 ms. The decode GPUs run no prefill: a
+    # session's rate is the decode step's, and the replica's rate is the slower pool's.
+    fit = _one(inference(gpus_per_replica=4, prefill_gpus=4, concurrent_requests=16) | BASE)
+    flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
+    allreduce = 2 * 3 / 4 * 80 * 2 * 8192 * 8192 * 2 / 450e9 + 160 * 35.6e-6
+    kv = 163_840 * 8192 / (4 * 450e9)
+    assert fit.speed.ttft_s == pytest.approx(flops / (4 * 1978.9e12 * 0.5) + allreduce + kv)
+    decode = 1024 * fit.speed.decode_step_avg_s / 16
+    assert fit.speed.tokens_per_s_replica == pytest.approx(1024 / max(decode, fit.speed.ttft_s - kv))
+    assert fit.replica_gpus == 8 and fit.as_dict()["gpus"] == 8
+    # the prefill pools count among the GPUs the service needs: 3 replicas of 4 + 4 on 16 GPUs are too many
+    svc = inference(gpus_per_replica=4, prefill_gpus=4) | BASE | {"replicas": 3}
+    (many,) = [f for f in findings_of(cluster(2, [svc])) if f.code == "CF-WORK-001"]
+    assert many.message == "inference service 'svc' needs 24 GPUs, node groups gpu have 16"
+
+
+def test_average_context_holds_more_sessions_than_the_longest() -> None:
+    # 4 H200, fp8: (4 x 141 x 0.9 - 70.55) GB / (163,840 x 32,768) = 81 sessions at the full 32k context; a
+    # request of 8,192 in and 1,024 out averages 8,704 tokens: 305 sessions with a paged KV cache
+    fit = _one(inference(gpus_per_replica=4) | BASE | {"context_tokens": 32768})
+    assert fit.as_dict()["max_concurrency"] == 81
+    assert fit.as_dict()["max_concurrency_at_average_context"] == int((4 * 141e9 * 0.9 - 70.55e9) // (163_840 * 8704))
 
 
 # --- findings
@@ -255,31 +729,33 @@ def test_throughput_within_25_percent_of_published_h200_measurements(
 
 def test_job_that_does_not_fit_gets_the_smallest_tensor_parallel_that_does() -> None:
     # TP1, DP32 on H200: weights and gradients 2 x 70.55e9 x 2 bytes = 282.2 GB, Adam 12 x 70.55e9 / 32 =
-    # 26.5 GB, activations 80 x 34 x 8192 x 8192 = 182.5 GB: 491 GB against 141 x 0.9 = 126.9 GB usable
+    # 26.5 GB, activations 80 x 274,688 x 8192 = 180.0 GB: 489 GB against 141 x 0.9 = 126.9 GB usable
     (finding,) = findings_of(cluster(4, [training(gpus=32, tensor_parallel=1, sequence_length=8192)]))
     assert finding.code == "CF-WORK-004"
     assert finding.message == (
-        "training job 'job' needs 491 GB per GPU, 127 GB are usable (weights 141, "
-        "gradients 141, optimizer 26.5, activations 183)"
+        "training job 'job' needs 489 GB per GPU, 127 GB are usable (weights 141, "
+        "gradients 141, optimizer 26.5, activations 180)"
     )
-    # TP8 (the NVLink domain): 17.6 + 17.6 + 12 x 8.82 / 4 = 26.5, plus 22.8 of activations = 84.5 GB
-    assert finding.hint == "fits with tensor_parallel: 8 (84.5 GB per GPU, 4 nodes)"
+    # TP8 (the NVLink domain): 17.6 + 17.6 + 12 x 8.82 / 4 = 26.5, plus 22.5 of activations = 84.2 GB
+    assert finding.hint == "fits with tensor_parallel: 8 (84.2 GB per GPU, 4 nodes)"
+
+
+LONG_PROMPT = {"context_tokens": 33792, "prompt_tokens": 32768}
 
 
 def test_service_that_misses_its_latency_target() -> None:
     # 32k-token prompt on 4 H200: 2 x 70.55e9 x 32768 + 2 x 80 x 32768^2 x 8192 = 6.031e15 FLOPs at 50% of
-    # 4 x 1978.9 TFLOPS = 3.958e15 FLOP/s -> 1,524 ms; target 500 ms. Eight GPUs take 762 ms, sixteen 381 ms:
-    # the hint's smallest replica (a power of two up to the cluster's 16 GPUs) that meets it.
+    # 4 x 1978.9 TFLOPS = 3.958e15 FLOP/s -> 1,524 ms, plus the all-reduces 2 x 3/4 x 80 x 2 x 32768 x 8192 x 2
+    # bytes at 450 GB/s = 286 ms, 160 x 35.6 us of latency: 1,820 ms; target 1,200 ms. Eight GPUs take 762 + 334
+    # + 6 = 1,102 ms; sixteen
+    # would compute in 381 ms but all-reduce across two nodes at 50 GB/s for 3.2 s.
     found = findings_of(
-        cluster(
-            2, [inference(replicas=1, gpus_per_replica=4, precision="fp8", context_tokens=32768, ttft_target_ms=500)]
-        )
+        cluster(2, [inference(replicas=1, gpus_per_replica=4, precision="fp8", ttft_target_ms=1200) | LONG_PROMPT])
     )
     (ttft,) = [f for f in found if f.code == "CF-WORK-006"]
-    assert ttft.message == ("inference service 'svc': time to first token 1,520 ms for 32,768 tokens, target 500 ms")
-    # at 16 GPUs: (70.55 GB weights + 5.37 GB KV held twice, TP16 over 8 KV heads) / 16 = 5.08 GB per GPU
-    assert ttft.hint == "meets it with gpus_per_replica: 16 (5.08 GB per GPU, 2 nodes)"
-    # 16 GPUs per replica spans two 8-GPU NVLink domains: that layout gets its own warning when taken
+    assert ttft.message == ("inference service 'svc': time to first token 1,820 ms for 32,768 tokens, target 1,200 ms")
+    # at 8 GPUs: (70.55 GB weights + 5.54 GB of KV cache) / 8 = 9.51 GB per GPU
+    assert ttft.hint == "meets it with gpus_per_replica: 8 (9.51 GB per GPU, 1 nodes)"
     assert {f.code for f in found} == {"CF-WORK-006"}
 
 
@@ -291,7 +767,12 @@ def test_sessions_that_do_not_fit_a_replica_get_the_concurrency_that_does() -> N
         [inference(replicas=2, gpus_per_replica=4, precision="fp8", context_tokens=16384, concurrent_requests=64)],
         model="generic/l40s-4u-8gpu",
     )
-    (finding,) = findings_of(data)
+    pcie, finding = findings_of(data)
+    assert pcie.code == "CF-WORK-003"
+    assert pcie.message == (
+        "inference service 'svc': tensor parallel 4 on nvidia/l40s, which has no NVLink, so its per-layer "
+        "all-reduces cross PCIe at 31.5 GB/s"
+    )
     assert finding.code == "CF-WORK-005"
     assert "needs 242 GB per replica for weights and 64 sessions of 16,384 tokens, 173 GB are usable" in finding.message
     assert finding.hint is not None and finding.hint.startswith("at most 38 sessions of 16,384 tokens fit")
@@ -343,6 +824,48 @@ def test_workloads_together_and_a_shape_given_by_size_only() -> None:
     assert {f.code for f in found} == {"CF-WORK-008", "CF-WORK-009"}
     (together,) = [f for f in found if f.code == "CF-WORK-008"]
     assert together.message == "workloads on gpu need 17 GPUs together, the node groups have 16 (job 16, old 1)"
+
+
+def _plan(data: dict[str, Any]) -> Plan:
+    valid = valid_from(data)
+    topo, _ = expand(valid)
+    return plan_layouts(valid, topo, recheck_workloads)
+
+
+def test_suggest_plans_every_workload_at_once_and_rechecks_it() -> None:
+    # Four DGX H200 (32 GPUs): a 70B job at TP1 that does not fit, and a service whose 32k prompt misses
+    # 1.2 s on 4 GPUs. The plan gives the job the fastest layout of its 16 GPUs that fits and the service the
+    # fewest GPUs that meet its target within the 16 left, then checks the changed blueprint again.
+    job = training(gpus=16, tensor_parallel=1, sequence_length=8192)
+    svc = inference(replicas=1, gpus_per_replica=4, precision="fp8", ttft_target_ms=1200) | LONG_PROMPT
+    data = cluster(4, [job, svc])
+    assert {f.code for f in findings_of(data)} >= {"CF-WORK-004", "CF-WORK-006"}
+    plan = _plan(data)
+    assert plan.ok, plan.lines()
+    training_choice, serving = plan.choices
+    assert training_choice.changes["tensor_parallel"] > 1
+    assert serving.changes == {"gpus_per_replica": 8}  # 8 GPUs: 1,096 ms (see the latency test)
+    assert plan.gpus == {"gpu": (24, 32)}
+    # applied by hand, the blueprint passes the workload checks
+    data["workloads"] = [job | training_choice.changes, svc | serving.changes]
+    assert not [f for f in findings_of(data) if f.severity.value != "info"]
+
+
+def test_suggest_says_when_no_combined_layout_passes() -> None:
+    # 70B at a 10 ms first-token target on 16 GPUs: no replica meets it; the re-check keeps CF-WORK-006
+    svc = inference(replicas=1, gpus_per_replica=4, precision="fp8", ttft_target_ms=10) | LONG_PROMPT
+    plan = _plan(cluster(2, [svc]))
+    assert not plan.ok
+    assert plan.choices[0].note == "no layout of its node groups fits and meets its targets"
+    assert plan.lines()[-1].startswith("no combined layout found that passes the re-check (gpu: 4 of 16 GPUs)")
+
+
+@pytest.mark.parametrize("example", ["h200-training-pod", "gb200-nvl72", "l40s-inference"])
+def test_fit_suggest_on_the_examples_passes_its_recheck(example: str) -> None:
+    result = run_cli("fit", f"blueprints/{example}.yaml", "--suggest", "--format", "json")
+    suggestions = json.loads(result.stdout)["suggestions"]
+    assert suggestions["ok"], suggestions
+    assert all(g["used"] <= g["available"] for g in suggestions["gpus"].values())
 
 
 def test_unknown_model_is_a_reference_error() -> None:
