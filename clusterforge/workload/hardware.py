@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..catalog import GPU, Catalog, Server
@@ -42,6 +43,10 @@ class Hardware:
     storage_write_gbs: float | None = None
     """Write throughput of the blueprint's storage nodes together in GB/s (their catalog entries'
     `storage_throughput`); None when no storage node group has it."""
+    nvlink_sharp: bool = False
+    """The NVLink domain is switched by NVSwitch chips of the third generation or later (NVLink 4 and 5: HGX and
+    DGX H100/H200/B200 boards, GH200 NVL32, GB200 NVL72), which reduce in the switch (NVLink SHARP, "NVLS"): an
+    all-reduce among its GPUs moves each GPU's buffer once each way instead of a ring's 2(n-1)/n."""
 
     @property
     def nvlink_gbs(self) -> float:
@@ -107,7 +112,24 @@ def hardware_for(
         storage_write_gbs=_storage_write_gbs(bp, catalog),
         gpu_w=(server.typical_power_w or planned_w(bp.power, server, "compute")) / per_node,
         power_basis="typical" if server.typical_power_w else "planned",
+        nvlink_sharp=switch_reduces(
+            catalog.require(server.gpus.model, GPU), server.gpus.nvswitch, per_node, server.gpus.nvlink_domain
+        ),
     )
+
+
+NVLINK_SHARP_FROM = 4
+"""NVLink generation from which NVSwitch reduces in the switch: the third-generation NVSwitch, with fourth-generation
+NVLink (Hopper), "incorporates hardware acceleration for collective operations with multicast and NVIDIA SHARP
+in-network reductions" (NVIDIA Technical Blog, "Upgrading Multi-GPU Interconnectivity with the Third-Generation
+NVIDIA NVSwitch", 2022); the A100's second-generation NVSwitch does not."""
+
+
+def switch_reduces(gpu: GPU, nvswitch: bool | None, per_node: int, domain: int) -> bool:
+    """A switched NVLink domain (an NVSwitch board, or a domain beyond the node, which only NVLink switches join) of
+    NVLink 4 or later."""
+    found = re.fullmatch(r"NVLink (\d+)", gpu.gpu_link or "")
+    return found is not None and int(found[1]) >= NVLINK_SHARP_FROM and (bool(nvswitch) or domain > per_node)
 
 
 def _storage_write_gbs(bp: Blueprint, catalog: Catalog) -> float | None:

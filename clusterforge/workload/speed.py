@@ -220,16 +220,21 @@ inter-token latency 18.91 ms, where reading the weights and KV cache at 80% of H
 the 5.70 ms left over the 160 all-reduces of a step is 35.6 us each."""
 
 
-def tensor_parallel_allreduce_s(shape: Shape, tokens: float, tp: int, gbs: float, layers: float | None = None) -> float:
+def tensor_parallel_allreduce_s(
+    shape: Shape, tokens: float, tp: int, gbs: float, layers: float | None = None, in_network: bool = False
+) -> float:
     """Megatron-style tensor parallel reduces each layer's attention and MLP outputs: 2 all-reduces of
     tokens x hidden x 2 bytes per layer (Shoeybi et al. 2019, Megatron-LM, section 3), each a ring moving
-    2(t-1)/t of the buffer per GPU (reduce-scatter + all-gather) at the link's bandwidth per direction, plus
-    its fixed latency (ALLREDUCE_LATENCY_S), which dominates small decode batches."""
+    2(t-1)/t of the buffer per GPU (reduce-scatter + all-gather) at the link's bandwidth per direction, or, where
+    the NVLink switches reduce (`in_network`, NVLink SHARP), the buffer once each way: each GPU sends its
+    buffer into the switch and receives the reduced result once, plus each all-reduce's fixed latency
+    (ALLREDUCE_LATENCY_S), which dominates small decode batches."""
     if tp <= 1 or shape.dims is None or gbs <= 0:
         return 0.0
     n = shape.dims.layers if layers is None else layers
     volume = 2 * n * tokens * shape.dims.hidden * ACTIVATION_BYTES
-    return 2 * (tp - 1) / tp * volume / (gbs * 1e9) + 2 * n * ALLREDUCE_LATENCY_S
+    share = 1.0 if in_network else 2 * (tp - 1) / tp
+    return share * volume / (gbs * 1e9) + 2 * n * ALLREDUCE_LATENCY_S
 
 
 DISPATCH_COMBINE_BYTES = 1.0 + 2.0
@@ -276,6 +281,8 @@ class _Replica:
     tp_gbs: float
     ep_gbs: float
     pp_gbs: float
+    tp_in_network: bool = False
+    """The tensor-parallel group's all-reduces are reduced in the NVLink switches (NVLink SHARP)."""
 
 
 def _replica(service: InferenceService, hw: Hardware, gpus: int) -> _Replica:
@@ -287,7 +294,8 @@ def _replica(service: InferenceService, hw: Hardware, gpus: int) -> _Replica:
     pp_gbs = hw.tensor_parallel_link(stage * pp)[1] if pp > 1 else 0.0
     peak = hw.peak_tflops(service.precision) * 1e12 * service.prefill_mfu
     bandwidth = hw.gpu.memory_bandwidth_tbs * 1e12 * service.decode_bandwidth_efficiency
-    return _Replica(gpus, tp, ep, pp, peak, bandwidth, tier if tp > 1 else "", tp_gbs, ep_gbs, pp_gbs)
+    in_network = tp > 1 and tier == "nvlink" and hw.nvlink_sharp
+    return _Replica(gpus, tp, ep, pp, peak, bandwidth, tier if tp > 1 else "", tp_gbs, ep_gbs, pp_gbs, in_network)
 
 
 def _handoffs_s(r: _Replica, shape: Shape, tokens: float) -> float:
@@ -308,7 +316,8 @@ def _prefill(service: InferenceService, shape: Shape, r: _Replica, prompt: int) 
     # a short prompt is bound by reading the weights once, as a decode step is (the roofline's other side)
     weights = weights_read_per_step(service, shape, new) / (stage_gpus * r.bandwidth)
     compute = max(prefill_flops(shape, prompt, cached) / (stage_gpus * r.peak), weights)
-    comm = tensor_parallel_allreduce_s(shape, new, r.tp, r.tp_gbs) + expert_alltoall_s(shape, new, r.ep, r.ep_gbs)
+    comm = tensor_parallel_allreduce_s(shape, new, r.tp, r.tp_gbs, in_network=r.tp_in_network)
+    comm += expert_alltoall_s(shape, new, r.ep, r.ep_gbs)
     return compute, comm + _handoffs_s(r, shape, new)
 
 
@@ -327,7 +336,7 @@ def _decode_step(
     memory_s = (weights_read_per_step(service, shape, micro * verify) + kv) / r.pp / (stage_gpus * r.bandwidth)
     compute_s = 2 * shape.active_params * micro * verify / r.pp / (stage_gpus * r.peak)
     layers = None if shape.dims is None else shape.dims.layers / r.pp
-    comm = tensor_parallel_allreduce_s(shape, micro * verify, r.tp, r.tp_gbs, layers)
+    comm = tensor_parallel_allreduce_s(shape, micro * verify, r.tp, r.tp_gbs, layers, r.tp_in_network)
     comm += expert_alltoall_s(shape, micro * verify, r.ep, r.ep_gbs, layers)
     stage = max(memory_s, compute_s) + comm
     step = r.pp * stage + _handoffs_s(r, shape, micro * verify)
