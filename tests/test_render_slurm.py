@@ -3,6 +3,7 @@ machine) and 24.11 (Debian 13, in a cached chroot: topology/block and switch/nvi
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 import re
@@ -16,8 +17,9 @@ from slurm_harness import Slurmctld
 
 from clusterforge import codes
 from clusterforge.catalog import Server
+from clusterforge.loader import load_blueprint
 from clusterforge.pipeline import analyse, load_valid, render_files
-from clusterforge.validate import ValidBlueprint
+from clusterforge.validate import ValidBlueprint, validate
 from clusterforge.writer import write_tree
 
 EXAMPLES = [p.name for p in BLUEPRINTS]
@@ -264,3 +266,69 @@ def test_hgx_nodes_get_no_imex_switch() -> None:
     valid = load_valid(Path("blueprints/h200-training-pod.yaml"))
     assert "SwitchType" not in render_files(valid)["slurm/slurm.conf"]
     assert not [f for f in analyse(valid).findings if f.code == codes.SLURM_WITHOUT_IMEX]
+
+
+def with_partitions(valid: ValidBlueprint, partitions: list[dict[str, object]]) -> ValidBlueprint:
+    """`valid` with other partitions, validated again from its data, in its 22.05 form (tree topology)."""
+    loaded = load_blueprint(valid.path)
+    data = copy.deepcopy(loaded.data)
+    data["slurm"]["partitions"] = partitions
+    return with_tree(validate(dataclasses.replace(loaded, data=data)))
+
+
+def test_cpu_only_and_mixed_partitions_render_and_slurmctld_takes_them(tmp_path: Path) -> None:
+    """A partition of login nodes (no GPUs) and one of GPU and login nodes: check passes them, so render must
+    too. DefCpuPerGPU and DefMemPerGPU are written where a partition has GPU nodes (the smallest share over
+    them: 28 CPUs and 249,036 MB of an H200 node) and left out of a partition without any."""
+    h200 = load_valid(Path("blueprints/h200-training-pod.yaml"))
+    assert h200.blueprint.slurm is not None
+    valid = with_partitions(
+        h200,
+        [
+            *(p.model_dump() for p in h200.blueprint.slurm.partitions),
+            {"name": "cpu", "node_groups": ["login"]},
+            {"name": "mixed", "node_groups": ["gpu", "login"]},
+        ],
+    )
+    assert not analyse(valid).blocking
+    out = rendered(valid, tmp_path / "out")
+    lines = {line.split()[0]: line for line in (out / "slurm/slurm.conf").read_text().splitlines() if line}
+    assert "PerGPU" not in lines["PartitionName=cpu"]
+    with Slurmctld(out, tmp_path / "slurm") as ctld:
+        partitions = {p["PartitionName"]: p for p in parse_records(ctld.run("scontrol", "-o", "show", "partition"))}
+        sinfo = ctld.run("sinfo", "-h", "-o", "%P %D %N")
+        complaints = ctld.complaints()
+    assert complaints == []
+    got = {line.split()[0]: (int(line.split()[1]), line.split()[2]) for line in sinfo.splitlines()}
+    assert got == {
+        "gpu*": (31, "gpu[001-031]"),
+        "debug": (31, "gpu[001-031]"),
+        "cpu": (2, "login[001-002]"),
+        "mixed": (33, "gpu[001-031],login[001-002]"),
+    }
+    assert partitions["cpu"]["JobDefaults"] == "(null)"
+    for name in ("gpu", "mixed"):
+        assert "DefCpuPerGPU=28" in partitions[name]["JobDefaults"], partitions[name]
+        assert "DefMemPerGPU=249036" in partitions[name]["JobDefaults"], partitions[name]
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_a_slurm_of_cpu_nodes_only_renders_and_slurmctld_takes_it(name: str, tmp_path: Path) -> None:
+    """Slurm over a CPU node group alone (no partition node has a GPU or is on the compute fabric): no
+    gres.conf, no GresTypes, no per-GPU defaults, and no empty switch in topology.conf (slurmctld stops on
+    "switch compute-spine has neither child switches nor nodes")."""
+    valid = load_valid(Path("blueprints") / name)
+    cpu_group = next(g.name for g in valid.blueprint.node_groups if valid.catalog.require(g.model, Server).gpus is None)
+    valid = with_partitions(valid, [{"name": "cpu", "node_groups": [cpu_group], "default": True}])
+    out = rendered(valid, tmp_path / "out")
+    conf = (out / "slurm/slurm.conf").read_text()
+    assert not (out / "slurm/gres.conf").exists()
+    assert "GresTypes" not in conf and "PerGPU" not in conf
+    with Slurmctld(out, tmp_path / "slurm") as ctld:
+        sinfo = ctld.run("sinfo", "-h", "-o", "%P %D")
+        topology = parse_records(ctld.run("scontrol", "-o", "show", "topology"))
+        complaints = ctld.complaints()
+    assert complaints == []
+    count = next(g.count for g in valid.blueprint.node_groups if g.name == cpu_group)
+    assert sinfo.split() == ["cpu*", str(count)]
+    assert all(s.get("Nodes") or s.get("Switches") for s in topology), topology
