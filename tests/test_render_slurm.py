@@ -17,6 +17,7 @@ from slurm_harness import Slurmctld
 
 from clusterforge import codes
 from clusterforge.catalog import Server
+from clusterforge.errors import ClusterforgeError
 from clusterforge.loader import load_blueprint
 from clusterforge.pipeline import analyse, load_valid, render_files
 from clusterforge.validate import ValidBlueprint, validate
@@ -268,12 +269,17 @@ def test_hgx_nodes_get_no_imex_switch() -> None:
     assert not [f for f in analyse(valid).findings if f.code == codes.SLURM_WITHOUT_IMEX]
 
 
-def with_partitions(valid: ValidBlueprint, partitions: list[dict[str, object]]) -> ValidBlueprint:
-    """`valid` with other partitions, validated again from its data, in its 22.05 form (tree topology)."""
+def partitions_of(valid: ValidBlueprint, partitions: list[dict[str, object]]) -> ValidBlueprint:
+    """`valid` with other partitions, validated again from its data."""
     loaded = load_blueprint(valid.path)
     data = copy.deepcopy(loaded.data)
     data["slurm"]["partitions"] = partitions
-    return with_tree(validate(dataclasses.replace(loaded, data=data)))
+    return validate(dataclasses.replace(loaded, data=data))
+
+
+def with_partitions(valid: ValidBlueprint, partitions: list[dict[str, object]]) -> ValidBlueprint:
+    """`valid` with other partitions in its 22.05 form (tree topology)."""
+    return with_tree(partitions_of(valid, partitions))
 
 
 def test_cpu_only_and_mixed_partitions_render_and_slurmctld_takes_them(tmp_path: Path) -> None:
@@ -332,3 +338,38 @@ def test_a_slurm_of_cpu_nodes_only_renders_and_slurmctld_takes_it(name: str, tmp
     count = next(g.count for g in valid.blueprint.node_groups if g.name == cpu_group)
     assert sinfo.split() == ["cpu*", str(count)]
     assert all(s.get("Nodes") or s.get("Switches") for s in topology), topology
+
+
+def test_block_topology_refuses_a_partition_outside_every_block(tmp_path: Path, trixie: Path) -> None:
+    """topology/block places a job inside one block only, and a block is an NVLink domain: a partition of
+    login nodes alone would run no job (its topology.conf has no block; slurmctld 24.11 logs "No blocks
+    configured"), so check refuses it; login nodes beside the GB200 trays in one partition get a warning, and
+    the real slurmctld 24.11 takes the files, with the login nodes in no block."""
+    nvl72 = load_valid(Path("blueprints/gb200-nvl72.yaml"))
+    gpu = {"name": "gpu", "node_groups": ["gb"], "default": True}
+    alone = partitions_of(nvl72, [gpu, {"name": "cpu", "node_groups": ["login"]}])
+    assert [(f.code, f.message) for f in analyse(alone).blocking] == [
+        (
+            codes.SLURM_PARTITION_WITHOUT_BLOCK,
+            "topology 'block': partition 'cpu' (login[001-003]) has no node in an NVLink domain, so it is in no "
+            "block and Slurm's topology/block gives it no job",
+        )
+    ]
+    with pytest.raises(ClusterforgeError):
+        render_files(alone)
+    mixed = partitions_of(nvl72, [{**gpu, "node_groups": ["gb", "login"]}])
+    analysis = analyse(mixed)
+    assert not analysis.blocking
+    assert [f.message for f in analysis.findings if f.code == codes.SLURM_NODES_WITHOUT_BLOCK] == [
+        "topology 'block': login[001-003] of partition 'gpu' are in no NVLink domain, so in no block: Slurm's "
+        "topology/block gives them no job"
+    ]
+    out = rendered(mixed, tmp_path / "out")
+    with Slurmctld2411(trixie, out) as ctld:
+        sinfo = ctld.run("sinfo", "-h", "-o", "%P %D %N")
+        topology = parse_records(ctld.run("scontrol", "-o", "show", "topology"))
+        complaints = ctld.complaints()
+    assert complaints == []
+    assert sinfo.split() == ["gpu*", "75", "gb[001-072],login[001-003]"]
+    in_blocks = {n for r in topology if "BlockName" in r for n in hostlist.expand_hostlist(r["Nodes"])}
+    assert in_blocks == {f"gb{i:03d}" for i in range(1, 73)}
