@@ -11,7 +11,7 @@ from pathlib import Path
 
 import hostlist
 import pytest
-from helpers import BLUEPRINTS
+from helpers import BLUEPRINTS, REPO, run_cli
 from slurm_chroot import Slurmctld2411
 from slurm_harness import Slurmctld
 
@@ -24,6 +24,7 @@ from clusterforge.validate import ValidBlueprint, validate
 from clusterforge.writer import write_tree
 
 EXAMPLES = [p.name for p in BLUEPRINTS]
+BLUEPRINTS_DIR = REPO / "blueprints"
 
 
 def with_tree(valid: ValidBlueprint) -> ValidBlueprint:
@@ -316,6 +317,23 @@ def test_cpu_only_and_mixed_partitions_render_and_slurmctld_takes_them(tmp_path:
     for name in ("gpu", "mixed"):
         assert "DefCpuPerGPU=28" in partitions[name]["JobDefaults"], partitions[name]
         assert "DefMemPerGPU=249036" in partitions[name]["JobDefaults"], partitions[name]
+
+
+def test_validate_check_and_render_agree_on_a_cpu_partition(tmp_path: Path) -> None:
+    """The commands as a user runs them: validate and check passed a partition of login nodes, and render
+    stopped with an internal error (exit 3, UndefinedError def_cpu_per_gpu); now all three exit 0."""
+    text = (BLUEPRINTS_DIR / "h200-training-pod.yaml").read_text(encoding="utf-8")
+    text = text.replace(
+        '    - {name: debug, node_groups: [gpu], max_time: "02:00:00"}\n',
+        '    - {name: debug, node_groups: [gpu], max_time: "02:00:00"}\n    - {name: cpu, node_groups: [login]}\n',
+    )
+    assert "name: cpu," in text
+    blueprint = tmp_path / "pod.yaml"
+    blueprint.write_text(text, encoding="utf-8")
+    for args in (("validate",), ("check",), ("render", "-o", str(tmp_path / "out"))):
+        result = run_cli(*args, str(blueprint))
+        assert result.returncode == 0, (args, result.stdout, result.stderr)
+    assert "PartitionName=cpu Nodes=login[001-002] " in (tmp_path / "out/slurm/slurm.conf").read_text()
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
