@@ -1,9 +1,9 @@
 """The long fuzz run: every case through the pipeline, internal errors counted by place instead of stopping at
 the first. Prints what each case ended in; exit 1 if any ended in an internal error.
 
-    python tests/fuzz_long.py [--cases 20000] [--seed 1] [--target mutation|schema] [--keep DIR]
+    python tests/fuzz_long.py [--cases 20000] [--seed 1] [--target blueprint|schema] [--keep DIR]
 
-`mutation` (the default): the examples with values or text changed (fuzzing.py); `schema`: blueprints built from
+`blueprint` (the default): the examples with values or text changed (fuzzing.py); `schema`: blueprints built from
 the JSON Schema (fuzzing_schema.py). Refused cases are counted by the finding code they stopped at; with `--keep`,
 each case that ended in an internal error is written to DIR (JSON data or YAML text) to replay.
 """
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 TARGETS = {
-    "mutation": st.one_of(
+    "blueprint": st.one_of(
         mutated_data().map(lambda c: ("data", c[0], c[1], None)),
         mutated_text().map(lambda c: ("text", c[0], None, c[1])),
     ),
@@ -37,7 +37,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--target", choices=sorted(TARGETS), default="mutation")
+    parser.add_argument("--target", choices=sorted(TARGETS), default="blueprint")
     parser.add_argument("--keep", type=Path, help="folder for the cases that ended in an internal error")
     args = parser.parse_args()
     outcomes: Counter[str] = Counter()
