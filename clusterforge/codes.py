@@ -149,6 +149,8 @@ AIRFLOW_MISMATCH = _code("CF-COOL-006", WARNING, "a switch model is not sold wit
 # --- NVLink domains (expand/nvlink)
 NVLINK_DOMAIN_SPLIT = _code("CF-NVLINK-001", ERROR, "an NVLink domain is split over racks", "place a whole domain's nodes per rack", "NVLink domain 1 of group 'nvl72' spans racks A01, A02")
 SLURM_WITHOUT_IMEX = _code("CF-SLURM-001", WARNING, "multi-node NVLink domains with a Slurm release that cannot give jobs IMEX channels", "set slurm.version to the release the cluster runs, 24.05 or later for switch/nvidia_imex, or create IMEX channels in a job prolog", "Slurm 22.05 has no switch/nvidia_imex: jobs on the 4 multi-node NVLink domains (gb[001-072]) get no IMEX channel, so their GPUs cannot share memory across nodes")
+SLURM_PARTITION_WITHOUT_BLOCK = _code("CF-SLURM-002", ERROR, "a Slurm partition has no node in an NVLink domain under topology/block", "use slurm.topology 'tree', which places jobs on every node, or leave the partition out", "topology 'block': partition 'cpu' (login[001-002]) has no node in an NVLink domain, so it is in no block and Slurm's topology/block gives it no job")
+SLURM_NODES_WITHOUT_BLOCK = _code("CF-SLURM-003", WARNING, "nodes of a Slurm partition are in no NVLink domain under topology/block", "use slurm.topology 'tree', or leave the node groups without NVLink domains out of the partition", "topology 'block': login[001-002] of partition 'mixed' are in no NVLink domain, so in no block: Slurm's topology/block gives them no job")
 NVLINK_DOMAIN_PARTIAL = _code("CF-NVLINK-002", WARNING, "an NVLink domain is not full", "use a multiple of the domain's nodes to fill every domain", "NVLink domain 1 of group 'nvl72' holds 12 of 18 nodes (48 of 72 GPUs)")
 
 # --- fabric expansion (expand/fabric, expand/oob)

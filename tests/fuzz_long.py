@@ -1,12 +1,17 @@
 """The long fuzz run: every case through the pipeline, internal errors counted by place instead of stopping at
 the first. Prints what each case ended in; exit 1 if any ended in an internal error.
 
-    python tests/fuzz_long.py [--cases 20000] [--seed 1]
+    python tests/fuzz_long.py [--cases 20000] [--seed 1] [--target blueprint|schema] [--keep DIR]
+
+`blueprint` (the default): the examples with values or text changed (fuzzing.py); `schema`: blueprints built from
+the JSON Schema (fuzzing_schema.py). Refused cases are counted by the finding code they stopped at; with `--keep`,
+each case that ended in an internal error is written to DIR (JSON data or YAML text) to replay.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections import Counter
@@ -15,16 +20,28 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fuzzing import Outcome, mutated_data, mutated_text, run_case
+from fuzzing_schema import schema_blueprints
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
+
+TARGETS = {
+    "blueprint": st.one_of(
+        mutated_data().map(lambda c: ("data", c[0], c[1], None)),
+        mutated_text().map(lambda c: ("text", c[0], None, c[1])),
+    ),
+    "schema": schema_blueprints().map(lambda data: ("schema", "schema", data, None)),
+}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--target", choices=sorted(TARGETS), default="blueprint")
+    parser.add_argument("--keep", type=Path, help="folder for the cases that ended in an internal error")
     args = parser.parse_args()
     outcomes: Counter[str] = Counter()
+    refusals: Counter[str] = Counter()
     internal: Counter[str] = Counter()
     started = time.perf_counter()
 
@@ -36,19 +53,30 @@ def main() -> int:
         phases=[Phase.generate],
         suppress_health_check=list(HealthCheck),
     )
-    @given(st.one_of(mutated_data().map(lambda c: (*c, None)), mutated_text().map(lambda c: (c[0], None, c[1]))))
-    def one(case: tuple[str, object, str | None]) -> None:
-        outcome: Outcome = run_case(*case)
-        kind = "text" if case[2] is not None else "data"
+    @given(TARGETS[args.target])
+    def one(case: tuple[str, str, object, str | None]) -> None:
+        kind, name, data, text = case
+        outcome: Outcome = run_case(name, data, text)
         outcomes[f"{kind} {outcome.stage}"] += 1
+        if outcome.stage == "refused":
+            refusals[outcome.detail] += 1
         if outcome.stage == "internal":
             internal[outcome.detail] += 1
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                number = sum(internal.values())
+                if text is not None:
+                    (args.keep / f"internal-{number}-{name}.yaml").write_text(text, encoding="utf-8")
+                else:
+                    kept = {"example": name, "detail": outcome.detail, "data": data}
+                    (args.keep / f"internal-{number}.json").write_text(json.dumps(kept, indent=1, default=repr))
 
     one()
     total = sum(outcomes.values())
-    print(f"{total} cases in {time.perf_counter() - started:.0f} s (seed {args.seed})")
+    print(f"{total} cases in {time.perf_counter() - started:.0f} s (target {args.target}, seed {args.seed})")
     for key, count in sorted(outcomes.items()):
         print(f"  {key}: {count}")
+    print("  refused by code: " + ", ".join(f"{code or '?'} {count}" for code, count in refusals.most_common()))
     for detail, count in internal.most_common():
         print(f"  INTERNAL x{count}: {detail}")
     return 1 if internal else 0

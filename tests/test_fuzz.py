@@ -1,5 +1,6 @@
 """Property-based fuzzing in CI: a fixed seed and a bounded number of cases, so a run takes the same cases
-every time and a few seconds. The long run (20,000 cases and more) is `python tests/fuzz_long.py`."""
+every time and a few seconds. The long run (20,000 cases and more) is `python tests/fuzz_long.py`, with
+`--target schema` for the blueprints built from the schema."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import copy
 from typing import Any
 
 from fuzzing import examples, mutated_data, mutated_text, run_case
+from fuzzing_schema import schema_blueprints
 from hypothesis import HealthCheck, given, seed, settings
 
 CI = settings(
@@ -35,6 +37,14 @@ def test_mutated_blueprint_text_never_causes_an_internal_error(case: tuple[str, 
     assert outcome.stage != "internal", outcome.detail
 
 
+@seed(20261205)
+@settings(CI, max_examples=500)
+@given(schema_blueprints())
+def test_blueprints_built_from_the_schema_never_cause_an_internal_error(data: dict[str, Any]) -> None:
+    outcome = run_case("schema", data)
+    assert outcome.stage != "internal", outcome.detail
+
+
 def test_cases_the_long_run_found_are_user_errors() -> None:
     """Found by tests/fuzz_long.py: a utilisation of 0 divided by zero; a headroom of 1 left no memory."""
     for field, value in (("mfu", 0.0), ("memory_headroom", 1.0)):
@@ -43,3 +53,17 @@ def test_cases_the_long_run_found_are_user_errors() -> None:
         job[field] = value
         outcome = run_case("h200-training-pod", data)
         assert (outcome.stage, outcome.detail) == ("refused", "CF-SCHEMA-004"), (field, outcome)
+
+
+def test_cases_the_schema_run_found_render() -> None:
+    """Found by `fuzz_long.py --target schema`: a Slurm partition of CPU nodes only stopped the render
+    (UndefinedError def_cpu_per_gpu, exit 3), and nodes whose catalog names their HCAs (DGX) on a fat-tree
+    of two tiers (no rails) were refused by the render's own consistency check (CF-RENDER-002: "rails of
+    gpu001 ... do not match the 8 HCAs of nccl/gpu.conf"), though check passed both."""
+    cpu_partition = copy.deepcopy(examples()["h200-training-pod"].data)
+    cpu_partition["slurm"]["partitions"].append({"name": "cpu", "node_groups": ["login"]})
+    dgx_fat_tree = copy.deepcopy(examples()["h200-training-pod"].data)
+    dgx_fat_tree["node_groups"][0]["model"] = "nvidia/dgx-h100"
+    dgx_fat_tree["fabrics"]["compute"]["topology"] = "fat-tree"
+    for data in (cpu_partition, dgx_fat_tree):
+        assert run_case("h200-training-pod", data).stage == "rendered"

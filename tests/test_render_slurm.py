@@ -3,6 +3,7 @@ machine) and 24.11 (Debian 13, in a cached chroot: topology/block and switch/nvi
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 import re
@@ -10,17 +11,20 @@ from pathlib import Path
 
 import hostlist
 import pytest
-from helpers import BLUEPRINTS
+from helpers import BLUEPRINTS, REPO, run_cli
 from slurm_chroot import Slurmctld2411
 from slurm_harness import Slurmctld
 
 from clusterforge import codes
 from clusterforge.catalog import Server
+from clusterforge.errors import ClusterforgeError
+from clusterforge.loader import load_blueprint
 from clusterforge.pipeline import analyse, load_valid, render_files
-from clusterforge.validate import ValidBlueprint
+from clusterforge.validate import ValidBlueprint, validate
 from clusterforge.writer import write_tree
 
 EXAMPLES = [p.name for p in BLUEPRINTS]
+BLUEPRINTS_DIR = REPO / "blueprints"
 
 
 def with_tree(valid: ValidBlueprint) -> ValidBlueprint:
@@ -264,3 +268,126 @@ def test_hgx_nodes_get_no_imex_switch() -> None:
     valid = load_valid(Path("blueprints/h200-training-pod.yaml"))
     assert "SwitchType" not in render_files(valid)["slurm/slurm.conf"]
     assert not [f for f in analyse(valid).findings if f.code == codes.SLURM_WITHOUT_IMEX]
+
+
+def partitions_of(valid: ValidBlueprint, partitions: list[dict[str, object]]) -> ValidBlueprint:
+    """`valid` with other partitions, validated again from its data."""
+    loaded = load_blueprint(valid.path)
+    data = copy.deepcopy(loaded.data)
+    data["slurm"]["partitions"] = partitions
+    return validate(dataclasses.replace(loaded, data=data))
+
+
+def with_partitions(valid: ValidBlueprint, partitions: list[dict[str, object]]) -> ValidBlueprint:
+    """`valid` with other partitions in its 22.05 form (tree topology)."""
+    return with_tree(partitions_of(valid, partitions))
+
+
+def test_cpu_only_and_mixed_partitions_render_and_slurmctld_takes_them(tmp_path: Path) -> None:
+    """A partition of login nodes (no GPUs) and one of GPU and login nodes: check passes them, so render must
+    too. DefCpuPerGPU and DefMemPerGPU are written where a partition has GPU nodes (the smallest share over
+    them: 28 CPUs and 249,036 MB of an H200 node) and left out of a partition without any."""
+    h200 = load_valid(Path("blueprints/h200-training-pod.yaml"))
+    assert h200.blueprint.slurm is not None
+    valid = with_partitions(
+        h200,
+        [
+            *(p.model_dump() for p in h200.blueprint.slurm.partitions),
+            {"name": "cpu", "node_groups": ["login"]},
+            {"name": "mixed", "node_groups": ["gpu", "login"]},
+        ],
+    )
+    assert not analyse(valid).blocking
+    out = rendered(valid, tmp_path / "out")
+    lines = {line.split()[0]: line for line in (out / "slurm/slurm.conf").read_text().splitlines() if line}
+    assert "PerGPU" not in lines["PartitionName=cpu"]
+    with Slurmctld(out, tmp_path / "slurm") as ctld:
+        partitions = {p["PartitionName"]: p for p in parse_records(ctld.run("scontrol", "-o", "show", "partition"))}
+        sinfo = ctld.run("sinfo", "-h", "-o", "%P %D %N")
+        complaints = ctld.complaints()
+    assert complaints == []
+    got = {line.split()[0]: (int(line.split()[1]), line.split()[2]) for line in sinfo.splitlines()}
+    assert got == {
+        "gpu*": (31, "gpu[001-031]"),
+        "debug": (31, "gpu[001-031]"),
+        "cpu": (2, "login[001-002]"),
+        "mixed": (33, "gpu[001-031],login[001-002]"),
+    }
+    assert partitions["cpu"]["JobDefaults"] == "(null)"
+    for name in ("gpu", "mixed"):
+        assert "DefCpuPerGPU=28" in partitions[name]["JobDefaults"], partitions[name]
+        assert "DefMemPerGPU=249036" in partitions[name]["JobDefaults"], partitions[name]
+
+
+def test_validate_check_and_render_agree_on_a_cpu_partition(tmp_path: Path) -> None:
+    """The commands as a user runs them: validate and check passed a partition of login nodes, and render
+    stopped with an internal error (exit 3, UndefinedError def_cpu_per_gpu); now all three exit 0."""
+    text = (BLUEPRINTS_DIR / "h200-training-pod.yaml").read_text(encoding="utf-8")
+    text = text.replace(
+        '    - {name: debug, node_groups: [gpu], max_time: "02:00:00"}\n',
+        '    - {name: debug, node_groups: [gpu], max_time: "02:00:00"}\n    - {name: cpu, node_groups: [login]}\n',
+    )
+    assert "name: cpu," in text
+    blueprint = tmp_path / "pod.yaml"
+    blueprint.write_text(text, encoding="utf-8")
+    for args in (("validate",), ("check",), ("render", "-o", str(tmp_path / "out"))):
+        result = run_cli(*args, str(blueprint))
+        assert result.returncode == 0, (args, result.stdout, result.stderr)
+    assert "PartitionName=cpu Nodes=login[001-002] " in (tmp_path / "out/slurm/slurm.conf").read_text()
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_a_slurm_of_cpu_nodes_only_renders_and_slurmctld_takes_it(name: str, tmp_path: Path) -> None:
+    """Slurm over a CPU node group alone (no partition node has a GPU or is on the compute fabric): no
+    gres.conf, no GresTypes, no per-GPU defaults, and no empty switch in topology.conf (slurmctld stops on
+    "switch compute-spine has neither child switches nor nodes")."""
+    valid = load_valid(Path("blueprints") / name)
+    cpu_group = next(g.name for g in valid.blueprint.node_groups if valid.catalog.require(g.model, Server).gpus is None)
+    valid = with_partitions(valid, [{"name": "cpu", "node_groups": [cpu_group], "default": True}])
+    out = rendered(valid, tmp_path / "out")
+    conf = (out / "slurm/slurm.conf").read_text()
+    assert not (out / "slurm/gres.conf").exists()
+    assert "GresTypes" not in conf and "PerGPU" not in conf
+    with Slurmctld(out, tmp_path / "slurm") as ctld:
+        sinfo = ctld.run("sinfo", "-h", "-o", "%P %D")
+        topology = parse_records(ctld.run("scontrol", "-o", "show", "topology"))
+        complaints = ctld.complaints()
+    assert complaints == []
+    count = next(g.count for g in valid.blueprint.node_groups if g.name == cpu_group)
+    assert sinfo.split() == ["cpu*", str(count)]
+    assert all(s.get("Nodes") or s.get("Switches") for s in topology), topology
+
+
+def test_block_topology_refuses_a_partition_outside_every_block(tmp_path: Path, trixie: Path) -> None:
+    """topology/block places a job inside one block only, and a block is an NVLink domain: a partition of
+    login nodes alone would run no job (its topology.conf has no block; slurmctld 24.11 logs "No blocks
+    configured"), so check refuses it; login nodes beside the GB200 trays in one partition get a warning, and
+    the real slurmctld 24.11 takes the files, with the login nodes in no block."""
+    nvl72 = load_valid(Path("blueprints/gb200-nvl72.yaml"))
+    gpu = {"name": "gpu", "node_groups": ["gb"], "default": True}
+    alone = partitions_of(nvl72, [gpu, {"name": "cpu", "node_groups": ["login"]}])
+    assert [(f.code, f.message) for f in analyse(alone).blocking] == [
+        (
+            codes.SLURM_PARTITION_WITHOUT_BLOCK,
+            "topology 'block': partition 'cpu' (login[001-003]) has no node in an NVLink domain, so it is in no "
+            "block and Slurm's topology/block gives it no job",
+        )
+    ]
+    with pytest.raises(ClusterforgeError):
+        render_files(alone)
+    mixed = partitions_of(nvl72, [{**gpu, "node_groups": ["gb", "login"]}])
+    analysis = analyse(mixed)
+    assert not analysis.blocking
+    assert [f.message for f in analysis.findings if f.code == codes.SLURM_NODES_WITHOUT_BLOCK] == [
+        "topology 'block': login[001-003] of partition 'gpu' are in no NVLink domain, so in no block: Slurm's "
+        "topology/block gives them no job"
+    ]
+    out = rendered(mixed, tmp_path / "out")
+    with Slurmctld2411(trixie, out) as ctld:
+        sinfo = ctld.run("sinfo", "-h", "-o", "%P %D %N")
+        topology = parse_records(ctld.run("scontrol", "-o", "show", "topology"))
+        complaints = ctld.complaints()
+    assert complaints == []
+    assert sinfo.split() == ["gpu*", "75", "gb[001-072],login[001-003]"]
+    in_blocks = {n for r in topology if "BlockName" in r for n in hostlist.expand_hostlist(r["Nodes"])}
+    assert in_blocks == {f"gb{i:03d}" for i in range(1, 73)}

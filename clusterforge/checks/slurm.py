@@ -1,4 +1,5 @@
-"""Slurm on multi-node NVLink systems: the release must hand each job an IMEX channel."""
+"""Slurm on NVLink systems: the release must hand each job an IMEX channel, and topology/block (one block per
+NVLink domain) must leave no partition node outside a block, where Slurm never places a job."""
 
 from __future__ import annotations
 
@@ -32,3 +33,40 @@ def check_slurm_imex(ctx: CheckContext) -> Iterator[Finding]:
             f"set slurm.version to the release the cluster runs ({IMEX_SINCE} or later has switch/nvidia_imex), "
             "or create IMEX channels in a job prolog",
         )
+
+
+def check_slurm_blocks(ctx: CheckContext) -> Iterator[Finding]:
+    """topology/block selects a job's nodes inside one block only (Slurm's eval_nodes_block), and clusterforge
+    writes a block per NVLink domain: a node in no domain (a CPU node, a login node) never gets a job, and a
+    partition of such nodes alone runs none (with no block at all slurmctld logs "No blocks configured")."""
+    slurm = ctx.valid.blueprint.slurm
+    if slurm is None or slurm.topology != "block":
+        return
+    in_blocks = {n for domain in ctx.topo.domains for n in domain.nodes}
+    for index, partition in enumerate(slurm.partitions):
+        nodes = [n.name for n in ctx.topo.nodes() if n.group in partition.node_groups]
+        outside = [n for n in nodes if n not in in_blocks]
+        if not outside:
+            continue
+        names = hostlist.collect_hostlist(outside)
+        path = ("slurm", "partitions", index, "node_groups")
+        if len(outside) == len(nodes):
+            yield ctx.finding(
+                codes.SLURM_PARTITION_WITHOUT_BLOCK,
+                Severity.ERROR,
+                f"topology 'block': partition '{partition.name}' ({names}) has no node in an NVLink domain, so it "
+                "is in no block and Slurm's topology/block gives it no job",
+                path,
+                partition.name,
+                "use slurm.topology 'tree', which places jobs on every node, or leave the partition out",
+            )
+        else:
+            yield ctx.finding(
+                codes.SLURM_NODES_WITHOUT_BLOCK,
+                Severity.WARNING,
+                f"topology 'block': {names} of partition '{partition.name}' are in no NVLink domain, so in no "
+                "block: Slurm's topology/block gives them no job",
+                path,
+                partition.name,
+                "use slurm.topology 'tree', or leave the node groups without NVLink domains out of the partition",
+            )

@@ -318,6 +318,21 @@ def _topology_problems(mode: str, files: dict[str, str], slurm_nodes: set[str]) 
 
 
 # --- NCCL ------------------------------------------------------------------------------------------------
+def _railed_or_miscounted(topo: Topology, nodes: set[str], hcas: int) -> set[str]:
+    """Of `nodes`, whose rails in the host data differ from the HCAs, those that are wrong: a node whose compute
+    ports are on rails, or whose compute ports (on a fat-tree of two or more tiers, which has no rails and so
+    no `cf_rails`) are not as many as the HCAs. One pass over the links, only when some node differs."""
+    railed: set[str] = set()
+    ports: Counter[str] = Counter()
+    for link in topo.links:
+        if link.tier == "node-leaf" and link.a in nodes and topo.fabrics[link.fabric].kind == "compute":
+            if link.rail is None:
+                ports[link.a] += 1
+            else:
+                railed.add(link.a)
+    return {n for n in nodes if n in railed or ports[n] != hcas}
+
+
 def _nccl_problems(
     valid: ValidBlueprint,
     topo: Topology,
@@ -345,6 +360,8 @@ def _nccl_problems(
             yield f"{entry.conf}: NCCL_IB_HCA lists {len(hcas)} devices, {entry.group.model} has {ports} compute ports"
         members = [n.name for n in topo.nodes() if n.group == entry.group.name]
         if wrong := {n for n in members if (per_host[n].rails if n in per_host else 0) != len(hcas)}:
+            wrong = _railed_or_miscounted(topo, wrong, len(hcas))
+        if wrong:
             yield f"{HOST_DATA_DIR}: rails of {_sample(wrong)} do not match the {len(hcas)} HCAs of {entry.conf}"
         if entry.topology is not None and entry.topology in files:
             yield from _topology_xml_problems(entry.topology, files[entry.topology], entry.server, hcas)

@@ -73,18 +73,21 @@ def _node_lines(bp: Blueprint, catalog: Catalog, nodes: list[Device]) -> list[di
     return lines
 
 
-def _per_gpu_defaults(node_lines: list[dict[str, Any]], groups: list[str]) -> dict[str, int]:
+def _per_gpu_defaults(node_lines: list[dict[str, Any]], groups: list[str]) -> dict[str, int | None]:
     """DefCpuPerGPU and DefMemPerGPU (MB) of a partition: an even share of a node's CPUs and RealMemory per
     GPU, the smallest over its GPU node groups, so a job asking only for GPUs gets a fair share of the node.
-    None for a partition without GPUs."""
+    Both None for a partition without GPU nodes (login or CPU nodes only): slurm.conf(5) defines them per
+    allocated GPU, so such a partition has nothing to give them to. Nodes without GPUs in a mixed partition
+    do not lower the share: a job there that asks for no GPU is not given any per-GPU default."""
     shares = [
         (line["cpus"] // line["gpu_count"], line["real_memory"] // line["gpu_count"])
         for line in node_lines
         if line["group"] in groups and line["gpu_count"]
     ]
-    if not shares:
-        return {}
-    return {"def_cpu_per_gpu": min(c for c, _ in shares), "def_mem_per_gpu": min(m for _, m in shares)}
+    return {
+        "def_cpu_per_gpu": min((c for c, _ in shares), default=None),
+        "def_mem_per_gpu": min((m for _, m in shares), default=None),
+    }
 
 
 def _gres_lines(bp: Blueprint, catalog: Catalog, nodes: list[Device]) -> list[dict[str, str]]:
@@ -140,7 +143,7 @@ def _tree(topo: Topology, fabric: str, members: set[str]) -> list[dict[str, str]
         if node.name in leaf_of:
             first[leaf_of[node.name]].append(node.name)
     lines = [{"name": name, "nodes": host_range(names)} for name, names in sorted(first.items())]
-    if summary.tiers <= 1 or len(first) == 1:
+    if summary.tiers <= 1 or len(first) <= 1:  # none: no partition node is on this fabric (CPU-only partitions)
         return lines
     if summary.tiers == 2:
         lines.append({"name": f"{fabric}-spine", "switches": host_range(sorted(first))})
