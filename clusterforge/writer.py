@@ -22,6 +22,7 @@ from pathlib import Path
 from . import codes
 from .errors import ClusterforgeError, Finding, Severity, display_name
 from .fsops import FolderBusy, held, hold, locked, swap_in
+from .inputs import InputRefused, read_regular
 from .output_paths import UnsafePath, check_relative
 from .render.pieces import FileText, whole
 from .version import __version__
@@ -29,6 +30,8 @@ from .write_behind import WriteBehind
 from .write_behind_child import NewFiles, write_all
 
 MANIFEST = "manifest.json"
+MAX_MANIFEST_BYTES = 256 * 1024 * 1024
+"""A manifest lists every file of a render by its sha256 (some 100 bytes a file)."""
 TOOL = "clusterforge"
 _NEW, _OLD = "clusterforge-new-", "clusterforge-old-"
 
@@ -66,8 +69,8 @@ def manifest_files(folder: Path) -> set[str] | None:
     """The files a previous render in `folder` wrote (its manifest included), or None when no clusterforge
     manifest is there."""
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = json.loads(read_regular(folder / MANIFEST, MAX_MANIFEST_BYTES)[1].decode("utf-8"))
+    except (OSError, InputRefused, RecursionError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("tool") != TOOL or not isinstance(data.get("files"), dict):
         return None
@@ -432,6 +435,15 @@ class TreeDiff:
         return not (self.stale or self.missing or self.extra)
 
 
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether the file on disk is `data`; read only up to its size (a longer file, a FIFO or a device
+    differs, and is not read)."""
+    try:
+        return read_regular(path, len(data))[1] == data
+    except (OSError, InputRefused):
+        return False
+
+
 def compare_tree(files: dict[str, str], target: Path) -> TreeDiff:
     diff = TreeDiff()
     on_disk = (
@@ -440,7 +452,7 @@ def compare_tree(files: dict[str, str], target: Path) -> TreeDiff:
     for rel, text in sorted(files.items()):
         if rel not in on_disk:
             diff.missing.append(rel)
-        elif (target / rel).read_bytes() != text.encode("utf-8"):
+        elif not _holds(target / rel, text.encode("utf-8")):
             diff.stale.append(rel)
     ours = manifest_files(target) or set()
     diff.extra = sorted((on_disk & ours) - set(files))

@@ -227,3 +227,30 @@ def test_a_file_included_or_named_twice_is_read_once(repo: Path, monkeypatch: py
     valid = load_valid(path)
     assert sorted(opened) == ["a.yaml", "cluster.yaml", "site.yaml"]
     assert len(valid.blueprint.catalogs) == 2
+
+
+# --- other files a command opens: site templates, the output folder it compares -------------------------------
+def test_a_site_template_that_is_a_fifo_is_refused_without_waiting(repo: Path) -> None:
+    templates = repo / "site-templates"
+    (templates / "slurm").mkdir(parents=True)
+    os.mkfifo(templates / "slurm/gres.conf.j2")
+    result = run_cli(
+        "render", str(repo / "blueprints/cluster.yaml"), "-o", str(repo / "out"), "--templates", str(templates)
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "will not read it: it is not a regular file" in result.stdout
+
+
+def test_render_check_does_not_wait_on_a_fifo_in_the_output_folder(repo: Path) -> None:
+    path, out = repo / "blueprints/cluster.yaml", repo / "out"
+    assert run_cli("render", str(path), "-o", str(out)).returncode == 0
+    (out / "slurm/gres.conf").unlink()
+    os.mkfifo(out / "slurm/gres.conf")
+    result = subprocess.run(
+        [sys.executable, "-m", "clusterforge", "render", str(path), "-o", str(out), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,  # before: waited for a writer forever
+        check=False,
+    )
+    assert result.returncode == 1 and f"stale: {out}/slurm/gres.conf" in result.stdout

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import posixpath
 import sys
 from functools import cache
 from importlib.resources import files
@@ -12,6 +14,8 @@ from typing import Any
 
 import jinja2
 import yaml
+
+from ..inputs import MAX_FILE_BYTES, InputRefused, read_regular
 
 
 def shipped_templates() -> Path:
@@ -59,12 +63,43 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
             return
 
 
+class _BoundedLoader(jinja2.FileSystemLoader):
+    """Jinja2's file loader reading through `inputs.read_regular`: a site template that is a device, a FIFO
+    or over 8 MiB is refused (as a syntax error of that template, which the render reports as the site's)
+    before a byte of it is read."""
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:  # noqa: ARG002
+        pieces = jinja2.loaders.split_template_path(template)
+        for searchpath in self.searchpath:
+            filename = posixpath.join(searchpath, *pieces)
+            if os.path.lexists(filename) and not os.path.isdir(filename):
+                break
+        else:
+            raise jinja2.TemplateNotFound(template)
+        try:
+            contents = read_regular(Path(filename), MAX_FILE_BYTES)[1].decode(self.encoding)
+            mtime = os.path.getmtime(filename)
+        except (InputRefused, OSError, UnicodeDecodeError) as exc:
+            reason = (
+                exc.strerror if isinstance(exc, OSError) else "not UTF-8 text" if isinstance(exc, ValueError) else exc
+            )
+            raise jinja2.TemplateSyntaxError(f"will not read it: {reason}", 1, template, filename) from None
+
+        def uptodate() -> bool:
+            try:
+                return os.path.getmtime(filename) == mtime
+            except OSError:
+                return False
+
+        return contents, os.path.normpath(filename), uptodate
+
+
 @cache
 def environment(override: Path | None = None) -> jinja2.Environment:
     """Templates from `override` first (a site's own), then the shipped ones."""
     loaders: list[jinja2.BaseLoader] = []
     if override is not None:
-        loaders.append(jinja2.FileSystemLoader(str(override)))
+        loaders.append(_BoundedLoader(str(override)))
     loaders.append(jinja2.FileSystemLoader(str(shipped_templates())))
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
