@@ -55,7 +55,9 @@ def test_deeply_nested_lldp_json_is_a_located_error(tmp_path: Path) -> None:
     assert f"error CF-VERIFY-006: {host}:2:" in result.stderr and "nest deeper than 64" in result.stderr
 
 
-@pytest.mark.parametrize("number", ["1" * 5000, "1." + "5" * 5000, "-" + "9" * 5000 + "e5"])
+@pytest.mark.parametrize(
+    "number", ["1" * 5000, "1." + "5" * 5000, "-" + "9" * 5000 + "e5"], ids=["int", "fraction", "exp"]
+)
 def test_a_5000_digit_number_in_lldp_json_is_a_located_error(tmp_path: Path, number: str) -> None:
     host = tmp_path / "inf001.json"
     host.write_text('{"lldp": {\n"interface": {"ens1": {"rid": ' + number + "}}}}", encoding="utf-8")
