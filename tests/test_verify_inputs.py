@@ -66,18 +66,35 @@ def test_a_5000_digit_number_in_lldp_json_is_a_located_error(tmp_path: Path, num
     assert f"error CF-VERIFY-006: {host}:2:" in result.stderr and "a number of more than" in result.stderr
 
 
-def test_a_5000_digit_port_number_in_ibnetdiscover_is_a_located_error(tmp_path: Path) -> None:
-    bad = capture_with(tmp_path, LINE, LINE.replace("SW    13 31 ", f"SW    13 {'3' * 5000} "))
+@pytest.mark.parametrize("digits", [3000, 5000])
+def test_a_5000_digit_port_number_in_ibnetdiscover_is_a_located_error(tmp_path: Path, digits: int) -> None:
+    bad = capture_with(tmp_path, LINE, LINE.replace("SW    13 31 ", f"SW    13 {'3' * digits} "))
     result = verify(str(H200), "--ibnetdiscover", str(bad))
     assert result.returncode == 1
-    assert f"error CF-VERIFY-006: {bad}:156: port number 3333333333" in result.stderr
+    assert f"error CF-VERIFY-006: {bad}:156: " in result.stderr  # over 4,096 characters: the line is refused
+    if digits < 4000:
+        assert f"{bad}:156: port number 3333333333... (3,000 digits) is not an InfiniBand port" in result.stderr
 
 
-def test_a_guid_longer_than_64_bits_is_a_located_error(tmp_path: Path) -> None:
-    bad = capture_with(tmp_path, LINE, LINE.replace("0x0002c90000000003", "0x" + "f" * 5000))
+@pytest.mark.parametrize("digits", [3000, 5000])
+def test_a_guid_longer_than_64_bits_is_a_located_error(tmp_path: Path, digits: int) -> None:
+    bad = capture_with(tmp_path, LINE, LINE.replace("0x0002c90000000003", "0x" + "f" * digits))
     result = verify(str(H200), "--ibnetdiscover", str(bad))
     assert result.returncode == 1
-    assert f"error CF-VERIFY-006: {bad}:156: GUID 0xffffffff" in result.stderr
+    assert f"error CF-VERIFY-006: {bad}:156: " in result.stderr
+    if digits < 4000:
+        assert f"{bad}:156: GUID 0xffffffff... (3,000 hex digits) is longer than 64 bits" in result.stderr
+
+
+def test_a_line_built_to_make_the_parser_backtrack_is_refused_at_once(tmp_path: Path) -> None:
+    """Before: the port-list pattern took time cubic in a line's length (2 s for 20,000 characters)."""
+    hostile = "CA    1  1 0x1 4x SDR - SW    13 31 0x3 ( '" + "' - '" * 100_000
+    bad = capture_with(tmp_path, LINE, LINE + "\n" + hostile)
+    result = verify(str(H200), "--ibnetdiscover", str(bad), timeout=30)
+    assert result.returncode == 1
+    assert f"error CF-VERIFY-006: {bad}:157: a line of 500,043 characters, more than the 4,096" in result.stderr
+    short = capture_with(tmp_path, LINE, LINE + "\n" + hostile[:4000])  # under the bound: linear, so quick
+    assert verify(str(H200), "--ibnetdiscover", str(short), timeout=30).returncode == 1
 
 
 @pytest.mark.parametrize("option", ["--lldp", "--ibnetdiscover"])

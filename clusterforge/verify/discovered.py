@@ -21,9 +21,13 @@ _PORT_LINE = re.compile(
     r'^\[(?P<port>\d+)\](?:\((?P<portguid>[0-9a-fA-F]+)\))?\s+"(?P<remote>[^"]*)"\[(?P<rport>\d+)\]'
 )
 _PORTS_FORMAT = re.compile(
-    r"^(?P<k1>CA|SW|RT)\s+\d+\s+(?P<p1>\d+)\s+0x(?P<g1>[0-9a-fA-F]+)\s.*?\s-\s+"
-    r"(?P<k2>CA|SW|RT)\s+\d+\s+(?P<p2>\d+)\s+0x(?P<g2>[0-9a-fA-F]+)\s+\(\s*'(?P<d1>.*)'\s+-\s+'(?P<d2>.*)'\s*\)\s*$"
+    r"^(?P<k1>CA|SW|RT)\s+\d+\s+(?P<p1>\d+)\s+0x(?P<g1>[0-9a-fA-F]+)\s[^-']*?\s-\s+"
+    r"(?P<k2>CA|SW|RT)\s+\d+\s+(?P<p2>\d+)\s+0x(?P<g2>[0-9a-fA-F]+)\s+\(\s*'(?P<d1>[^']*)'\s+-\s+'(?P<d2>[^']*)'\s*\)\s*$"
 )
+"""A line of `ibnetdiscover -p`; no part can match a span another part matches, so a hostile line costs
+time linear in its length (`.*` in two places made it cubic: 2 s for a line of 20,000 characters)."""
+MAX_LINE = 4096
+"""Characters in a line of a capture; ibnetdiscover's are some 150 (a node description is at most 64 bytes)."""
 
 
 _CHASSIS_FIELDS = frozenset({"id", "name", "descr", "mgmt-ip", "mgmt-iface", "capability", "ttl"})
@@ -115,15 +119,23 @@ def _guid(text: str, source: str, line: int) -> int:
     return int(text, 16)
 
 
-def _lines(text: str) -> list[str]:
+def _lines(text: str, source: str = "") -> list[str]:
     """Lines at line feeds only: a carriage return or other separator inside a node description is part of
-    it (and shown, made visible), not a line break that would hide it."""
-    return text.split("\n")
+    it (and shown, made visible), not a line break that would hide it. A line over MAX_LINE characters is
+    refused (located), as no tool writes one."""
+    lines = text.split("\n")
+    if lines and max(map(len, lines)) > MAX_LINE:
+        number = next(i for i, line in enumerate(lines, 1) if len(line) > MAX_LINE)
+        raise DiscoveryError(
+            f"{source}:{number}: a line of {len(lines[number - 1]):,} characters, more than the {MAX_LINE:,} "
+            "of any ibnetdiscover line"
+        )
+    return lines
 
 
 def parse_ibnetdiscover(text: str, source: str) -> list[Seen]:
     """Links of `ibnetdiscover` (topology format) or `ibnetdiscover -p` output, each once."""
-    if any(_PORTS_FORMAT.match(line) for line in _lines(text)[:50]):
+    if any(_PORTS_FORMAT.match(line) for line in _lines(text, source)[:50]):
         return _ports_format(text, source)
     return _topology_format(text, source)
 
