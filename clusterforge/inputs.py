@@ -105,10 +105,6 @@ class InputPolicy:
             )
         return resolved
 
-    def read_text(self, path: Path) -> str:
-        """The file's text, read on its own (no run's cache or bound); see `Reads.read_text`."""
-        return Reads(self).read_text(path)
-
 
 @dataclass
 class Reads:

@@ -50,6 +50,9 @@ def main() -> int:
         outcomes[f"{kind} {outcome.stage}"] += 1
         if outcome.stage == "internal":
             internal[outcome.detail] += 1
+        done = sum(outcomes.values())
+        if done % 1000 == 0:  # a long run shows where it is, and what it found so far
+            print(f"{done} cases, {sum(internal.values())} internal, {time.perf_counter() - started:.0f} s", flush=True)
 
     if args.target == "verify":
         with tempfile.TemporaryDirectory() as folder:
