@@ -52,7 +52,8 @@ def main() -> int:
             internal[outcome.detail] += 1
         done = sum(outcomes.values())
         if done % 1000 == 0:  # a long run shows where it is, and what it found so far
-            print(f"{done} cases, {sum(internal.values())} internal, {time.perf_counter() - started:.0f} s", flush=True)
+            so_far = ", ".join(f"{key}: {n}" for key, n in sorted(outcomes.items()))
+            print(f"{done} cases in {time.perf_counter() - started:.0f} s: {so_far}", flush=True)
 
     if args.target == "verify":
         with tempfile.TemporaryDirectory() as folder:
