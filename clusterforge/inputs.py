@@ -170,6 +170,8 @@ class Reads:
 # --- JSON ------------------------------------------------------------------------------------------------------
 MAX_JSON_DEPTH = 64
 MAX_NUMBER_DIGITS = 100
+MAX_JSON_VALUES = 4_000_000
+"""Values in one JSON text (each some 60 bytes once parsed); lldpctl of 12,500 hosts, merged, has some 2,000,000."""
 _JSON_SCAN = re.compile(
     r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]|[\]}]|[-+0-9.eE]{' + str(MAX_NUMBER_DIGITS + 1) + ",}", re.DOTALL
 )
@@ -197,7 +199,11 @@ def _number(text: str) -> str:
 
 def parse_json(text: str) -> Any:
     """JSON nesting at most MAX_JSON_DEPTH deep, with numbers of at most MAX_NUMBER_DIGITS characters;
-    JsonRefused (located) for anything else, before the parser recurses or converts a number."""
+    JsonRefused (located) for anything else, before the parser recurses or converts a number; and at most
+    MAX_JSON_VALUES values, counted (from above) before any is made."""
+    values = text.count(",") + text.count("[") + text.count("{") + 1
+    if values > MAX_JSON_VALUES:
+        raise JsonRefused(1, 1, f"more than {MAX_JSON_VALUES:,} values ({values:,} at most)")
     depth = 0
     for match in _JSON_SCAN.finditer(text):
         token = match.group()

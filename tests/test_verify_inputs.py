@@ -97,6 +97,21 @@ def test_a_line_built_to_make_the_parser_backtrack_is_refused_at_once(tmp_path: 
     assert verify(str(H200), "--ibnetdiscover", str(short), timeout=30).returncode == 1
 
 
+def test_a_capture_that_would_fill_memory_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    """Within the size bound, but more links or JSON values than any fabric has (each some 250 and 60 bytes
+    once parsed)."""
+    ib = tmp_path / "fabric.txt"
+    ib.write_text('Switch 64 "compute-leaf001"\n' + '[1] "a"[1]\n' * 2_000_000, encoding="utf-8")
+    result = verify(str(H200), "--ibnetdiscover", str(ib), timeout=60)
+    assert result.returncode == 1
+    assert f"error CF-VERIFY-006: {ib}:2000001: more than 2,000,000 lines" in result.stderr
+    host = tmp_path / "inf001.json"
+    host.write_text('{"lldp": [' + "0," * 4_000_000 + "0]}", encoding="utf-8")
+    result = verify(str(L40S), "--lldp", str(host), timeout=60)
+    assert result.returncode == 1
+    assert f"error CF-VERIFY-006: {host}:1:1: more than 4,000,000 values" in result.stderr
+
+
 @pytest.mark.parametrize("option", ["--lldp", "--ibnetdiscover"])
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
 def test_a_device_is_refused_before_it_is_read(option: str, device: str) -> None:

@@ -28,6 +28,8 @@ _PORTS_FORMAT = re.compile(
 time linear in its length (`.*` in two places made it cubic: 2 s for a line of 20,000 characters)."""
 MAX_LINE = 4096
 """Characters in a line of a capture; ibnetdiscover's are some 150 (a node description is at most 64 bytes)."""
+MAX_LINES = 2_000_000
+"""Lines in a capture (each link found becomes some 250 bytes); a 100,000-GPU fabric's has some 800,000."""
 
 
 _CHASSIS_FIELDS = frozenset({"id", "name", "descr", "mgmt-ip", "mgmt-iface", "capability", "ttl"})
@@ -123,6 +125,10 @@ def _lines(text: str, source: str = "") -> list[str]:
     """Lines at line feeds only: a carriage return or other separator inside a node description is part of
     it (and shown, made visible), not a line break that would hide it. A line over MAX_LINE characters is
     refused (located), as no tool writes one."""
+    if text.count("\n") >= MAX_LINES:
+        raise DiscoveryError(
+            f"{source}:{MAX_LINES + 1}: more than {MAX_LINES:,} lines (a 100,000-GPU fabric's has some 800,000)"
+        )
     lines = text.split("\n")
     if lines and max(map(len, lines)) > MAX_LINE:
         number = next(i for i, line in enumerate(lines, 1) if len(line) > MAX_LINE)
