@@ -88,11 +88,10 @@ class Seen:
     a: End
     b: End
     switches: frozenset[str] = frozenset()
-    """Node descriptions of the ends that are switches (InfiniBand); empty for LLDP."""
+    """Node descriptions of the ends that are switches (InfiniBand; as `visible` shows them); empty for LLDP."""
 
 
 def _pair(a: End, b: End, switches: frozenset[str] = frozenset()) -> Seen:
-    switches = frozenset(map(visible, switches))
     return Seen(a, b, switches) if a <= b else Seen(b, a, switches)
 
 
@@ -154,7 +153,8 @@ def _ports_format(text: str, source: str) -> list[Seen]:
             _guid(match["g1"], source, number), _guid(match["g2"], source, number)
             a = End(match["d1"], _port(match["p1"], source, number))
             b = End(match["d2"], _port(match["p2"], source, number))
-            switches = frozenset(d for d, k in ((match["d1"], match["k1"]), (match["d2"], match["k2"])) if k == "SW")
+            ends = ((match["d1"], match["k1"]), (match["d2"], match["k2"]))
+            switches = frozenset(visible(d) for d, k in ends if k == "SW")
             found.add(_pair(a, b, switches))
     return sorted(found, key=lambda s: (s.a, s.b))
 
@@ -186,7 +186,7 @@ def _topology_format(text: str, source: str) -> list[Seen]:
             _guid(value["guid"], source, number)
     if not names:
         raise DiscoveryError(f"{source}: no Switch or Ca lines: not ibnetdiscover output")
-    switches = frozenset(names[n] for n, k in kinds.items() if k == "Switch")
+    switches = frozenset(visible(names[n]) for n, k in kinds.items() if k == "Switch")
     found = {
         _pair(End(names[node], port), End(names.get(remote, remote), rport), switches)
         for node, port, remote, rport in ports
