@@ -81,6 +81,7 @@ YAML_INCLUDE_CONFLICT = _code("CF-YAML-006", ERROR, "two files define the same k
 # --- size limits (bounds), checked before any name, port or link is made
 TOO_LARGE = _code("CF-LIMIT-001", ERROR, "more nodes or racks than clusterforge plans in one blueprint", "split the cluster into several blueprints (one per building block or hall)", "the blueprint asks for 400,000 nodes in 2 groups; clusterforge plans at most 250,000")
 TOO_MANY_PORTS = _code("CF-LIMIT-002", ERROR, "more server ports than clusterforge plans in one blueprint", "split the cluster, or use servers with fewer ports", "the blueprint asks for 6,700,062 server ports; clusterforge plans at most 4,000,000")
+TOO_MUCH_INPUT = _code("CF-LIMIT-003", ERROR, "a blueprint reads more files or bytes than one run reads (includes and catalogs, repeats counted)", "include or name each file once; split the cluster into several blueprints", "will not read f9.yaml: it would make more than 256 file reads in one run (repeats counted)")
 
 # --- blueprint schema (schema_errors)
 SCHEMA_UNKNOWN_KEY = _code("CF-SCHEMA-001", ERROR, "unknown key", "fix the spelling (the message suggests the closest key) or remove the key", "unknown key 'placment' in node_groups[0] (did you mean 'placement'?)")
@@ -229,6 +230,7 @@ VERIFY_SWAPPED = _code("CF-VERIFY-003", ERROR, "two planned cables are swapped",
 VERIFY_WRONG_RAIL = _code("CF-VERIFY-004", ERROR, "a host port is cabled to a leaf of another rail", "move the cable to the leaf of the port's rail (the cable label says where)", "wrong rail: A01 U1 gpu001 ib2 (rail 2, cable compute-00002) is cabled to N01 U41 compute-leaf001 ib2/1 (IB port 3) (a rail 1 leaf)")
 VERIFY_NOT_FAT_TREE = _code("CF-VERIFY-005", ERROR, "the discovered InfiniBand fabric is not a fat tree", "fix the missing leaf-spine cables listed with it; OpenSM falls back to min-hop routing until then", "not a fat tree as cabled: compute-leaf003 has no link to compute-spine002; OpenSM's fat-tree routing will refuse it")
 VERIFY_UNREADABLE = _code("CF-VERIFY-006", ERROR, "a discovered file cannot be read", "give the file ibnetdiscover or lldpctl -f json wrote", "fabric.txt: no Switch or Ca lines: not ibnetdiscover output")
+VERIFY_NO_SUCH_PORT = _code("CF-VERIFY-007", ERROR, "a discovered link is on a port number the planned switch model does not have", "check that the switch is the planned model, and the capture is of this fabric", "no such port: N01 U39 compute-leaf003 IB port 200 (a nvidia/qm9700 has ports 1-128) holds a link to B05 U1 gpu031 ib3")
 # --- accept (accept)
 ACCEPT_UNREADABLE = _code("CF-ACCEPT-001", ERROR, "a result file cannot be read (not a regular file, too large, not text, no burn-in header)", "give the files the rendered burn-in jobs wrote, whole; a job's first line names its test", "cannot read it: it is larger than 8 MiB")
 ACCEPT_MALFORMED = _code("CF-ACCEPT-002", ERROR, "a result file is not the tool output its header names, or stops early", "run the test again: a cut-short or damaged file is never taken as a pass", "the nccl-tests output stops before its '# Avg bus bandwidth' line: cut short")

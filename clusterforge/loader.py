@@ -9,7 +9,7 @@ from typing import Any
 
 from . import codes
 from .errors import BlueprintError, DataPath, Finding, Severity, SourceLocation, display_name
-from .inputs import InputPolicy, InputRefused
+from .inputs import InputBudgetExceeded, InputPolicy, InputRefused, Reads
 from .yamlsafe import SourceMap, YamlError, read_yaml
 
 MAX_INCLUDE_DEPTH = 8
@@ -26,6 +26,9 @@ class LoadedBlueprint:
     policy: InputPolicy | None = None
     """Which files the blueprint may read (includes here, catalogs in the validate stage); None: the files
     inside the blueprint's repository."""
+    reads: Reads | None = None
+    """The run's reading (each file read once, the run's reads bounded), which the validate stage goes on
+    with for the catalogs; None: a new one under `policy`."""
 
 
 def _error(
@@ -34,15 +37,15 @@ def _error(
     return BlueprintError([Finding(code, Severity.ERROR, message, path, location, hint)])
 
 
-def _read_file(
-    path: Path,
-    included_from: SourceLocation | None,
-    policy: InputPolicy,
-) -> tuple[dict[str, Any], SourceMap]:
+def _read_file(path: Path, included_from: SourceLocation | None, reads: Reads) -> tuple[dict[str, Any], SourceMap]:
+    """The file's data and source map, parsed once per run however often it is included (shared: not to be
+    changed)."""
     display = display_name(path)
     included_from = included_from or SourceLocation(display, 0, 0)
     try:
-        text = policy.read_text(path)
+        return reads.parsed(path, f"blueprint {display}", lambda data: _parse(data, display))
+    except InputBudgetExceeded as exc:
+        raise _error(codes.TOO_MUCH_INPUT, f"will not read {display}: {exc}", included_from) from None
     except InputRefused as exc:
         raise _error(codes.YAML_INCLUDE, f"will not read {display}: {exc}", included_from) from None
     except FileNotFoundError:
@@ -50,24 +53,28 @@ def _read_file(
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise _error(codes.YAML_INCLUDE, f"cannot read {display}: {reason}", included_from) from None
+
+
+def _parse(data: bytes, display: str) -> tuple[dict[str, Any], SourceMap]:
     try:
-        data, sources = read_yaml(text, display)
+        parsed, sources = read_yaml(data.decode("utf-8"), display)
     except YamlError as exc:
         raise BlueprintError([exc.finding]) from None
-    if not isinstance(data, dict):
-        what = "empty" if data is None else f"a {type(data).__name__}"
+    if not isinstance(parsed, dict):
+        what = "empty" if parsed is None else f"a {type(parsed).__name__}"
         raise _error(
             codes.YAML_NOT_A_MAPPING,
             f"a blueprint file must be a mapping of keys to values, this one is {what}",
             SourceLocation(display, 1, 1),
         )
-    return data, sources
+    return parsed, sources
 
 
 def load_blueprint(path: Path, allow: Sequence[Path] = ()) -> LoadedBlueprint:
     """Read `path` and merge its includes (depth first, in the order listed); files are read only inside the
     blueprint's repository and the `allow`ed folders."""
-    loaded = LoadedBlueprint(path, {}, SourceMap({}, {}), [], InputPolicy.for_blueprint(path, allow))
+    policy = InputPolicy.for_blueprint(path, allow)
+    loaded = LoadedBlueprint(path, {}, SourceMap({}, {}), [], policy, Reads(policy))
     _load_into(loaded, path, None, ())
     return loaded
 
@@ -84,27 +91,28 @@ def _load_into(
         )
     if len(chain) > MAX_INCLUDE_DEPTH:
         raise _error(codes.YAML_INCLUDE, f"includes nest deeper than {MAX_INCLUDE_DEPTH} levels", included_from)
-    data, sources = _read_file(path, included_from, loaded.policy or InputPolicy.for_blueprint(loaded.path))
+    if loaded.reads is None:
+        loaded.reads = Reads(loaded.policy or InputPolicy.for_blueprint(loaded.path))
+    data, sources = _read_file(path, included_from, loaded.reads)
     loaded.files.append(path)
     includes = data.get("include", [])
     if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):
         raise _error(
             codes.SCHEMA_TYPE, "include: expected a list of file paths", sources.locate(("include",)), ("include",)
         )
-    if chain:
-        data.pop("include", None)
-    _merge(loaded, data, sources)
+    _merge(loaded, {k: v for k, v in data.items() if k != "include"} if chain else data, sources)
     for index, name in enumerate(includes):
         _load_into(loaded, path.parent / name, sources.locate(("include", index)), (*chain, resolved))
 
 
 def _merge(loaded: LoadedBlueprint, data: dict[str, Any], sources: SourceMap) -> None:
-    """Top-level lists are appended, top-level mappings joined key by key; anything else must not repeat."""
+    """Top-level lists are appended, top-level mappings joined key by key; anything else must not repeat.
+    `data` is not changed (a file included twice is parsed once)."""
     target = loaded.data
     rebase: dict[DataPath, DataPath] = {}
     for key, value in data.items():
         if key not in target:
-            target[key] = value
+            target[key] = list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
             continue
         here = sources.locate((key,), key=True)
         first = loaded.sources.locate((key,), key=True)

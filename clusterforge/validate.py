@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -13,7 +13,7 @@ from . import codes
 from .bounds import port_findings, size_findings
 from .catalog import Catalog, load_catalog
 from .errors import BlueprintError, CatalogError, Finding, Severity
-from .inputs import InputPolicy
+from .inputs import InputPolicy, Reads
 from .loader import LoadedBlueprint
 from .model import Blueprint
 from .references import reference_findings
@@ -31,16 +31,19 @@ class ValidBlueprint:
     path: Path
     files: tuple[Path, ...] = ()
     """Every file the blueprint was read from: itself, its includes, its catalog files."""
+    reads: Reads | None = field(default=None, compare=False, repr=False)
+    """The run's reading, which holds the bytes that were validated (None: read the files again)."""
 
     def source_sha256(self) -> str:
-        """One hash over every input file's name (relative to the blueprint) and content."""
+        """One hash over every input file's name (relative to the blueprint) and content, as validated."""
+        reads = self.reads or Reads(None)
         digest = hashlib.sha256()
         for path in self.files:
             try:
                 name = str(path.resolve().relative_to(self.path.resolve().parent))
             except ValueError:
                 name = path.name
-            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+            digest.update(name.encode() + b"\0" + reads.again(path) + b"\0")
         return digest.hexdigest()
 
 
@@ -57,8 +60,8 @@ def validate(loaded: LoadedBlueprint) -> ValidBlueprint:
         raise BlueprintError(findings_from_validation(exc, loaded.data, loaded.sources, Blueprint)) from None
     _raise_located(loaded, size_findings(blueprint))
     try:
-        policy = loaded.policy or InputPolicy.for_blueprint(loaded.path)
-        catalog = load_catalog(blueprint.catalog_files(), loaded.path.parent, policy)
+        reads = loaded.reads or Reads(loaded.policy or InputPolicy.for_blueprint(loaded.path))
+        catalog = load_catalog(blueprint.catalog_files(), loaded.path.parent, reads=reads)
     except CatalogError as exc:
         raise BlueprintError(
             [
@@ -73,5 +76,5 @@ def validate(loaded: LoadedBlueprint) -> ValidBlueprint:
     ]
     if any(f.severity is Severity.ERROR for f in findings):
         raise BlueprintError(findings)
-    catalog_files = tuple(loaded.path.parent / c.path for c in blueprint.catalog_files())
-    return ValidBlueprint(blueprint, catalog, loaded.sources, loaded.path, (*loaded.files, *catalog_files))
+    files = (*loaded.files, *(loaded.path.parent / c.path for c in blueprint.catalog_files()))
+    return ValidBlueprint(blueprint, catalog, loaded.sources, loaded.path, files, reads)

@@ -28,6 +28,7 @@ from pathlib import Path
 from . import codes
 from .errors import ClusterforgeError, Finding, Severity, display_name
 from .fsops import FolderBusy, held, hold, locked, mount_points, remove, swap_in
+from .inputs import InputRefused, read_regular
 from .output_paths import UnsafePath, check_relative
 from .render.pieces import FileText, whole
 from .version import __version__
@@ -35,6 +36,8 @@ from .write_behind import WriteBehind
 from .write_behind_child import FOLDER_FLAGS, NEW_FILE_FLAGS, NewFiles, open_folder, write_all
 
 MANIFEST = "manifest.json"
+MAX_MANIFEST_BYTES = 256 * 1024 * 1024
+"""A manifest lists every file of a render by its sha256 (some 100 bytes a file)."""
 TOOL = "clusterforge"
 _NEW, _OLD = "clusterforge-new-", "clusterforge-old-"
 
@@ -72,8 +75,8 @@ def manifest_files(folder: Path) -> set[str] | None:
     """The files a previous render in `folder` wrote (its manifest included), or None when no clusterforge
     manifest is there."""
     try:
-        return _listed((folder / MANIFEST).read_bytes())
-    except OSError:
+        return _listed(read_regular(folder / MANIFEST, MAX_MANIFEST_BYTES)[1])
+    except (OSError, InputRefused):
         return None
 
 
@@ -96,20 +99,27 @@ def _open_file(root: int, rel: str) -> int:
     folder, _, name = rel.rpartition("/")
     dir_fd = open_folder(root, folder)
     try:
-        return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        # O_NONBLOCK: a FIFO planted in the folder must not make the open wait; _read refuses it by its type
+        return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     finally:
         os.close(dir_fd)
 
 
-def _read(root: int, rel: str) -> bytes:
+def _read(root: int, rel: str, limit: int = MAX_MANIFEST_BYTES) -> bytes:
+    """The bytes of the regular file `rel` below `root`, of at most `limit` bytes; OSError for anything else."""
     with open(_open_file(root, rel), "rb") as handle:
-        return handle.read()
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(errno.EINVAL, f"{rel} is not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"{rel} is larger than {limit:,} bytes")
+    return data
 
 
 def _listed(text: bytes) -> set[str] | None:
     try:
         data = json.loads(text.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("tool") != TOOL or not isinstance(data.get("files"), dict):
         return None
@@ -617,6 +627,15 @@ class TreeDiff:
         return not (self.stale or self.missing or self.extra)
 
 
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether the file on disk is `data`; read only up to its size (a longer file, a FIFO or a device
+    differs, and is not read)."""
+    try:
+        return read_regular(path, len(data))[1] == data
+    except (OSError, InputRefused):
+        return False
+
+
 def compare_tree(files: dict[str, str], target: Path) -> TreeDiff:
     diff = TreeDiff()
     on_disk = (
@@ -625,7 +644,7 @@ def compare_tree(files: dict[str, str], target: Path) -> TreeDiff:
     for rel, text in sorted(files.items()):
         if rel not in on_disk:
             diff.missing.append(rel)
-        elif (target / rel).read_bytes() != text.encode("utf-8"):
+        elif not _holds(target / rel, text.encode("utf-8")):
             diff.stale.append(rel)
     ours = manifest_files(target) or set()
     diff.extra = sorted((on_disk & ours) - set(files))

@@ -9,6 +9,8 @@ and the YAML text of an example with characters inserted, deleted or repeated.
 from __future__ import annotations
 
 import copy
+import json
+import re
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from captures import lldp_of
 from helpers import BLUEPRINTS, REPO
 from hypothesis import strategies as st
 
@@ -279,3 +282,160 @@ def run_case(name: str, data: Any, text: str | None = None) -> Outcome:
     except Exception as exc:  # anything else is what this hunts for
         where = traceback.extract_tb(exc.__traceback__)[-1]
         return Outcome("internal", f"{type(exc).__name__} at {Path(where.filename).name}:{where.lineno}: {exc}"[:300])
+
+
+# --- verify's inputs ---------------------------------------------------------------------------------------------
+# Real captures, mutated: `ibnetdiscover -p` of the h200 example's fabric as ibsim simulated it (miscabled), the
+# topology format of the same subnet (what ibnetdiscover without -p and ibsim read), and lldpctl -f json of the
+# l40s example's inference hosts in lldpd 1.0's shape. Each case is one capture through `verify` and its three
+# reports; the only failure a user may see is a DiscoveryError or ClusterforgeError (exit 1, located).
+
+IB_PORTS = REPO / "docs" / "examples" / "h200-training-pod-ibnetdiscover-miscabled.txt"
+IB_TOPOLOGY = REPO / "inventories" / "h200-training-pod" / "infiniband" / "compute" / "topology.net"
+LLDP_HOSTS = ("inf001", "inf002", "inf003")
+
+VERIFY_INSERTS = [
+    "\x1b[2K\r",
+    "\x1b]8;;http://x\x07",
+    "\u202e",
+    "\u2066",
+    "\u200b",
+    "\u2028",
+    "\x85",
+    "\x00",
+    "\r",
+    "\n",
+    "\t",
+    "\ufffd",
+    "\\",
+    "9" * 5000,
+    "1." + "5" * 5000,
+    "1e99999",
+    "-0",
+    "0",
+    "255",
+    "256",
+    "99999",
+    "0x" + "f" * 40,
+    "[" * 3000,
+    "{" * 3000,
+    '{"a":' * 200,
+    "[",
+    "]",
+    "{",
+    "}",
+    '"',
+    "'",
+    ":",
+    ",",
+    "NaN",
+    "null",
+    " - ",
+    "( '",
+    "' - '",
+    "SW    13 ",
+    "CA   221  1 ",
+    'Switch 64 "',
+    "switchguid=0x",
+    '[1] "',
+    '"[1]',
+    '"lldp": ',
+    '"interface": ',
+    '"chassis": ',
+]
+
+
+@cache
+def verify_analyses() -> dict[str, Any]:
+    from clusterforge.pipeline import analyse, load_valid
+
+    return {
+        name: analyse(load_valid(REPO / "blueprints" / f"{name}.yaml"))
+        for name in ("h200-training-pod", "l40s-inference")
+    }
+
+
+@cache
+def verify_samples() -> dict[str, str]:
+    """Capture name -> its text, read once."""
+    from clusterforge.render.handoff_common import cable_table
+
+    analysis = verify_analyses()["l40s-inference"]
+    hosts: dict[str, dict[str, tuple[str, str]]] = {host: {} for host in LLDP_HOSTS}
+    for row in cable_table(analysis.valid, analysis.topo).rows():
+        if row.link.a in hosts and row.link.fabric in ("compute", "inband"):
+            hosts[row.link.a][row.link.a_port] = (row.link.b, row.link.b_port)
+    lldp = {host: lldp_of(ports) for host, ports in hosts.items()}
+    return {
+        "ib-ports.txt": IB_PORTS.read_text(encoding="utf-8"),
+        "ib-topology.net": IB_TOPOLOGY.read_text(encoding="utf-8"),
+        "inf001.json": json.dumps(lldp["inf001"], indent=2),
+        "lldp-all.json": json.dumps(lldp, indent=2),
+    }
+
+
+@st.composite
+def mutated_capture(draw: st.DrawFn) -> tuple[str, str]:
+    """(capture name, mutated text): characters inserted, lines deleted or repeated, numbers replaced; for
+    LLDP also values of the parsed JSON replaced (then written out again)."""
+    name = draw(st.sampled_from(sorted(verify_samples())))
+    text = verify_samples()[name]
+    if name.endswith(".json") and draw(st.booleans()):
+        data = json.loads(text)
+        for _ in range(draw(st.integers(1, 3))):
+            path = draw(st.sampled_from(sorted(value_paths(data), key=repr)))
+            parent: Any = data
+            for part in path[:-1]:
+                parent = parent[part]
+            parent[path[-1]] = (
+                _like(draw, parent[path[-1]]) if draw(st.booleans()) else draw(st.sampled_from(VERIFY_INSERTS))
+            )
+        text = json.dumps(data, indent=draw(st.sampled_from([None, 2])))
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(text)))
+        action = draw(st.sampled_from(["insert", "insert", "number", "delete", "repeat"]))
+        if action == "insert":
+            text = text[:at] + draw(st.sampled_from(VERIFY_INSERTS) | st.text(max_size=3)) + text[at:]
+        elif action == "number":
+            found = re.compile(r"\d+").search(text, at)
+            if found:
+                new = draw(st.sampled_from(["0", "65", "129", "254", "255", "256", "99999", "9" * 5000, "-1", ""]))
+                text = text[: found.start()] + new + text[found.end() :]
+        elif action == "delete":
+            text = text[:at] + text[at + draw(st.integers(1, 200)) :]
+        else:
+            end = text.find("\n", at) + 1 or len(text)
+            text = text[:end] + text[at:end] * draw(st.integers(1, 3)) + text[end:]
+    return name, text
+
+
+_SHOWN_RAW = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+"""What no report may carry raw: controls but tab and line feed, bidi and zero-width characters."""
+
+
+def run_verify_case(name: str, text: str, folder: Path) -> Outcome:
+    """`verify` on one mutated capture, as the CLI runs it, and its three reports."""
+    from clusterforge.verify import DiscoveryError, verify
+    from clusterforge.verify.report import verify_html, verify_json, verify_text
+
+    path = folder / name
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    analysis = verify_analyses()["l40s-inference" if name.endswith(".json") else "h200-training-pod"]
+    ib, lldp = ([], [path]) if name.endswith(".json") else ([path], [])
+    try:
+        result = verify(analysis.valid, analysis.topo, ib, lldp)
+        reports = [verify_text(result), verify_json(result), verify_html(result)]
+    except DiscoveryError as exc:
+        if _SHOWN_RAW.search(str(exc)):
+            return Outcome("internal", f"error shows a raw control or bidi character: {str(exc)[:200]!r}")
+        return Outcome("refused", str(exc).split(": ", 2)[-1][:40])
+    except ClusterforgeError as exc:
+        return Outcome("refused", exc.findings[0].code if exc.findings else "")
+    except Exception as exc:  # anything else is what this hunts for
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return Outcome("internal", f"{type(exc).__name__} at {Path(where.filename).name}:{where.lineno}: {exc}"[:300])
+    for report in reports:
+        raw = _SHOWN_RAW.search(report)
+        if raw:
+            return Outcome("internal", f"report shows raw U+{ord(raw.group()):04X}")
+    return Outcome("verified", "matches" if not result.problems else "differs")

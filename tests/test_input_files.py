@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -152,3 +154,103 @@ def test_a_file_name_with_a_newline_never_reaches_a_config_header(repo: Path) ->
         text = conf.read_text()
         assert "evil" not in text and "SlurmctldHost=evil" not in text.splitlines(), conf
         assert text.splitlines()[0].endswith(("from blueprint tiny.", "from blueprint tiny. Do not edit.")), conf
+
+
+# --- fan-out: each file read once per run, the run's reads bounded -------------------------------------------
+def fan_out(repo: Path, files: int = 9, repeats: int = 4, size: int = 36_000) -> Path:
+    """The blueprint and `files - 1` files of about `size` bytes, each including the next `repeats` times:
+    repeats**(files - 1) includes of the last one (65,536 for 9 files of 36 KB included 4 times)."""
+    folder = repo / "blueprints"
+    filler = ("# " + "x" * 70 + "\n") * (size // 73)
+
+    def includes(i: int) -> str:
+        return f"include: [{', '.join([repr(f'f{i}.yaml')] * repeats)}]\n"
+
+    for i in range(1, files):
+        (folder / f"f{i}.yaml").write_text((includes(i + 1) if i + 1 < files else "include: []\n") + filler)
+    path = folder / "cluster.yaml"
+    path.write_text(BASE.replace("site: {name: lab}\n", "site: {name: lab}\n" + includes(1)) + filler)
+    return path
+
+
+def test_an_include_fan_out_stops_at_the_run_bound(repo: Path) -> None:
+    path = fan_out(repo)
+    result = subprocess.run(
+        [sys.executable, "-m", "clusterforge", "validate", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,  # before: over 300 s and 2.4 GB
+        check=False,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "error CF-LIMIT-003: " in result.stdout and ".yaml:1:" in result.stdout
+    assert "more than 256 file reads in one run (repeats counted)" in result.stdout
+
+
+def test_a_catalog_named_many_times_stops_at_the_run_bound(repo: Path) -> None:
+    (repo / "blueprints/site.yaml").write_text("servers: {}\n")
+    path = repo / "blueprints/cluster.yaml"
+    path.write_text(
+        BASE.replace("site: {name: lab}\n", "site: {name: lab}\ncatalogs: [" + "site.yaml, " * 2000 + "]\n")
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "clusterforge", "validate", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        "error CF-LIMIT-003: " in result.stdout
+        and "cluster.yaml:4:" in result.stdout
+        and "(catalogs[255])" in result.stdout
+    )
+
+
+def test_a_file_included_or_named_twice_is_read_once(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import clusterforge.inputs
+
+    (repo / "blueprints/a.yaml").write_text("catalogs: [site.yaml]\n")
+    (repo / "blueprints/site.yaml").write_text("servers: {}\n")
+    path = repo / "blueprints/cluster.yaml"
+    path.write_text(BASE.replace("site: {name: lab}\n", "site: {name: lab}\ninclude: [a.yaml, a.yaml]\n"))
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting_open(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if Path(file).is_relative_to(repo.resolve()):
+            opened.append(Path(file).name)
+        return real_open(file, flags, *args, **kwargs)
+
+    monkeypatch.setattr(clusterforge.inputs.os, "open", counting_open)
+    valid = load_valid(path)
+    assert sorted(opened) == ["a.yaml", "cluster.yaml", "site.yaml"]
+    assert len(valid.blueprint.catalogs) == 2
+
+
+# --- other files a command opens: site templates, the output folder it compares -------------------------------
+def test_a_site_template_that_is_a_fifo_is_refused_without_waiting(repo: Path) -> None:
+    templates = repo / "site-templates"
+    (templates / "slurm").mkdir(parents=True)
+    os.mkfifo(templates / "slurm/gres.conf.j2")
+    result = run_cli(
+        "render", str(repo / "blueprints/cluster.yaml"), "-o", str(repo / "out"), "--templates", str(templates)
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "gres.conf.j2: error CF-RENDER-001" in result.stdout and "it is not a regular file" in result.stdout
+
+
+def test_render_check_does_not_wait_on_a_fifo_in_the_output_folder(repo: Path) -> None:
+    path, out = repo / "blueprints/cluster.yaml", repo / "out"
+    assert run_cli("render", str(path), "-o", str(out)).returncode == 0
+    (out / "slurm/gres.conf").unlink()
+    os.mkfifo(out / "slurm/gres.conf")
+    result = subprocess.run(
+        [sys.executable, "-m", "clusterforge", "render", str(path), "-o", str(out), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,  # before: waited for a writer forever
+        check=False,
+    )
+    assert result.returncode == 1 and f"stale: {out}/slurm/gres.conf" in result.stdout

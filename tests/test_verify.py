@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from captures import lldp_of
 from helpers import REPO, run_cli
 from ib_harness import bring_up, require_tools
 from ib_topology_edit import NetFile
@@ -114,23 +114,6 @@ def test_an_unreadable_discovered_file_is_a_clear_error(tmp_path: Path) -> None:
 
 
 # --- LLDP ----------------------------------------------------------------------------------------------------
-def lldp_of(neighbours: dict[str, tuple[str, str]]) -> dict[str, Any]:
-    """lldpctl -f json of a host: local interface -> (switch, switch port); a Linux host's neighbour (a
-    Cumulus switch) sends its interface name as port id."""
-
-    def entry(switch: str, port: str) -> dict[str, Any]:
-        return {
-            "via": "LLDP",
-            "rid": "1",
-            "age": "0 day, 00:10:00",
-            "chassis": {switch: {"id": {"type": "mac", "value": "1c:34:da:00:00:01"}, "descr": "Cumulus Linux"}},
-            "port": {"id": {"type": "ifname", "value": port}, "descr": port, "ttl": "120"},
-        }
-
-    items = [{local: entry(*remote)} for local, remote in sorted(neighbours.items())]
-    return {"lldp": {"interface": items if len(items) > 1 else items[0]}}
-
-
 def planned_neighbours(hosts: list[str]) -> dict[str, dict[str, tuple[str, str]]]:
     analysis = analyse(load_valid(L40S))
     found: dict[str, dict[str, tuple[str, str]]] = {host: {} for host in hosts}

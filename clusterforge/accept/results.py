@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import codes
-from ..inputs import InputPolicy, InputRefused
+from ..inputs import InputRefused, read_regular
 from ..render.burnin import HEADER
 
 MAX_FILES = 200_000
@@ -76,9 +76,8 @@ def _stamp(path: Path) -> float:
 
 def read_bounded(path: Path) -> str:
     """The file's text through the bounded reader (regular file, size limit); ResultError otherwise."""
-    policy = InputPolicy((path.resolve().parent,))
     try:
-        return policy.read_text(path)
+        return read_regular(path)[1].decode("utf-8")
     except InputRefused as exc:
         raise ResultError(codes.ACCEPT_UNREADABLE, f"cannot read it: {exc}", str(path)) from exc
     except UnicodeDecodeError as exc:

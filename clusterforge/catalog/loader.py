@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from .. import codes
 from ..errors import CatalogError, Finding, Severity, SourceLocation, display_name
-from ..inputs import InputPolicy, InputRefused
+from ..inputs import InputBudgetExceeded, InputPolicy, InputRefused, Reads, read_regular
 from ..model.base import _CATALOG_KEY
 from ..model.blueprint import CatalogFile
 from ..schema_errors import did_you_mean, findings_from_validation
@@ -37,6 +37,7 @@ BUILTIN_FILES = (
 )
 
 E = TypeVar("E", bound=Sourced)
+T = TypeVar("T")
 
 
 @dataclass
@@ -67,27 +68,35 @@ class Catalog:
 
 
 def load_catalog(
-    user_files: Iterable[CatalogFile] = (), base_dir: Path | None = None, policy: InputPolicy | None = None
+    user_files: Iterable[CatalogFile] = (),
+    base_dir: Path | None = None,
+    policy: InputPolicy | None = None,
+    reads: Reads | None = None,
 ) -> Catalog:
-    """Built-in catalog, then each user file in order (later entries replace earlier ones)."""
+    """Built-in catalog, then each user file in order (later entries replace earlier ones). Files are read
+    through `reads` (the run's: each file read once, the run bounded), else through a new one under
+    `policy`."""
     builtin, builtin_findings = _builtin()
     catalog = Catalog(dict(builtin.entries), dict(builtin.origins))
     findings = list(builtin_findings)
+    reads = reads or Reads(policy)
     for i, spec in enumerate(user_files):
         path = (base_dir or Path.cwd()) / spec.path
         display = display_name(path)
         loaded = (
-            _load_netbox(catalog, path, display, spec, policy)
+            _load_netbox(catalog, path, display, spec, reads)
             if spec.format == "netbox"
-            else _load_native(catalog, path, display, policy)
+            else _load_native(catalog, path, display, reads)
         )
         # an unreadable file has no line of its own: the blueprint's entry naming it is the place to fix
         findings += [
             replace(f, path=("catalogs", i), location=None, message=f"{f.message} (catalogs[{i}])")
-            if f.code == codes.CATALOG_UNREADABLE
+            if f.code in (codes.CATALOG_UNREADABLE, codes.TOO_MUCH_INPUT)
             else f
             for f in loaded
         ]
+        if any(f.code == codes.TOO_MUCH_INPUT for f in loaded):
+            break  # every later file would be refused the same way
     if not findings:
         findings += _cross_references(catalog)
     if findings:
@@ -99,7 +108,7 @@ def load_catalog(
 def _builtin() -> tuple[Catalog, list[Finding]]:
     """The shipped catalog, read once per process (its entries are frozen; callers copy the mappings), or
     as read before from the same files by the same code (catalog/cache.py)."""
-    texts = [(DATA_DIR / name).read_bytes() for name in BUILTIN_FILES]
+    texts = [read_regular(DATA_DIR / name)[1] for name in BUILTIN_FILES]
     key = cache.digest(texts)
     cached = cache.load(key)
     if cached is not None:
@@ -118,9 +127,12 @@ def _builtin() -> tuple[Catalog, list[Finding]]:
     return catalog, findings
 
 
-def _read(path: Path, display: str, policy: InputPolicy | None) -> tuple[Any, SourceMap]:
+def _read(path: Path, display: str, reads: Reads, kind: str, parse: Callable[[bytes], T]) -> T:
+    """`parse` of the file's bytes, once per run and `kind` (see `Reads.parsed`)."""
     try:
-        text = policy.read_text(path) if policy else path.read_text(encoding="utf-8")
+        return reads.parsed(path, f"{kind} catalog {display}", parse)
+    except InputBudgetExceeded as exc:
+        raise YamlError(_file_error(codes.TOO_MUCH_INPUT, f"will not read {display}: {exc}", display)) from None
     except (OSError, UnicodeDecodeError, InputRefused) as exc:
         reason = (
             exc.strerror
@@ -132,7 +144,10 @@ def _read(path: Path, display: str, policy: InputPolicy | None) -> tuple[Any, So
         raise YamlError(
             _file_error(codes.CATALOG_UNREADABLE, f"cannot read catalog file {display}: {reason}", display)
         ) from None
-    return read_yaml(text, display)
+
+
+def _yaml(display: str) -> Callable[[bytes], tuple[Any, SourceMap]]:
+    return lambda data: read_yaml(data.decode("utf-8"), display)
 
 
 def _file_error(code: str, message: str, display: str) -> Finding:
@@ -140,12 +155,21 @@ def _file_error(code: str, message: str, display: str) -> Finding:
     return Finding(code, Severity.ERROR, message, (), SourceLocation(display, 1, 1))
 
 
-def _load_native(catalog: Catalog, path: Path, display: str, policy: InputPolicy | None = None) -> list[Finding]:
+def _load_native(catalog: Catalog, path: Path, display: str, reads: Reads) -> list[Finding]:
+    """The file's entries added to `catalog`; they are read and validated once per run, however often the
+    blueprint names the file (a later naming adds them again, so they replace what came between)."""
+
+    def entries(data: bytes) -> tuple[Catalog, list[Finding]]:
+        own = Catalog()
+        return own, _add_sections(own, *_yaml(display)(data), display)
+
     try:
-        data, sources = _read(path, display, policy)
+        own, findings = _read(path, display, reads, "native", entries)
     except YamlError as exc:
         return [exc.finding]
-    return _add_sections(catalog, data, sources, display)
+    for key, entry in own.entries.items():
+        catalog.add(key, entry, own.origins[key])
+    return findings
 
 
 def _add_sections(catalog: Catalog, data: Any, sources: SourceMap, display: str) -> list[Finding]:
@@ -211,11 +235,9 @@ def _add_entry(
     return []
 
 
-def _load_netbox(
-    catalog: Catalog, path: Path, display: str, spec: CatalogFile, policy: InputPolicy | None
-) -> list[Finding]:
+def _load_netbox(catalog: Catalog, path: Path, display: str, spec: CatalogFile, reads: Reads) -> list[Finding]:
     try:
-        data, _ = _read(path, display, policy)
+        data, _ = _read(path, display, reads, "netbox", _yaml(display))
     except YamlError as exc:
         return [exc.finding]
     try:

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import codes
+from ..catalog.models import Switch
 from ..checks.fat_tree import fat_tree_faults
 from ..expand.topology import Link, Topology
+from ..inputs import CAPTURE_LIMITS, Reads
 from ..model.fabric import LeafSpineFabric
 from ..render.handoff_common import cable_table
 from ..render.infiniband import guid_files
@@ -23,7 +25,15 @@ from ..render.infiniband_plan import IbEnd, IbSubnet, numbering_of, plan_subnets
 from ..render.jinja import render_template
 from ..validate import ValidBlueprint
 from .compare import Cable, Comparison, Key, Place, Planned, Problem, compare
-from .discovered import DiscoveryError, Seen, discovered_guids, parse_ibnetdiscover, read_lldp_file, read_text
+from .discovered import (
+    DiscoveryError,
+    Seen,
+    discovered_guids,
+    parse_ibnetdiscover,
+    read_lldp_file,
+    read_text,
+    visible,
+)
 
 SWITCH_TIERS = ("node-leaf", "leaf-spine", "spine-core")
 
@@ -61,6 +71,8 @@ class IbResolver:
 
     def __init__(self, valid: ValidBlueprint, topo: Topology, subnet: IbSubnet) -> None:
         self.valid, self.topo, self.subnet = valid, topo, subnet
+        self.no_such: dict[Key, str] = {}
+        """Ends on a port number the switch's model does not have -> what the model has."""
         self.numbers: dict[Key, str] = {}
         self.names: dict[tuple[str, int], str] = {}
         for cable in subnet.cables:
@@ -82,7 +94,11 @@ class IbResolver:
         known = self.names.get((name, number))
         if known is not None:
             return name, known
-        per_cage, _ = numbering_of(self.valid, device.model)
+        per_cage, split = numbering_of(self.valid, device.model)
+        ports = _data_ports(self.valid, device.model) * split
+        if not 1 <= number <= ports:
+            self.no_such[(name, f"IB port {number}")] = f"a {device.model} has ports 1-{ports}"
+            return name, f"IB port {number}"
         key = (name, port_name(number, "ib", per_cage))
         self.numbers[key] = port
         return key
@@ -99,17 +115,46 @@ class IbResolver:
         return Place(*_where(self.topo, end.device), end.device, end.port_name, number)
 
 
+def _data_ports(valid: ValidBlueprint, model: str) -> int:
+    """The native data ports of a switch model (a port split in two gives two InfiniBand port numbers)."""
+    group = next((g for g in valid.catalog.require(model, Switch).ports if g.role != "oob"), None)
+    return group.count if group else 0
+
+
+def _no_such_port(resolver: IbResolver, planned: Planned, pairs: list[tuple[Key, Key]]) -> list[Problem]:
+    """A link found on a port number the switch's model does not have: named by the number, never by a port
+    name made up from it."""
+    problems = []
+    for pair in pairs:
+        for end, other in (pair, pair[::-1]):
+            if end in resolver.no_such:
+                place, there = planned.place(end), planned.place(other)
+                problems.append(
+                    Problem(
+                        codes.VERIFY_NO_SUCH_PORT,
+                        f"no such port: {place.text()} ({resolver.no_such[end]}) holds a link to {there.text()}",
+                        found=((place, there),),
+                    )
+                )
+                break
+    return problems
+
+
 def _where(topo: Topology, device: str) -> tuple[str, int | None]:
     found = topo.devices.get(device)
     return (found.rack or "", found.u) if found else ("", None)
 
 
 def verify_ibnetdiscover(
-    valid: ValidBlueprint, topo: Topology, path: Path, opensm_files: dict[str, str] | None = None
+    valid: ValidBlueprint,
+    topo: Topology,
+    path: Path,
+    opensm_files: dict[str, str] | None = None,
+    reads: Reads | None = None,
 ) -> list[Comparison]:
     """The subnets `path` reaches, compared; for each that matches, its OpenSM GUID files with the built
-    fabric's GUIDs go into `opensm_files`."""
-    text = read_text(path)
+    fabric's GUIDs go into `opensm_files`. `reads`: the run's reading of captures."""
+    text = read_text(path, reads)
     seen = parse_ibnetdiscover(text, str(path))
     switches = {switch_name(s) for one in seen for s in one.switches}
     found = []
@@ -119,7 +164,12 @@ def verify_ibnetdiscover(
         resolver = IbResolver(valid, topo, subnet)
         pairs = [(resolver.key(s.a.node, s.a.port), resolver.key(s.b.node, s.b.port)) for s in seen]
         planned = resolver.planned()
-        result = compare(planned, pairs, f"{path} (InfiniBand subnet '{subnet.folder.removeprefix('infiniband/')}')")
+        odd = _no_such_port(resolver, planned, pairs)
+        pairs = [pair for pair in pairs if pair[0] not in resolver.no_such and pair[1] not in resolver.no_such]
+        source = visible(f"{path} (InfiniBand subnet '{subnet.folder.removeprefix('infiniband/')}')")
+        result = compare(planned, pairs, source)
+        result.discovered += len(odd)
+        result.problems.extend(odd)
         result.problems.extend(_tree_problems(subnet, pairs))
         found.append(result)
         if opensm_files is not None and not result.problems:
@@ -169,11 +219,11 @@ def _tree_problems(subnet: IbSubnet, pairs: list[tuple[Key, Key]]) -> list[Probl
     ]
 
 
-def verify_lldp(valid: ValidBlueprint, topo: Topology, paths: Iterable[Path]) -> Comparison:
+def verify_lldp(valid: ValidBlueprint, topo: Topology, paths: Iterable[Path], reads: Reads | None = None) -> Comparison:
     hosts: set[str] = set()
     seen: list[Seen] = []
     for path in paths:
-        reported, links = read_lldp_file(path)
+        reported, links = read_lldp_file(path, reads)
         hosts.update(reported)
         seen.extend(links)
     ethernet = {n for n, f in valid.blueprint.fabrics.items() if not _is_infiniband(f)}
@@ -213,12 +263,15 @@ def _is_infiniband(fabric: object) -> bool:
 def verify(
     valid: ValidBlueprint, topo: Topology, ibnetdiscover: Iterable[Path] = (), lldp: Iterable[Path] = ()
 ) -> Verification:
+    """The captures compared with the plan; they are read through one `Reads` (each once, all bounded
+    together by CAPTURE_LIMITS)."""
     result = Verification(valid.blueprint.name)
+    reads = Reads(None, CAPTURE_LIMITS)
     for path in ibnetdiscover:
-        result.comparisons.extend(verify_ibnetdiscover(valid, topo, path, result.opensm_files))
+        result.comparisons.extend(verify_ibnetdiscover(valid, topo, path, result.opensm_files, reads))
     lldp = list(lldp)
     if lldp:
-        result.comparisons.append(verify_lldp(valid, topo, lldp))
+        result.comparisons.append(verify_lldp(valid, topo, lldp, reads))
     return result
 
 

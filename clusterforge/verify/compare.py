@@ -70,6 +70,7 @@ KINDS = {
     codes.VERIFY_SWAPPED: "swapped",
     codes.VERIFY_WRONG_RAIL: "wrong-rail",
     codes.VERIFY_NOT_FAT_TREE: "not-fat-tree",
+    codes.VERIFY_NO_SUCH_PORT: "no-such-port",
 }
 
 
@@ -82,7 +83,7 @@ class Problem:
 
     @property
     def kind(self) -> str:
-        """missing, unexpected, swapped, wrong-rail or not-fat-tree"""
+        """missing, unexpected, swapped, wrong-rail, not-fat-tree or no-such-port"""
         return KINDS[self.code]
 
     def as_dict(self) -> dict[str, Any]:

@@ -18,6 +18,7 @@ ACTIONS = {
     "swapped": "exchange the two",
     "wrong-rail": "move to the port's rail",
     "not-fat-tree": "add the leaf-spine cables",
+    "no-such-port": "check the switch model and the capture",
 }
 
 

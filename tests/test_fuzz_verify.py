@@ -1,0 +1,30 @@
+"""`verify` fuzzed in CI: real ibnetdiscover and lldpctl -f json captures, mutated (fixed seed, bounded cases, a
+few seconds); each must end in a verdict or a located refusal, never an internal error, and no report or
+error may carry a raw control or bidi character. The long run: `python tests/fuzz_long.py --target verify`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fuzzing import mutated_capture, run_verify_case
+from hypothesis import HealthCheck, given, seed, settings
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("captures")
+
+
+@seed(20261205)
+@settings(
+    max_examples=150,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
+@given(case=mutated_capture())
+def test_mutated_captures_never_cause_an_internal_error(folder: Path, case: tuple[str, str]) -> None:
+    outcome = run_verify_case(*case, folder)
+    assert outcome.stage != "internal", outcome.detail
