@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -22,11 +23,31 @@ def format_path(path: DataPath) -> str:
 
 
 def display_name(path: Path) -> str:
-    """Paths in messages are relative to the working directory when they can be."""
+    """Paths in messages are relative to the working directory when they can be, and shown `visible`: a file
+    name may hold any character but NUL and `/`, and none of them reaches the terminal as itself."""
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return visible(str(path.resolve().relative_to(Path.cwd().resolve())))
     except ValueError:
-        return str(path)
+        return visible(str(path))
+
+
+def visible(text: str) -> str:
+    """Text from the field as it may be shown: control characters (ESC and the rest of C0 and C1, DEL) as
+    `\\x1b`, invisible and direction-changing characters (bidi overrides and isolates, zero-width, line and
+    paragraph separators) as `<U+202E>`, and the backslash doubled, so no text can pass for another."""
+    if text.isascii() and text.isprintable() and "\\" not in text:
+        return text
+    return "".join(_visible(c) for c in text)
+
+
+def _visible(char: str) -> str:
+    if char == "\\":
+        return "\\\\"
+    if char.isprintable() or char == " ":
+        return char
+    if ord(char) < 0x100 and unicodedata.category(char) == "Cc":
+        return f"\\x{ord(char):02x}"
+    return f"<U+{ord(char):04X}>"
 
 
 class Severity(StrEnum):

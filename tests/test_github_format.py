@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import ERRORS_DIR, REPO, run_cli
 
-from clusterforge.errors import Finding, Severity, SourceLocation
+from clusterforge.errors import Finding, Severity, SourceLocation, visible
 
 HOSTILE_NAME = "pod\n::error file=evil.yaml,line=1::injected 100%\r\n::add-mask::x,y.yaml"
 COMMAND = re.compile(r"::(error|warning|notice) (file=([^,:\r\n]*),line=\d+,col=\d+,)?title=CF-[A-Z]+-\d{3}::[^\r\n]*")
@@ -42,7 +42,7 @@ def test_a_file_name_cannot_inject_workflow_commands(command: str, source: Path,
     assert "Traceback" not in result.stderr
     found = commands(result.stdout) + commands(result.stderr)
     assert found, result.stdout
-    assert {unescape(m.group(3)) for m in found} == {HOSTILE_NAME}
+    assert {unescape(m.group(3)) for m in found} == {visible(HOSTILE_NAME)}
     assert "injected" not in "".join(line for line in result.stderr.splitlines() if line.startswith("::"))
 
 
@@ -57,3 +57,16 @@ def test_data_and_properties_are_escaped_by_githubs_rules() -> None:
     assert finding.as_github() == (
         "::warning file=a%2Cb%3Ac%25%0A.yaml,line=3,col=4,title=CF-REF-002::100%25 of%0D%0Athe racks: a, b (hint: x::y)"
     )
+
+
+@pytest.mark.parametrize("command", ["validate", "check", "plan"])
+def test_a_file_name_reaches_the_terminal_made_visible(command: str, tmp_path: Path) -> None:
+    """A file name may hold terminal escapes (here one that clears the screen and prints a fake verdict):
+    every message names the file with them made visible, in text as in the other formats."""
+    name = "pod\x1b[2J\x1b[Hvalid (0 errors)\u202e.yaml"
+    shutil.copy(ERRORS_DIR / "unknown-server-model.yaml", tmp_path / name)
+    result = run_cli(command, name, cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    shown = result.stdout + result.stderr
+    assert "\x1b" not in shown and "\u202e" not in shown
+    assert "pod\\x1b[2J\\x1b[Hvalid (0 errors)<U+202E>.yaml" in shown

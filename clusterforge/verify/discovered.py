@@ -8,11 +8,11 @@ a system name and an interface name. Nothing is resolved against the plan here.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import visible
 from ..inputs import CAPTURE_LIMITS, InputRefused, JsonRefused, Reads, parse_json
 
 _HEADER = re.compile(r'^(?P<kind>Switch|Ca|Hca|Rt)\s+\d+\s+"(?P<id>[^"]*)"(?:\s*#\s*"(?P<desc>[^"]*)")?')
@@ -39,25 +39,6 @@ _CHASSIS_FIELDS = frozenset({"id", "name", "descr", "mgmt-ip", "mgmt-iface", "ca
 MAX_IB_PORT = 254
 """InfiniBand port numbers are 8 bits; 255 is reserved, 0 a switch's management port, which is never cabled."""
 MAX_GUID_DIGITS = 16
-
-
-def visible(text: str) -> str:
-    """Text from the field as it may be shown: control characters (ESC and the rest of C0 and C1, DEL) as
-    `\\x1b`, invisible and direction-changing characters (bidi overrides and isolates, zero-width, line and
-    paragraph separators) as `<U+202E>`, and the backslash doubled, so no text can pass for another."""
-    if text.isascii() and text.isprintable() and "\\" not in text:
-        return text
-    return "".join(_visible(c) for c in text)
-
-
-def _visible(char: str) -> str:
-    if char == "\\":
-        return "\\\\"
-    if char.isprintable() or char == " ":
-        return char
-    if ord(char) < 0x100 and unicodedata.category(char) == "Cc":
-        return f"\\x{ord(char):02x}"
-    return f"<U+{ord(char):04X}>"
 
 
 class DiscoveryError(ValueError):
