@@ -15,7 +15,16 @@ import click
 from . import codes
 from .catalog import load_catalog
 from .errors import ClusterforgeError, Finding, Severity, display_name, sorted_findings
-from .pipeline import CONSISTENCY_READS, analyse, load_valid, render_analysis, render_blueprint, render_files
+from .lockfile import Keep, is_lock_file, lock_path, write_lock
+from .pipeline import (
+    CONSISTENCY_READS,
+    analyse,
+    keep_of,
+    load_valid,
+    lock_of,
+    render_analysis,
+    render_blueprint,
+)
 from .plan import plan_text
 from .render.bom import bom_text
 from .render.context import RenderContext
@@ -34,6 +43,11 @@ ALLOW_DIR = click.option(
     multiple=True,
     type=click.Path(path_type=Path, file_okay=False, exists=True),
     help="a folder outside the blueprint's repository that includes and catalogs may be read from (repeatable)",
+)
+ALLOW_RENUMBER = click.option(
+    "--allow-renumber",
+    is_flag=True,
+    help="let the change renumber or rename devices the lock file holds (CF-IDENT-001 is then a warning)",
 )
 
 
@@ -108,7 +122,7 @@ def validate_cmd(blueprints: tuple[Path, ...], fmt: str, allow: tuple[Path, ...]
     """Check blueprints against the schema and the catalog; report every error at once."""
     results: list[dict[str, Any]] = []
     failed = False
-    for path in blueprints:
+    for path in _blueprints_only(blueprints, fmt):
         try:
             valid = load_valid(path, allow)
         except ClusterforgeError as exc:
@@ -139,6 +153,19 @@ def validate_cmd(blueprints: tuple[Path, ...], fmt: str, allow: tuple[Path, ...]
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
 
 
+def _blueprints_only(paths: Sequence[Path], fmt: str) -> list[Path]:
+    """`paths` without lock files (`x.lock.yaml`, which a glob such as `blueprints/*.yaml` brings along),
+    each skipped with a note on stderr (none for `--format json`)."""
+    kept = []
+    for path in paths:
+        if is_lock_file(path):
+            if fmt != "json":
+                click.echo(f"{display_name(path)}: skipped (a lock file, not a blueprint)", err=True)
+        else:
+            kept.append(path)
+    return kept
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
@@ -150,11 +177,13 @@ def _count(findings: Sequence[Finding]) -> str:
 @cli.command("plan")
 @click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@ALLOW_RENUMBER
 @ALLOW_DIR
-def plan_cmd(blueprint: Path, fmt: str, allow: tuple[Path, ...]) -> None:
+def plan_cmd(blueprint: Path, fmt: str, allow_renumber: bool, allow: tuple[Path, ...]) -> None:
     """Expand a blueprint and summarise it: nodes, GPUs, racks, fabrics per tier, cables."""
     try:
-        analysis = analyse(load_valid(blueprint, allow))
+        valid = load_valid(blueprint, allow)
+        analysis = analyse(valid, keep=keep_of(valid, allow_renumber))
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
@@ -162,7 +191,7 @@ def plan_cmd(blueprint: Path, fmt: str, allow: tuple[Path, ...]) -> None:
         click.echo(json.dumps(analysis.plan.as_dict(), indent=2, sort_keys=True))
     else:
         click.echo(plan_text(analysis.plan))
-        _print_findings(analysis.findings, "text")
+        _print_findings([*analysis.topo.identity_findings, *analysis.findings], "text")
 
 
 @cli.command("bom")
@@ -194,7 +223,7 @@ def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str, allow: tuple
     failing = {Severity.ERROR} if fail_on == "error" else {Severity.ERROR, Severity.WARNING}
     failed = False
     report: list[dict[str, Any]] = []
-    for path in blueprints:
+    for path in _blueprints_only(blueprints, fmt):
         try:
             findings = analyse(load_valid(path, allow)).findings
         except ClusterforgeError as exc:
@@ -274,6 +303,12 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
     help="processes that render: 2 uses a second CPU where there is one, 1 less memory "
     "[default: 2 from 10,000 up to a million links]",
 )
+@ALLOW_RENUMBER
+@click.option(
+    "--release-removed",
+    is_flag=True,
+    help="give up the identities the lock file holds for devices removed from the blueprint (its `held` lines)",
+)
 @ALLOW_DIR
 def render_cmd(
     blueprint: Path,
@@ -283,6 +318,8 @@ def render_cmd(
     force: bool,
     quiet: bool,
     jobs: int | None,
+    allow_renumber: bool,
+    release_removed: bool,
     allow: tuple[Path, ...],
 ) -> None:
     """Render the deployment files: Ansible, Slurm, NCCL (and the handoff pack)."""
@@ -292,16 +329,20 @@ def render_cmd(
         valid = load_valid(blueprint, allow)
         progress("load", 1, 1)
         target = output or Path("inventories") / valid.blueprint.name
+        keep = keep_of(valid, allow_renumber, release_removed)
         if check_only:
-            rendered = render_analysis(analyse(valid, progress), templates, progress)
+            checked = analyse(valid, progress, keep)
+            rendered = render_analysis(checked, templates, progress)
             diff = compare_tree(rendered, target)
+            lock_fresh = _print_lock_check(blueprint, lock_of(checked, keep))
             _print_tree_diff(diff, target, len(rendered))
-            sys.exit(EXIT_OK if diff.fresh else EXIT_FINDINGS)
+            sys.exit(EXIT_OK if diff.fresh and lock_fresh else EXIT_FINDINGS)
         with StagedTree(target, force=force, keep=CONSISTENCY_READS) as files:
-            analysis = render_blueprint(valid, files, templates, progress, jobs=jobs)
+            analysis = render_blueprint(valid, files, templates, progress, jobs=jobs, keep=keep)
             progress("write", 0, 1)
             files.commit()
             progress("write", 1, 1)
+        lock_written = _write_lock(blueprint, analysis, keep)
     except OutputError as exc:
         progress.stop()
         _print_findings(exc.findings, "text")
@@ -312,11 +353,36 @@ def render_cmd(
         click.echo(f"{display_name(blueprint)}: nothing written", err=True)
         sys.exit(EXIT_FINDINGS)
     click.echo(f"{display_name(target)}: wrote {len(files)} files")
+    click.echo(f"{display_name(lock_path(blueprint))}: {'written' if lock_written else 'unchanged'}")
     warnings = [f for f in analysis.findings if f.severity is Severity.WARNING and not f.suppressed_by]
+    warnings = [*analysis.topo.identity_findings, *warnings]  # what moved against the lock file, first
     _print_findings(warnings, "text")
     click.echo(f"findings: {_finding_counts(analysis.findings)} (all of them in the report)")
     if REPORT_MD in files:
         click.echo(f"report: {display_name(target / REPORT_MD)}, {display_name(target / REPORT_HTML)}")
+
+
+def _write_lock(blueprint: Path, analysis: Any, keep: Keep) -> bool:
+    """The lock file beside the blueprint brought up to date; exit 1 when it cannot be written (the render
+    itself is then written already)."""
+    try:
+        return write_lock(blueprint, lock_of(analysis, keep))
+    except OSError as exc:
+        click.echo(f"{display_name(lock_path(blueprint))}: cannot write: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+
+
+def _print_lock_check(blueprint: Path, text: str) -> bool:
+    """Whether the lock file beside the blueprint holds `text`; says so when it does not."""
+    path = lock_path(blueprint)
+    try:
+        fresh = path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        click.echo(f"missing: {display_name(path)} (render writes it)")
+        return False
+    if not fresh:
+        click.echo(f"stale: {display_name(path)} (render brings it up to date)")
+    return fresh
 
 
 @cli.group("catalog", invoke_without_command=True)
@@ -377,20 +443,24 @@ def render_check_cmd(folder: Path, output_root: Path, allow: tuple[Path, ...]) -
     """`render --check` for every blueprint in a folder (for CI and pre-commit)."""
     if not folder.is_dir():
         raise click.BadParameter(f"{display_name(folder)} is not a folder", param_hint="--blueprints")
-    blueprints = sorted(folder.glob("*.yaml"))
+    blueprints = sorted(p for p in folder.glob("*.yaml") if not is_lock_file(p))
     if not blueprints:
         raise click.BadParameter(f"{display_name(folder)} holds no *.yaml blueprint", param_hint="--blueprints")
     stale = False
     for blueprint in blueprints:
         try:
             valid = load_valid(blueprint, allow)
-            files = render_files(valid)
+            keep = keep_of(valid)
+            analysis = analyse(valid, keep=keep)
+            files = render_analysis(analysis)
         except ClusterforgeError as exc:
             _print_findings(exc.findings, "text")
             stale = True
             continue
         target = output_root / valid.blueprint.name
         diff = compare_tree(files, target)
+        if keep.lock is not None:  # a blueprint without a lock file is checked as before
+            stale |= not _print_lock_check(blueprint, lock_of(analysis, keep))
         _print_tree_diff(diff, target, len(files))
         stale |= not diff.fresh
     sys.exit(EXIT_FINDINGS if stale else EXIT_OK)

@@ -40,6 +40,7 @@ FAMILIES = {
     "REF": "References between blueprint and catalog",
     "NAME": "Names",
     "ADDR": "Addresses",
+    "IDENT": "Stable identity (the lock file)",
     "SPACE": "Rack space",
     "WEIGHT": "Rack weight",
     "POWER": "Power",
@@ -114,6 +115,11 @@ POOL_TOO_SMALL = _code("CF-ADDR-001", ERROR, "an address pool is too small", "us
 POOLS_OVERLAP = _code("CF-ADDR-002", ERROR, "two networks' pools overlap", "give each network its own pool", "ipv4_pool 10.0.0.0/16 of 'oob' overlaps 10.0.0.0/24 of 'compute'")
 ADDRESS_SUBNET_DISAGREE = _code("CF-ADDR-003", ERROR, "an address, its gateway and its subnet disagree", "report it: the addressing of clusterforge or of a site's change to it is wrong", "network 'inband': gpu001 address 10.120.1.2 has its gateway 10.120.0.1 outside its subnet 10.120.1.0/24")
 ADDRESS_ON_TWO_INTERFACES = _code("CF-ADDR-004", ERROR, "one address on two interfaces", "give each network its own pool; report it if the pools are apart", "address 10.120.0.2 is on 2 interfaces: gpu001 on 'inband', gpu002 on 'storage'")
+
+IDENTITY_MOVES = _code("CF-IDENT-001", ERROR, "a change would renumber or rename a device the lock file holds", "change the blueprint so the device keeps its identity (grow at the end of a group, keep pools and names), or pass --allow-renumber when the move is wanted", "2 identities the lock file holds would change: inband mgmt001 10.120.0.33 -> 10.99.0.2; host gpu001 renamed node001")
+IDENTITY_REPATCHED = _code("CF-IDENT-002", WARNING, "a device moves to another rack slot, or a cable to other ports", "re-patch or move it as listed, or change the blueprint so it stays where the lock file has it", "2 devices or cables the lock file holds move: compute-spine001 moves from N01 U33 to N01 U25; compute/gpu033:ib0 re-patched from compute-leaf003:p5 to compute-leaf004:p1")
+LOCK_UNREADABLE = _code("CF-IDENT-003", ERROR, "the lock file cannot be read", "fix the line shown, or delete the lock file to assign every identity afresh (`git checkout` it back otherwise)", "cannot read the lock file: it is larger than 512 MiB")
+IDENTITY_NO_ROOM = _code("CF-IDENT-004", ERROR, "the addresses the lock file holds leave no free address for a new interface", "release the held identities of removed devices (render --release-removed), or use a larger pool", "network 'inband': subnet 10.120.0.0/28 has no free address for gpu040 (the lock file holds 13 of it)")
 
 # --- rack space (expand/placement, expand/fabric, expand/oob, checks/space)
 SWITCHES_DO_NOT_FIT = _code("CF-SPACE-001", ERROR, "switches do not fit their racks", "add racks to switch_racks", "fabric 'compute': 16 U of switches do not fit in racks N01 (space, or 90% of power and cooling)")

@@ -47,8 +47,9 @@ class InputPolicy:
             )
         return resolved
 
-    def read_text(self, path: Path) -> str:
-        """The file's text; InputRefused for what may not be read, OSError/UnicodeDecodeError as reading fails."""
+    def read_text(self, path: Path, limit: int = MAX_FILE_BYTES) -> str:
+        """The file's text; InputRefused for what may not be read (or is over `limit` bytes), OSError/
+        UnicodeDecodeError as reading fails."""
         resolved = self.check(path)
         # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below by its type.
         fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
@@ -56,12 +57,12 @@ class InputPolicy:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise InputRefused("it is not a regular file")
-            if info.st_size > MAX_FILE_BYTES:
-                raise InputRefused(f"it is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+            if info.st_size > limit:
+                raise InputRefused(f"it is larger than {limit // (1024 * 1024)} MiB")
             with os.fdopen(fd, "rb", closefd=False) as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
+                data = handle.read(limit + 1)
         finally:
             os.close(fd)
-        if len(data) > MAX_FILE_BYTES:
-            raise InputRefused(f"it is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+        if len(data) > limit:
+            raise InputRefused(f"it is larger than {limit // (1024 * 1024)} MiB")
         return data.decode("utf-8")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 ERRORS_DIR = REPO / "tests" / "errors"
-BLUEPRINTS = sorted((REPO / "blueprints").glob("*.yaml"))
+BLUEPRINTS = sorted(p for p in (REPO / "blueprints").glob("*.yaml") if not p.name.endswith(".lock.yaml"))
 
 
 def run_cli(

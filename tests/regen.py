@@ -51,7 +51,11 @@ def readme_blocks() -> dict[str, str]:
         "clusterforge bom blueprints/h200-training-pod.yaml": ("bom", "blueprints/h200-training-pod.yaml"),
         "clusterforge check blueprints/*.yaml": (
             "check",
-            *sorted(str(p.relative_to(REPO)) for p in (REPO / "blueprints").glob("*.yaml")),
+            *sorted(
+                str(p.relative_to(REPO))
+                for p in (REPO / "blueprints").glob("*.yaml")
+                if not p.name.endswith(".lock.yaml")
+            ),
         ),
         DIFF_EXAMPLE: ("diff", "blueprints/h200-training-pod.yaml", "docs/examples/h200-training-pod-grown.yaml"),
         **{
@@ -90,7 +94,7 @@ def regen_readme() -> None:
 
 
 def regen_inventories() -> None:
-    for blueprint in sorted((REPO / "blueprints").glob("*.yaml")):
+    for blueprint in sorted(p for p in (REPO / "blueprints").glob("*.yaml") if not p.name.endswith(".lock.yaml")):
         out = run_cli("render", str(blueprint.relative_to(REPO)), cwd=REPO)
         print(out.stdout.strip() or out.stderr.strip())
 
