@@ -37,7 +37,7 @@ SECTIONS: dict[str, str] = {
     "hosts": "host name: node group and index",
     "addresses": "network/interface: IPv4 address",
     "loopbacks": "switch: loopback address",
-    "racks": "device: rack and lowest U",
+    "racks": "device: rack and the U it takes (U3, or U3-10)",
     "ports": "network/device:port: the switch and port it is patched to",
     "held": "device removed from the blueprint whose addresses stay reserved until released",
 }
@@ -200,9 +200,10 @@ def _bad_value(section: str, value: str) -> str | None:
         if not group or not index.isdigit():
             return f"'{value[:40]}' is not 'group index'"
     elif section == "racks":
-        rack, _, u = value.partition(" U")
-        if not rack or not u.isdigit():
-            return f"'{value[:40]}' is not 'RACK U<n>'"
+        rack, _, units = value.partition(" U")
+        low, dash, high = units.partition("-")
+        if not rack or not low.isdigit() or (dash and not high.isdigit()) or int(high or low) < int(low or 0):
+            return f"'{value[:40]}' is not 'RACK U<n>' or 'RACK U<low>-<high>'"
     elif section == "ports":
         if ":" not in value or " " in value:
             return f"'{value[:40]}' is not 'device:port'"

@@ -20,8 +20,8 @@ from clusterforge.lockfile import Keep, lock_path, lock_text, parse_lock, read_l
 from clusterforge.pipeline import analyse, keep_of, load_valid, lock_of
 
 Change = Callable[[dict[str, Any]], None]
-KEPT = ("hosts", "addresses", "loopbacks")
-"""What the lock file keeps (rack slots and patched ports are reported when they move, not kept)."""
+KEPT = ("hosts", "addresses", "loopbacks", "racks")
+"""What the lock file keeps (patched ports are reported when they move, not kept)."""
 
 
 def _copy(name: str, tmp: Path) -> Path:

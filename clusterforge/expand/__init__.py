@@ -16,7 +16,7 @@ from .identity import keep_identities
 from .nvlink import build_domains
 from .oob import build_oob
 from .outlets import assign_outlets
-from .placement import place_nodes, place_racks
+from .placement import pin_slots, place_nodes, place_racks, unpin_slots
 from .topology import Topology
 
 Expander = Callable[[ExpandContext], None]
@@ -26,10 +26,12 @@ IDENTITY_FAMILY = "CF-IDENT-"
 # switches into racks after the nodes, so nodes get the lower U first.
 EXPANDERS: tuple[Expander, ...] = (
     place_racks,
+    pin_slots,  # with a lock file: the slots it holds kept for their devices
     place_nodes,
     build_domains,
     build_fabrics,
     build_oob,  # after every switch is placed: their management ports are wired too
+    unpin_slots,  # every device placed: slots held for devices no longer there are free again
     cable_links,  # after all links exist and every device has its rack and U
     assign_outlets,
     assign_addresses,

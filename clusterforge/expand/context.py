@@ -22,6 +22,9 @@ class ExpandContext:
     """(device, port group name) -> allocator, for switches whose ports are being handed out."""
     keep: Keep = field(default_factory=Keep)
     """The lock file's identities and what the render allows to change (expand/identity.py)."""
+    pins: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """Device -> (rack, lowest U) the lock file holds for it, with its slot kept free for it alone
+    (placement.pin_slots); empty without a lock file."""
 
     @property
     def bp(self) -> Blueprint:

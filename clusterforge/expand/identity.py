@@ -23,7 +23,7 @@ from ..errors import Finding, Severity, SourceLocation
 from ..lockfile import Keep, Lock
 from .addressing import PAIR_SVIS
 from .context import ExpandContext
-from .topology import Topology
+from .topology import Device, Topology
 
 MAX_NAMED = 6
 """Identities named in one finding's message; the rest are counted (diff lists every one)."""
@@ -33,7 +33,7 @@ PATCHED_TIERS = ("node-leaf", "oob")
 def identities(topo: Topology) -> dict[str, dict[str, str]]:
     """Every identity of an expanded topology, by lock section (plain text, as the lock file holds them)."""
     hosts = {d.name: f"{d.group} {d.index}" for d in topo.devices.values() if d.kind == "node"}
-    racks = {d.name: f"{d.rack} U{d.u}" for d in topo.devices.values() if d.rack is not None}
+    racks = {d.name: _slot(d) for d in topo.devices.values() if d.rack is not None}
     addresses = {
         f"{network}/{key}": str(address) for network, keyed in topo.addresses.items() for key, address in keyed.items()
     }
@@ -44,6 +44,12 @@ def identities(topo: Topology) -> dict[str, dict[str, str]]:
     }
     loopbacks = {switch: str(address) for switch, address in topo.loopbacks.items()}
     return {"hosts": hosts, "addresses": addresses, "loopbacks": loopbacks, "racks": racks, "ports": ports}
+
+
+def _slot(device: Device) -> str:
+    """'A01 U3' (1U) or 'A01 U3-10': the rack and the U the device takes."""
+    top = (device.u or 0) + device.u_height - 1
+    return f"{device.rack} U{device.u}" + (f"-{top}" if top != device.u else "")
 
 
 def locked(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
@@ -268,8 +274,8 @@ def _repatched(topo: Topology, lock: Lock) -> Iterator[str]:
     racks = lock.section("racks")
     for device in topo.devices.values():
         old = racks.get(device.name)
-        if old is not None and device.rack is not None and old != f"{device.rack} U{device.u}":
-            yield f"{device.name} moves from {old} to {device.rack} U{device.u}"
+        if old is not None and device.rack is not None and old != _slot(device):
+            yield f"{device.name} moves from {old} to {_slot(device)}"
     ports = lock.section("ports")
     if not ports:
         return

@@ -9,7 +9,7 @@ from .. import codes
 from ..catalog import Equipment, PortGroup, Server, Switch
 from ..model import OobFabric
 from .context import ExpandContext
-from .placement import free_slot, occupy
+from .placement import free_slot, occupy, place_pinned
 from .ports import NO_DATA_PORTS_HINT, PortAllocator, downlink_group, uplink_group
 from .topology import Device, Link
 
@@ -104,6 +104,27 @@ class OobBuilder:
                     Link(self.name, "oob", device.name, port, switch.name, switch_port, min(speed, down.speed_gbps))
                 )
 
+    def _next_number(self, racks: list[str]) -> int:
+        """The next switch's number: one more than the last; with a lock file, the number of a switch it
+        holds in one of `racks` (so a switch keeps its name where the racks before it changed), else the
+        next number it does not hold."""
+        if not self.ctx.pins:
+            return self.count + 1
+        prefix = f"{self.name}-sw"
+        held = {name: rack for name, (rack, _) in self.ctx.pins.items() if name.startswith(prefix)}
+        for name, rack in sorted(held.items()):
+            if rack in racks and name[len(prefix) :].isdigit():
+                return int(name[len(prefix) :])
+        taken = (
+            set(self.ctx.topo.devices) | {n for n in self.ctx.keep.lock.section("racks")}
+            if self.ctx.keep.lock
+            else set()
+        )
+        number = self.count + 1
+        while f"{prefix}{number:03d}" in taken:
+            number += 1
+        return number
+
     def _adopt_fixed(self, racks: list[str]) -> Device | None:
         """A management switch built into a rack-scale system (NVL72) serves its rack's BMCs."""
         for rack in racks:
@@ -125,7 +146,7 @@ class OobBuilder:
         fixed = self._adopt_fixed(racks)
         if fixed is not None:
             return self._register(fixed)
-        self.count += 1
+        self.count = self._next_number(racks)
         device = Device(
             f"{self.name}-sw{self.count:03d}",
             "switch",
@@ -135,6 +156,9 @@ class OobBuilder:
             self.name,
             self.count,
         )
+        if self.ctx.pins and place_pinned(self.ctx, device, [topo.racks[r] for r in racks]) is not None:
+            topo.add_device(device)
+            return self._register(device)
         for rack_name in racks:
             u = free_slot(topo.racks[rack_name], device.u_height, top_down=True)
             if u is not None:

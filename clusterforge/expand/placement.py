@@ -42,6 +42,52 @@ def place_racks(ctx: ExpandContext) -> None:
                 ctx.topo.add_device(device)
 
 
+PINNED = "pinned: "
+"""What a U the lock file holds for a device not placed yet is marked with (free_slot passes over it)."""
+
+
+def pin_slots(ctx: ExpandContext) -> None:
+    """With a lock file: the rack slot of every device it holds kept for that device alone (marked, so no
+    other device takes it), where the slot is still free in a rack that still exists."""
+    lock = ctx.keep.lock
+    if lock is None:
+        return
+    for name, where in lock.section("racks").items():
+        rack_name, _, units = where.partition(" U")
+        low, _, high = units.partition("-")
+        rack = ctx.topo.racks.get(rack_name)
+        first, last = int(low), int(high or low)
+        if rack is None or last > len(rack.used) or any(rack.used[u - 1] is not None for u in range(first, last + 1)):
+            continue
+        for u in range(first, last + 1):
+            rack.used[u - 1] = PINNED + name
+        ctx.pins[name] = (rack_name, first)
+
+
+def place_pinned(ctx: ExpandContext, device: Device, racks: list[Rack]) -> Rack | None:
+    """Put `device` into the slot the lock file holds for it, when that slot is in one of `racks` and fits
+    the device; the rack, or None."""
+    pin = ctx.pins.pop(device.name, None)
+    if pin is None:
+        return None
+    rack = next((r for r in racks if r.name == pin[0]), None)
+    units = range(pin[1] - 1, pin[1] - 1 + device.u_height)
+    mark = PINNED + device.name
+    if rack is None or units.stop > len(rack.used) or any(rack.used[i] not in (None, mark) for i in units):
+        return None
+    occupy(rack, device, pin[1])
+    return rack
+
+
+def unpin_slots(ctx: ExpandContext) -> None:
+    """The slots held for devices the blueprint no longer has (or placed elsewhere) freed again."""
+    if not ctx.pins:
+        return
+    for rack in ctx.topo.racks.values():
+        rack.used = [None if u is not None and u.startswith(PINNED) else u for u in rack.used]
+    ctx.pins.clear()
+
+
 def free_slot(rack: Rack, height: int, top_down: bool = False) -> int | None:
     """Lowest (or highest) U where `height` free U stand together."""
     used = rack.used
@@ -137,24 +183,34 @@ def place_nodes(ctx: ExpandContext) -> None:
 
 
 def _fill(ctx: ExpandContext, group: NodeGroup, server: Server, racks: list[Rack], load: RackLoad) -> int:
+    """The group's nodes in index order: each into its slot in the lock file where it has one, the others
+    bottom up into the racks in order (per_rack, and when automatic power and cooling, permitting); how many
+    were placed."""
     names = group.hostnames()
     per_rack = group.placement.per_rack
     automatic = per_rack is None
     kw = planned_kw(ctx, server, group.role)
     liquid = server.cooling.liquid_fraction
-    index = 0
-    for rack in racks:
-        here = 0
-        while index < group.count and (per_rack is None or here < per_rack):
-            u = free_slot(rack, server.u_height)
-            if u is None or (automatic and not load.fits(rack, kw, liquid)):
-                break
-            device = Device(names[index], "node", group.model, group.role, server.u_height, group.name, index + 1)
-            occupy(rack, device, u)
-            ctx.topo.add_device(device)
-            load.add(rack, kw, liquid)
-            index += 1
-            here += 1
-        if index >= group.count:
-            break
-    return index
+    here: dict[str, int] = {}
+    cursor = 0
+    for index in range(group.count):
+        device = Device(names[index], "node", group.model, group.role, server.u_height, group.name, index + 1)
+        rack = place_pinned(ctx, device, racks) if ctx.pins else None
+        while rack is None and cursor < len(racks):
+            candidate = racks[cursor]
+            u = (
+                None
+                if per_rack is not None and here.get(candidate.name, 0) >= per_rack
+                else free_slot(candidate, server.u_height)
+            )
+            if u is None or (automatic and not load.fits(candidate, kw, liquid)):
+                cursor += 1
+                continue
+            occupy(candidate, device, u)
+            rack = candidate
+        if rack is None:
+            return index
+        ctx.topo.add_device(device)
+        load.add(rack, kw, liquid)
+        here[rack.name] = here.get(rack.name, 0) + 1
+    return group.count

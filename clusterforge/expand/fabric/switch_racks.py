@@ -6,7 +6,7 @@ from __future__ import annotations
 from ... import codes
 from ...model.fabric import OobFabric
 from ..context import ExpandContext
-from ..placement import RackLoad, free_slot, occupy, planned_kw
+from ..placement import RackLoad, free_slot, occupy, place_pinned, planned_kw
 from ..topology import TIERS
 
 
@@ -37,6 +37,10 @@ def place_switches(ctx: ExpandContext, fabric: str, rack_names: list[str] | None
     for device in switches:
         entry = ctx.switch(device.model)
         kw, liquid = planned_kw(ctx, entry, "switch"), entry.cooling.liquid_fraction
+        pinned = place_pinned(ctx, device, racks) if ctx.pins else None
+        if pinned is not None:  # the slot the lock file holds for it
+            load.add(pinned, kw, liquid)
+            continue
         while rack_index < len(racks):
             rack = racks[rack_index]
             u = free_slot(rack, device.u_height, top_down=True)
