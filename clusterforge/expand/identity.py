@@ -84,22 +84,21 @@ def _devices(lock: Lock) -> set[str]:
 
 
 class _Free:
-    """The lowest free addresses of subnets, skipping those `taken` (which only grows)."""
+    """The lowest free addresses (as integers) of subnets, skipping those `taken` (which only grows)."""
 
-    def __init__(self, taken: set[IPv4Address]) -> None:
+    def __init__(self, taken: set[int]) -> None:
         self.taken = taken
         self.cursor: dict[IPv4Network, int] = {}
 
-    def take(self, subnet: IPv4Network, first: int, last: int) -> IPv4Address | None:
+    def take(self, subnet: IPv4Network, first: int, last: int) -> int | None:
         at = max(self.cursor.get(subnet, first), first)
-        while at <= last and IPv4Address(at) in self.taken:
+        while at <= last and at in self.taken:
             at += 1
         self.cursor[subnet] = at + 1
         if at > last:
             return None
-        address = IPv4Address(at)
-        self.taken.add(address)
-        return address
+        self.taken.add(at)
+        return at
 
 
 def keep_identities(ctx: ExpandContext) -> None:
@@ -163,58 +162,65 @@ def _subnet_and_range(topo: Topology, network: str, key: str, pool: IPv4Network)
     return pool, int(pool.network_address) + 2, last
 
 
+def _as_int(text: str) -> int:
+    """A dotted IPv4 address the lock file reader checked, as an integer (faster than IPv4Address)."""
+    a, b, c, d = text.split(".")
+    return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
+
+
 def _keep_addresses(ctx: ExpandContext, network: str, pool: IPv4Network, lock: Lock) -> list[str]:
     topo = ctx.topo
     assigned = topo.addresses.get(network)
     if not assigned:
         return []
     prefix = f"{network}/"
-    held = {
-        key[len(prefix) :]: IPv4Address(text)
-        for key, text in lock.section("addresses").items()
-        if key.startswith(prefix)
-    }
+    entries = lock.section("addresses")
+    held = {key[len(prefix) :]: _as_int(text) for key, text in entries.items() if key.startswith(prefix)}
     if not held:
         return []
-    final: dict[str, IPv4Address] = {}
+    kept: dict[str, int] = {}
+    """Interfaces whose locked address differs from the fixed order's but still lies in their subnet."""
+    taken: set[int] = set()
     pending: list[str] = []
     moved: list[str] = []
-    for key in assigned:
+    for key, address in assigned.items():
         old = held.pop(key, None)
         if old is None:
             pending.append(key)
-            continue
-        subnet, first, last = _subnet_and_range(topo, network, key, pool)
-        if first <= int(old) <= last:
-            final[key] = old
+        elif old == int(address):
+            taken.add(old)
         else:
-            moved.append(key)
-            pending.append(key)
-    taken = set(final.values())
+            _, first, last = _subnet_and_range(topo, network, key, pool)
+            if first <= old <= last:
+                kept[key] = old
+                taken.add(old)
+            else:
+                moved.append(key)
+                pending.append(key)
+    if not kept and not pending:
+        return []  # every interface has the address the lock file holds
     if not ctx.keep.release_removed:
         taken.update(held.values())  # the interfaces of removed devices keep theirs reserved
     free = _Free(taken)
     for key in pending:
-        address = assigned[key]
         subnet, first, last = _subnet_and_range(topo, network, key, pool)
-        if address in taken:
-            found = free.take(subnet, first, last)
-            if found is None:
-                ctx.error(
-                    codes.IDENTITY_NO_ROOM,
-                    f"network '{network}': subnet {subnet} has no free address for {key} (the lock file "
-                    f"holds {sum(1 for a in taken if a in subnet)} of it)",
-                    ("fabrics", network, "ipv4_pool"),
-                    "release the identities of removed devices (render --release-removed), or use a larger pool",
-                )
-                return []
-            address = found
-        else:
-            taken.add(address)
-        final[key] = address
-    was = {key: str(IPv4Address(lock.section("addresses")[prefix + key])) for key in moved}
-    topo.addresses[network] = {key: final[key] for key in assigned}
-    return [f"{network} {key} {was[key]} -> {final[key]}" for key in moved]
+        if int(assigned[key]) not in taken:
+            taken.add(int(assigned[key]))
+            continue
+        found = free.take(subnet, first, last)
+        if found is None:
+            ctx.error(
+                codes.IDENTITY_NO_ROOM,
+                f"network '{network}': subnet {subnet} has no free address for {key} (the lock file "
+                f"holds {sum(1 for a in taken if first <= a <= last)} of it)",
+                ("fabrics", network, "ipv4_pool"),
+                "release the identities of removed devices (render --release-removed), or use a larger pool",
+            )
+            return []
+        kept[key] = found
+    changed = {key: IPv4Address(address) for key, address in kept.items()}
+    topo.addresses[network] = {key: changed.get(key, address) for key, address in assigned.items()}
+    return [f"{network} {key} {entries[prefix + key]} -> {topo.addresses[network][key]}" for key in moved]
 
 
 def _keep_loopbacks(ctx: ExpandContext, network: str, pool: IPv4Network, lock: Lock) -> list[str]:
@@ -222,23 +228,23 @@ def _keep_loopbacks(ctx: ExpandContext, network: str, pool: IPv4Network, lock: L
     held = lock.section("loopbacks")
     switches = [s.name for tier in ("leaf", "spine", "core") for s in topo.switches(network, tier)]
     first, last = int(pool.network_address) + 1, int(pool.broadcast_address) - 1
-    final: dict[str, IPv4Address] = {}
+    final: dict[str, int] = {}
     moved: list[str] = []
     for name in switches:
-        old = held.get(name)
-        if old is not None and first <= int(IPv4Address(old)) <= last:
-            final[name] = IPv4Address(old)
+        old = _as_int(held[name]) if name in held else None
+        if old is not None and first <= old <= last:
+            final[name] = old
         elif old is not None:
             moved.append(name)
     taken = set(final.values())
     if not ctx.keep.release_removed:
         present = set(topo.devices)
-        taken.update(IPv4Address(v) for k, v in held.items() if k not in present)
+        taken.update(_as_int(v) for k, v in held.items() if k not in present)
     free = _Free(taken)
     for name in switches:
         if name in final:
             continue
-        address = topo.loopbacks[name]
+        address = int(topo.loopbacks[name])
         if address in taken:
             found = free.take(pool, first, last)
             if found is None:
@@ -252,8 +258,8 @@ def _keep_loopbacks(ctx: ExpandContext, network: str, pool: IPv4Network, lock: L
             address = found
         taken.add(address)
         final[name] = address
-    topo.loopbacks.update(final)
-    return [f"{network} loopback {name} {held[name]} -> {final[name]}" for name in moved]
+    topo.loopbacks.update((name, IPv4Address(address)) for name, address in final.items())
+    return [f"{network} loopback {name} {held[name]} -> {topo.loopbacks[name]}" for name in moved]
 
 
 def _renamed(topo: Topology, lock: Lock) -> list[str]:

@@ -37,6 +37,10 @@ class OobBuilder:
         self.uplink_cursor = 0
         self.no_uplink: list[str] = []
         """OOB switches left without an uplink port, reported once when the fabric is built."""
+        self.held: dict[str, list[int]] | None = None
+        """With a lock file: rack -> numbers of the out-of-band switches it holds there (made on first use)."""
+        self.taken: set[str] = set()
+        """With a lock file: every device name it holds, which a new switch does not take."""
         self.fixed: dict[str, list[Device]] = defaultdict(list)
         """Management switches built into racks (NVL72), by rack: adopted before any is added."""
         for device in ctx.topo.devices.values():
@@ -110,18 +114,19 @@ class OobBuilder:
         next number it does not hold."""
         if not self.ctx.pins:
             return self.count + 1
-        prefix = f"{self.name}-sw"
-        held = {name: rack for name, (rack, _) in self.ctx.pins.items() if name.startswith(prefix)}
-        for name, rack in sorted(held.items()):
-            if rack in racks and name[len(prefix) :].isdigit():
-                return int(name[len(prefix) :])
-        taken = (
-            set(self.ctx.topo.devices) | {n for n in self.ctx.keep.lock.section("racks")}
-            if self.ctx.keep.lock
-            else set()
-        )
+        if self.held is None:
+            self.held = defaultdict(list)
+            prefix = f"{self.name}-sw"
+            for name, (rack, _) in sorted(self.ctx.pins.items()):
+                if name.startswith(prefix) and name[len(prefix) :].isdigit():
+                    self.held[rack].append(int(name[len(prefix) :]))
+            lock = self.ctx.keep.lock
+            self.taken = set(lock.section("racks")) if lock else set()
+        for rack in racks:
+            if self.held.get(rack):
+                return self.held[rack].pop(0)
         number = self.count + 1
-        while f"{prefix}{number:03d}" in taken:
+        while f"{self.name}-sw{number:03d}" in self.taken or f"{self.name}-sw{number:03d}" in self.ctx.topo.devices:
             number += 1
         return number
 
@@ -156,7 +161,7 @@ class OobBuilder:
             self.name,
             self.count,
         )
-        if self.ctx.pins and place_pinned(self.ctx, device, [topo.racks[r] for r in racks]) is not None:
+        if self.ctx.pins and place_pinned(self.ctx, device, racks) is not None:
             topo.add_device(device)
             return self._register(device)
         for rack_name in racks:

@@ -3,6 +3,8 @@ fixed equipment, and, when placement is automatic, the rack's power and cooling.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from .. import codes
 from ..catalog import Equipment, RackType, Server, Switch
 from ..catalog.models import Device as CatalogDevice
@@ -64,13 +66,13 @@ def pin_slots(ctx: ExpandContext) -> None:
         ctx.pins[name] = (rack_name, first)
 
 
-def place_pinned(ctx: ExpandContext, device: Device, racks: list[Rack]) -> Rack | None:
-    """Put `device` into the slot the lock file holds for it, when that slot is in one of `racks` and fits
-    the device; the rack, or None."""
+def place_pinned(ctx: ExpandContext, device: Device, racks: Collection[str]) -> Rack | None:
+    """Put `device` into the slot the lock file holds for it, when that slot is in one of `racks` (names)
+    and fits the device; the rack, or None."""
     pin = ctx.pins.pop(device.name, None)
     if pin is None:
         return None
-    rack = next((r for r in racks if r.name == pin[0]), None)
+    rack = ctx.topo.racks[pin[0]] if pin[0] in racks else None
     units = range(pin[1] - 1, pin[1] - 1 + device.u_height)
     mark = PINNED + device.name
     if rack is None or units.stop > len(rack.used) or any(rack.used[i] not in (None, mark) for i in units):
@@ -193,9 +195,10 @@ def _fill(ctx: ExpandContext, group: NodeGroup, server: Server, racks: list[Rack
     liquid = server.cooling.liquid_fraction
     here: dict[str, int] = {}
     cursor = 0
+    allowed = {rack.name for rack in racks} if ctx.pins else set()
     for index in range(group.count):
         device = Device(names[index], "node", group.model, group.role, server.u_height, group.name, index + 1)
-        rack = place_pinned(ctx, device, racks) if ctx.pins else None
+        rack = place_pinned(ctx, device, allowed) if ctx.pins else None
         while rack is None and cursor < len(racks):
             candidate = racks[cursor]
             u = (

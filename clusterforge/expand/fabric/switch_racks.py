@@ -37,7 +37,7 @@ def place_switches(ctx: ExpandContext, fabric: str, rack_names: list[str] | None
     for device in switches:
         entry = ctx.switch(device.model)
         kw, liquid = planned_kw(ctx, entry, "switch"), entry.cooling.liquid_fraction
-        pinned = place_pinned(ctx, device, racks) if ctx.pins else None
+        pinned = place_pinned(ctx, device, rack_names) if ctx.pins else None
         if pinned is not None:  # the slot the lock file holds for it
             load.add(pinned, kw, liquid)
             continue
