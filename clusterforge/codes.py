@@ -41,6 +41,7 @@ FAMILIES = {
     "NAME": "Names",
     "ADDR": "Addresses",
     "IDENT": "Stable identity (the lock file)",
+    "MGMT": "Management reachability (the network Ansible uses)",
     "SPACE": "Rack space",
     "WEIGHT": "Rack weight",
     "POWER": "Power",
@@ -120,6 +121,10 @@ IDENTITY_MOVES = _code("CF-IDENT-001", ERROR, "a change would renumber or rename
 IDENTITY_REPATCHED = _code("CF-IDENT-002", WARNING, "a device moves to another rack slot, or a cable to other ports", "re-patch or move it as listed, or change the blueprint so it stays where the lock file has it", "2 devices or cables the lock file holds move: compute-spine001 moves from N01 U33 to N01 U25; compute/gpu033:ib0 re-patched from compute-leaf003:p5 to compute-leaf004:p1")
 LOCK_UNREADABLE = _code("CF-IDENT-003", ERROR, "the lock file cannot be read", "fix the line shown, or delete the lock file to assign every identity afresh (`git checkout` it back otherwise)", "cannot read the lock file: it is larger than 512 MiB")
 IDENTITY_NO_ROOM = _code("CF-IDENT-004", ERROR, "the addresses the lock file holds leave no free address for a new interface", "release the held identities of removed devices (render --release-removed), or use a larger pool", "network 'inband': subnet 10.120.0.0/28 has no free address for gpu040 (the lock file holds 13 of it)")
+
+MANAGED_ON_BMC = _code("CF-MGMT-001", WARNING, "a node group on no in-band network is reached on its BMCs", "attach the group to an in-band network, or name the network Ansible uses in the group's management_network", "node group 'gpu' is on no in-band network: Ansible reaches its nodes on their BMC addresses (network 'oob'); storage networks are not chosen")
+UNREACHABLE_GROUP = _code("CF-MGMT-002", ERROR, "a node group has no network Ansible can reach it on", "attach the group to an in-band or out-of-band network, or name one in management_network", "node group 'gpu' is on no in-band or out-of-band network: Ansible cannot reach its nodes")
+WRONG_MANAGEMENT_NETWORK = _code("CF-MGMT-003", ERROR, "management_network names a network the group is not on, or a compute fabric", "name an in-band, out-of-band or storage network the group is attached to", "node group 'gpu': management_network 'compute' is a compute fabric; name an in-band, out-of-band or storage network the group is on")
 
 # --- rack space (expand/placement, expand/fabric, expand/oob, checks/space)
 SWITCHES_DO_NOT_FIT = _code("CF-SPACE-001", ERROR, "switches do not fit their racks", "add racks to switch_racks", "fabric 'compute': 16 U of switches do not fit in racks N01 (space, or 90% of power and cooling)")

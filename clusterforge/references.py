@@ -94,6 +94,9 @@ def _node_groups(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
         for j, rack in enumerate(group.placement.racks or []):
             if rack not in racks:
                 yield _unknown(codes.UNKNOWN_RACK, "rack", rack, racks, (*base, "placement", "racks", j))
+        if group.management_network is not None and group.management_network not in bp.fabrics:
+            path = (*base, "management_network")
+            yield _unknown(codes.UNKNOWN_NAME, "fabric", group.management_network, bp.fabrics, path)
 
 
 def _hosts(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
