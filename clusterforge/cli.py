@@ -122,7 +122,7 @@ def validate_cmd(blueprints: tuple[Path, ...], fmt: str, allow: tuple[Path, ...]
     """Check blueprints against the schema and the catalog; report every error at once."""
     results: list[dict[str, Any]] = []
     failed = False
-    for path in _blueprints_only(blueprints, fmt):
+    for path in _blueprints_only(_globbed(blueprints), fmt):
         try:
             valid = load_valid(path, allow)
         except ClusterforgeError as exc:
@@ -151,6 +151,17 @@ def validate_cmd(blueprints: tuple[Path, ...], fmt: str, allow: tuple[Path, ...]
     if fmt == "json":
         click.echo(json.dumps({"blueprints": results}, indent=2, sort_keys=True))
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
+
+
+def _globbed(paths: Sequence[Path]) -> list[Path]:
+    """Paths as given; a glob (`blueprints/**/*.yaml`, quoted so the shell leaves it) stands for the files it
+    finds that look like blueprints (fragments.py), outside inventories/."""
+    from .fragments import blueprint_candidates, has_glob
+
+    out: list[Path] = []
+    for path in paths:
+        out += blueprint_candidates([str(path)], Path("inventories"))[0] if has_glob(str(path)) else [path]
+    return out
 
 
 def _blueprints_only(paths: Sequence[Path], fmt: str) -> list[Path]:
@@ -423,13 +434,14 @@ def catalog_show_cmd(key: str) -> None:
 
 
 @cli.command("render-check")
+@click.argument("patterns", nargs=-1)
 @click.option(
     "--blueprints",
     "folder",
     type=click.Path(path_type=Path, file_okay=False),
     default=Path("blueprints"),
     show_default=True,
-    help="folder of blueprints (*.yaml at its top level)",
+    help="folder of blueprints (*.yaml at its top level), when no BLUEPRINT or glob is given",
 )
 @click.option(
     "--output-root",
@@ -439,17 +451,32 @@ def catalog_show_cmd(key: str) -> None:
     help="folder holding one rendered folder per blueprint name",
 )
 @ALLOW_DIR
-def render_check_cmd(folder: Path, output_root: Path, allow: tuple[Path, ...]) -> None:
-    """`render --check` for every blueprint in a folder (for CI and pre-commit)."""
-    if not folder.is_dir():
-        raise click.BadParameter(f"{display_name(folder)} is not a folder", param_hint="--blueprints")
-    blueprints = sorted(p for p in folder.glob("*.yaml") if not is_lock_file(p))
+def render_check_cmd(patterns: tuple[str, ...], folder: Path, output_root: Path, allow: tuple[Path, ...]) -> None:
+    """`render --check` for every blueprint given (files, or globs such as 'blueprints/**/*.yaml', anywhere in
+    the repository), else of a folder (for CI and pre-commit). Fragments are skipped: lock files, files a
+    blueprint includes or reads as a catalog, and, from a glob, YAML files that are no blueprint."""
+    from .fragments import blueprint_candidates
+
+    if patterns:
+        candidates, missing = blueprint_candidates(patterns, output_root)
+        if missing:
+            raise click.BadParameter(f"no such file: {', '.join(missing)}", param_hint="BLUEPRINT")
+    else:
+        if not folder.is_dir():
+            raise click.BadParameter(f"{display_name(folder)} is not a folder", param_hint="--blueprints")
+        candidates = sorted(p for p in folder.glob("*.yaml") if not is_lock_file(p))
+    blueprints, loaded, problems = _without_fragments(candidates, allow)
     if not blueprints:
-        raise click.BadParameter(f"{display_name(folder)} holds no *.yaml blueprint", param_hint="--blueprints")
+        where = ", ".join(patterns) if patterns else display_name(folder)
+        raise click.BadParameter(f"{where}: no blueprint found", param_hint="BLUEPRINT")
     stale = False
     for blueprint in blueprints:
+        if blueprint in problems:
+            _print_findings(problems[blueprint], "text")
+            stale = True
+            continue
+        valid = loaded[blueprint]
         try:
-            valid = load_valid(blueprint, allow)
             keep = keep_of(valid)
             analysis = analyse(valid, keep=keep)
             files = render_analysis(analysis)
@@ -464,6 +491,28 @@ def render_check_cmd(folder: Path, output_root: Path, allow: tuple[Path, ...]) -
         _print_tree_diff(diff, target, len(files))
         stale |= not diff.fresh
     sys.exit(EXIT_FINDINGS if stale else EXIT_OK)
+
+
+def _without_fragments(
+    candidates: Sequence[Path], allow: Sequence[Path]
+) -> tuple[list[Path], dict[Path, Any], dict[Path, list[Finding]]]:
+    """Each candidate loaded (its ValidBlueprint, or its errors), and the candidates no other one reads (as an
+    include or a catalog); each one dropped is said on stderr."""
+    loaded: dict[Path, Any] = {}
+    problems: dict[Path, list[Finding]] = {}
+    for path in candidates:
+        try:
+            loaded[path] = load_valid(path, allow)
+        except ClusterforgeError as exc:
+            problems[path] = exc.findings
+    read_by_others = {
+        f.resolve() for path, valid in loaded.items() for f in valid.files if f.resolve() != path.resolve()
+    }
+    blueprints = [p for p in candidates if p.resolve() not in read_by_others]
+    for path in candidates:
+        if path not in blueprints:
+            click.echo(f"{display_name(path)}: skipped (a fragment another blueprint reads)", err=True)
+    return blueprints, loaded, problems
 
 
 def _print_tree_diff(diff: TreeDiff, target: Path, count: int) -> None:

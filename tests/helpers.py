@@ -63,3 +63,15 @@ def ansible(case_work: Path, *args: str) -> str:
     assert proc.returncode == 0, f"{' '.join(args)} exited {proc.returncode}:\n{output}"
     assert "WARNING" not in output, f"{' '.join(args)} warned:\n{output}"
     return proc.stdout
+
+
+def git_repository(folder: Path) -> Path:
+    """A new Git repository in `folder` (made), on branch main, with a committer set."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for args in (
+        ("init", "-q", "-b", "main"),
+        ("config", "user.email", "t@example.invalid"),
+        ("config", "user.name", "t"),
+    ):
+        subprocess.run(["git", "-C", str(folder), *args], capture_output=True, check=True)
+    return folder
