@@ -13,20 +13,23 @@ from .context import CheckContext
 def check_management(ctx: CheckContext) -> Iterator[Finding]:
     bp = ctx.valid.blueprint
     chosen = management_networks(bp, ctx.topo)
+    on_storage = ctx.topo.group_fabrics()
+    modelled = any(fabric.kind in ("inband", "oob") for fabric in bp.fabrics.values())
     for i, group in enumerate(bp.node_groups):
         management = chosen[group.name]
-        if management.how == "bmc":
+        storage = [name for name in on_storage.get(group.name, ()) if bp.fabrics[name].kind == "storage"]
+        if management.how == "bmc" and storage:  # the trap: a storage network that may carry in-band traffic
             yield ctx.finding(
                 codes.MANAGED_ON_BMC,
                 Severity.WARNING,
                 f"node group '{group.name}' is on no in-band network: Ansible reaches its nodes on their BMC "
-                f"addresses (network '{management.network}'); storage networks are not chosen",
+                f"addresses (network '{management.network}'), not on storage network '{storage[0]}'",
                 ("node_groups", i, "name"),
                 group.name,
                 "attach the group to an in-band network, or name the network Ansible uses in "
                 f"node_groups[{i}].management_network",
             )
-        elif management.how == "none":
+        elif management.how == "none" and modelled:  # a blueprint of racks and power alone plans no management
             yield ctx.finding(
                 codes.UNREACHABLE_GROUP,
                 Severity.ERROR,

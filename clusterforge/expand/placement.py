@@ -3,6 +3,7 @@ fixed equipment, and, when placement is automatic, the rack's power and cooling.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection
 
 from .. import codes
@@ -171,20 +172,67 @@ def place_nodes(ctx: ExpandContext) -> None:
                     ("node_groups", gi, "placement"),
                 )
                 continue
-        placed = _fill(ctx, group, server, racks, load)
+        stops: Counter[str] = Counter()
+        placed = _fill(ctx, group, server, racks, load, stops)
         if placed < group.count:
-            where = ", ".join(sorted({r.row for r in racks})) or "no racks"
-            ctx.error(
-                codes.NODES_DO_NOT_FIT,
-                f"node group '{group.name}': room for {placed} of {group.count} nodes in rows {where}",
-                ("node_groups", gi, "count"),
-                "add racks, allow more rows or racks in placement, or raise per_rack"
-                if group.placement.per_rack
-                else "add racks or allow more rows or racks in placement",
-            )
+            _report_unplaced(ctx, gi, group, server, racks, placed, stops)
 
 
-def _fill(ctx: ExpandContext, group: NodeGroup, server: Server, racks: list[Rack], load: RackLoad) -> int:
+def _per_rack_room(rack: Rack, height: int) -> int:
+    """How many `height`-U devices the rack's free U hold, in runs."""
+    room = run = 0
+    for slot in [*rack.used, "end"]:
+        if slot is None:
+            run += 1
+        else:
+            room, run = room + run // height, 0
+    return room
+
+
+def _report_unplaced(
+    ctx: ExpandContext,
+    gi: int,
+    group: NodeGroup,
+    server: Server,
+    racks: list[Rack],
+    placed: int,
+    stops: Counter[str],
+) -> None:
+    """CF-SPACE-002 naming the limit that stopped the group (per_rack, rack space, power and cooling) and what
+    would fit."""
+    where = ", ".join(sorted({r.row for r in racks})) or "no racks"
+    missing = group.count - placed
+    limits = []
+    if stops["per_rack"]:
+        limits.append(f"per_rack {group.placement.per_rack} filled {stops['per_rack']} racks")
+    if stops["space"]:
+        limits.append(f"rack space filled {stops['space']}")
+    if stops["power"]:
+        limits.append(f"90% of power or cooling filled {stops['power']}")
+    room = sum(_per_rack_room(r, server.u_height) for r in racks)
+    if stops["per_rack"] and room:
+        hint = (
+            f"raise per_rack: the racks' free space holds {room} more {server.u_height}U nodes "
+            f"({missing} are missing), or add racks"
+        )
+    elif stops["power"]:
+        hint = "add racks (power and cooling, not space, was the limit), or allow more rows or racks in placement"
+    else:
+        height = racks[0].rack_type.u_height if racks else 0
+        fit = height // server.u_height if server.u_height else 0
+        hint = f"add racks (an empty {height}U rack holds at most {fit} of these), or allow more rows or racks"
+    ctx.error(
+        codes.NODES_DO_NOT_FIT,
+        f"node group '{group.name}': room for {placed} of {group.count} nodes in rows {where} "
+        f"({'; '.join(limits) or 'no racks'})",
+        ("node_groups", gi, "count"),
+        hint,
+    )
+
+
+def _fill(
+    ctx: ExpandContext, group: NodeGroup, server: Server, racks: list[Rack], load: RackLoad, stops: Counter[str]
+) -> int:
     """The group's nodes in index order: each into its slot in the lock file where it has one, the others
     bottom up into the racks in order (per_rack, and when automatic power and cooling, permitting); how many
     were placed."""
@@ -201,12 +249,10 @@ def _fill(ctx: ExpandContext, group: NodeGroup, server: Server, racks: list[Rack
         rack = place_pinned(ctx, device, allowed) if ctx.pins else None
         while rack is None and cursor < len(racks):
             candidate = racks[cursor]
-            u = (
-                None
-                if per_rack is not None and here.get(candidate.name, 0) >= per_rack
-                else free_slot(candidate, server.u_height)
-            )
+            full = per_rack is not None and here.get(candidate.name, 0) >= per_rack
+            u = None if full else free_slot(candidate, server.u_height)
             if u is None or (automatic and not load.fits(candidate, kw, liquid)):
+                stops["per_rack" if full else "space" if u is None else "power"] += 1  # why the rack is done
                 cursor += 1
                 continue
             occupy(candidate, device, u)

@@ -56,7 +56,8 @@ class NodeGroup(Strict):
     management_network: Identifier | None = None
     """The network Ansible reaches the nodes on (their `ansible_host`): an in-band, out-of-band or storage
     network the group is attached to. Default: the in-band network the group is on; a group on none is reached
-    on its BMCs (out-of-band), with a warning. A storage network is used only when named here."""
+    on its BMCs (out-of-band), with a warning when it is on a storage network. A storage network is used only
+    when named here."""
     nccl: dict[NcclName, NcclValue] = Field(default_factory=dict)
     """NCCL settings for this group, added to or replacing the derived ones (NCCL_* names only)."""
 
