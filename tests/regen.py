@@ -39,6 +39,8 @@ def regen_codes() -> None:
 
 
 DIFF_EXAMPLE = "clusterforge diff blueprints/h200-training-pod.yaml docs/examples/h200-training-pod-grown.yaml"
+RENUMBER_EXAMPLE = "clusterforge plan docs/examples/h200-training-pod-renumbered.yaml"
+"""The example pod with another in-band pool beside the lock file of the example: refused (CF-IDENT-001)."""
 MISCABLED = "docs/examples/h200-training-pod-ibnetdiscover-miscabled.txt"
 """Real `ibnetdiscover -p` output of the h200 example's fabric simulated by ibsim with four cabling faults."""
 VERIFY_EXAMPLE = f"clusterforge verify blueprints/h200-training-pod.yaml --ibnetdiscover {MISCABLED}"
@@ -58,6 +60,7 @@ def readme_blocks() -> dict[str, str]:
             ),
         ),
         DIFF_EXAMPLE: ("diff", "blueprints/h200-training-pod.yaml", "docs/examples/h200-training-pod-grown.yaml"),
+        RENUMBER_EXAMPLE: ("plan", "docs/examples/h200-training-pod-renumbered.yaml"),
         **{
             f"clusterforge fit {path}": ("fit", path)
             for path in (
