@@ -83,6 +83,16 @@ def _shrink(group: str, by: int) -> Change:
     return change
 
 
+def _take_out(group: str, index: int) -> Change:
+    """The node `index` of `group` taken out of the middle (`absent`), the group one smaller."""
+
+    def change(data: dict[str, Any]) -> None:
+        _group(data, group)["count"] -= 1
+        _group(data, group).setdefault("absent", []).append(index)
+
+    return change
+
+
 def _reverse_groups(data: dict[str, Any]) -> None:
     data["node_groups"].reverse()
 
@@ -96,12 +106,14 @@ CASES: dict[str, list[tuple[str, Change]]] = {
         ("grow gpu by 5", _grow("gpu", 5, ["C"])),
         ("grow mgmt by 1", _grow("mgmt", 1)),
         ("shrink gpu by 4", _shrink("gpu", 4)),
+        ("take gpu010 out", _take_out("gpu", 10)),
         ("reorder groups", _reverse_groups),
         ("add a rack", _more_racks),
     ],
     "l40s-inference": [
         ("grow inf by 4", _grow_row("inf", 4, 0, 2)),
         ("shrink inf by 3", _shrink("inf", 3)),
+        ("take inf003 out", _take_out("inf", 3)),
         ("reorder groups", _reverse_groups),
         ("add a rack", _more_racks),
     ],
@@ -254,3 +266,16 @@ def test_a_lock_file_is_read_with_bounds(tmp_path: Path) -> None:
     with pytest.raises(BlueprintError) as caught:
         read_lock(path)
     assert "cannot read the lock file" in caught.value.findings[0].message
+
+
+def test_a_node_taken_out_of_the_middle_renames_none_and_is_held(tmp_path: Path) -> None:
+    path = _copy("l40s-inference", tmp_path)
+    before = _locked_render(path)
+    _edit(path, _take_out("inf", 3))
+    after = _locked_render(path)
+    assert "inf003" not in after["hosts"] and after["hosts"]["inf008"] == "inf 8"
+    assert {k: v for k, v in after["addresses"].items()} == {
+        k: v for k, v in before["addresses"].items() if not k.partition("/")[2].startswith("inf003")
+    }
+    lock = read_lock(path)
+    assert lock is not None and lock.section("held") == {"inf003": "removed"}

@@ -236,7 +236,7 @@ def _fill(
     """The group's nodes in index order: each into its slot in the lock file where it has one, the others
     bottom up into the racks in order (per_rack, and when automatic power and cooling, permitting); how many
     were placed."""
-    names = group.hostnames()
+    names, indexes = group.hostnames(), group.indexes()
     per_rack = group.placement.per_rack
     automatic = per_rack is None
     kw = planned_kw(ctx, server, group.role)
@@ -245,7 +245,7 @@ def _fill(
     cursor = 0
     allowed = {rack.name for rack in racks} if ctx.pins else set()
     for index in range(group.count):
-        device = Device(names[index], "node", group.model, group.role, server.u_height, group.name, index + 1)
+        device = Device(names[index], "node", group.model, group.role, server.u_height, group.name, indexes[index])
         rack = place_pinned(ctx, device, allowed) if ctx.pins else None
         while rack is None and cursor < len(racks):
             candidate = racks[cursor]
