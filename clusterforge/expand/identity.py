@@ -14,9 +14,11 @@ slot and a port patched to another switch port are CF-IDENT-002 warnings.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from ipaddress import IPv4Address, IPv4Network
+from typing import Any
 
 from .. import codes
 from ..errors import Finding, Severity, SourceLocation
@@ -43,7 +45,13 @@ def identities(topo: Topology) -> dict[str, dict[str, str]]:
         if link.tier in PATCHED_TIERS
     }
     loopbacks = {switch: str(address) for switch, address in topo.loopbacks.items()}
-    return {"hosts": hosts, "addresses": addresses, "loopbacks": loopbacks, "racks": racks, "ports": ports}
+    return {
+        "hosts": hosts,
+        "addresses": addresses,
+        "loopbacks": loopbacks,
+        "racks": racks,
+        "ports": ports,
+    }
 
 
 def _slot(device: Device) -> str:
@@ -70,6 +78,21 @@ def locked(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
         (k, v) for k, v in keep.lock.section("addresses").items() if _device_of(k.partition("/")[2]) in held
     )
     return sections
+
+
+def port_order(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:
+    """'device:port' -> the switch port it was patched to, as a sort key, on `network` (the lock's ports)."""
+    if lock is None:
+        return {}
+    prefix = f"{network}/"
+    return {
+        key[len(prefix) :]: _natural(value) for key, value in lock.section("ports").items() if key.startswith(prefix)
+    }
+
+
+def _natural(text: str) -> tuple[Any, ...]:
+    """'oob-sw002:swp10' after 'oob-sw002:swp9'."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
 def _device_of(interface: str) -> str:

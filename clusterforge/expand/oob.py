@@ -4,11 +4,13 @@ each with one uplink to the leaves of the network named in `uplink_to`."""
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from .. import codes
 from ..catalog import Equipment, PortGroup, Server, Switch
 from ..model import OobFabric
 from .context import ExpandContext
+from .identity import port_order
 from .placement import free_slot, occupy, place_pinned
 from .ports import NO_DATA_PORTS_HINT, PortAllocator, downlink_group, uplink_group
 from .topology import Device, Link
@@ -27,6 +29,18 @@ def build_oob(ctx: ExpandContext) -> None:
     for name, fabric in ctx.bp.fabrics.items():
         if isinstance(fabric, OobFabric):
             OobBuilder(ctx, name, fabric).build()
+
+
+def _patched_first(
+    members: list[tuple[Device, str, float]], patched: dict[str, tuple[Any, ...]]
+) -> list[tuple[Device, str, float]]:
+    """With a lock file: the management ports it holds first, in the order of the switch ports they had (so
+    each gets its port back), then the new ones in order; as they are without one."""
+    if not patched:
+        return members
+    late = (chr(0x10FFFF),)
+    ranked = sorted(range(len(members)), key=lambda i: (patched.get(f"{members[i][0].name}:{members[i][1]}", late), i))
+    return [members[i] for i in ranked]
 
 
 class OobBuilder:
@@ -92,7 +106,9 @@ class OobBuilder:
         area_racks: dict[str, list[str]] = defaultdict(list)
         for rack in topo.racks.values():
             area_racks[rack.name if self.fabric.per == "rack" else rack.row].append(rack.name)
-        for area, members in self._members().items():
+        patched = port_order(self.ctx.keep.lock, self.name)
+        for area, listed in self._members().items():
+            members = _patched_first(listed, patched)
             switch: Device | None = None
             alloc: PortAllocator | None = None
             for i, (device, port, speed) in enumerate(members):
