@@ -486,8 +486,7 @@ def render_check_cmd(patterns: tuple[str, ...], folder: Path, output_root: Path,
             continue
         target = output_root / valid.blueprint.name
         diff = compare_tree(files, target)
-        if keep.lock is not None:  # a blueprint without a lock file is checked as before
-            stale |= not _print_lock_check(blueprint, lock_of(analysis, keep))
+        stale |= not _print_lock_check(blueprint, lock_of(analysis, keep))  # missing: render writes it
         _print_tree_diff(diff, target, len(files))
         stale |= not diff.fresh
     sys.exit(EXIT_FINDINGS if stale else EXIT_OK)
