@@ -80,18 +80,29 @@ def locked(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
     return sections
 
 
+LATE: tuple[Any, ...] = ((chr(0x10FFFF),),)
+"""A sort key after every port_order key: what the lock file does not hold comes last."""
+
+
 def port_order(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:
-    """'device:port' -> the switch port it was patched to, as a sort key, on `network` (the lock's ports)."""
+    """'device:port' -> the switch port it was patched to, as a sort key (switch, then port, numbers as
+    numbers), on `network` (the lock's ports)."""
     if lock is None:
         return {}
     prefix = f"{network}/"
-    return {
-        key[len(prefix) :]: _natural(value) for key, value in lock.section("ports").items() if key.startswith(prefix)
-    }
+    parts: dict[str, tuple[Any, ...]] = {}  # switch and port names repeat: each made into a key once
+
+    def key(value: str) -> tuple[Any, ...]:
+        switch, _, port = value.partition(":")
+        a = parts.get(switch) or parts.setdefault(switch, _natural(switch))
+        b = parts.get(port) or parts.setdefault(port, _natural(port))
+        return (a, b)
+
+    return {k[len(prefix) :]: key(v) for k, v in lock.section("ports").items() if k.startswith(prefix)}
 
 
 def _natural(text: str) -> tuple[Any, ...]:
-    """'oob-sw002:swp10' after 'oob-sw002:swp9'."""
+    """'swp10' after 'swp9'."""
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 

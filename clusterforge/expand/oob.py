@@ -10,7 +10,7 @@ from .. import codes
 from ..catalog import Equipment, PortGroup, Server, Switch
 from ..model import OobFabric
 from .context import ExpandContext
-from .identity import port_order
+from .identity import LATE, port_order
 from .placement import free_slot, occupy, place_pinned
 from .ports import NO_DATA_PORTS_HINT, PortAllocator, downlink_group, uplink_group
 from .topology import Device, Link
@@ -38,8 +38,7 @@ def _patched_first(
     each gets its port back), then the new ones in order; as they are without one."""
     if not patched:
         return members
-    late = (chr(0x10FFFF),)
-    ranked = sorted(range(len(members)), key=lambda i: (patched.get(f"{members[i][0].name}:{members[i][1]}", late), i))
+    ranked = sorted(range(len(members)), key=lambda i: (patched.get(f"{members[i][0].name}:{members[i][1]}", LATE), i))
     return [members[i] for i in ranked]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from ... import codes
 from ...model.fabric import LeafSpineFabric
 from ..context import ExpandContext
-from ..identity import port_order
+from ..identity import LATE, port_order
 from ..topology import Device
 
 PORT_ROLE = {"compute": "compute", "storage": "storage", "inband": "inband"}
@@ -50,11 +50,10 @@ def _locked_first(ctx: ExpandContext, endpoints: list[Endpoint], network: str) -
     patched = port_order(ctx.keep.lock, network)
     if not patched:
         return endpoints
-    late = (chr(0x10FFFF),)
 
     def first_port(endpoint: Endpoint) -> tuple[Any, ...]:
         name = endpoint.device.name
-        return min((patched.get(f"{name}:{port}", late) for port, _ in endpoint.ports), default=late)
+        return min((patched.get(f"{name}:{port}", LATE) for port, _ in endpoint.ports), default=LATE)
 
     ranked = sorted(range(len(endpoints)), key=lambda i: (first_port(endpoints[i]), i))
     return [endpoints[i] for i in ranked]
