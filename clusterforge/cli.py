@@ -466,9 +466,10 @@ def render_check_cmd(patterns: tuple[str, ...], folder: Path, output_root: Path,
             raise click.BadParameter(f"{display_name(folder)} is not a folder", param_hint="--blueprints")
         candidates = sorted(p for p in folder.glob("*.yaml") if not is_lock_file(p))
     blueprints, loaded, problems = _without_fragments(candidates, allow)
+    if not blueprints and not patterns:
+        raise click.BadParameter(f"{display_name(folder)} holds no *.yaml blueprint", param_hint="--blueprints")
     if not blueprints:
-        where = ", ".join(patterns) if patterns else display_name(folder)
-        raise click.BadParameter(f"{where}: no blueprint found", param_hint="BLUEPRINT")
+        raise click.BadParameter(f"{', '.join(patterns)}: no blueprint found", param_hint="BLUEPRINT")
     stale = False
     for blueprint in blueprints:
         if blueprint in problems:
