@@ -24,7 +24,16 @@ from .errors import (
     escape_github_data,
     sorted_findings,
 )
-from .pipeline import CONSISTENCY_READS, analyse, load_valid, render_analysis, render_blueprint, render_files
+from .lockfile import Keep, is_lock_file, lock_path, write_lock
+from .pipeline import (
+    CONSISTENCY_READS,
+    analyse,
+    keep_of,
+    load_valid,
+    lock_of,
+    render_analysis,
+    render_blueprint,
+)
 from .plan import plan_text
 from .render.bom import bom_text
 from .render.context import RenderContext
@@ -44,6 +53,11 @@ ALLOW_DIR = click.option(
     multiple=True,
     type=click.Path(path_type=Path, file_okay=False, exists=True),
     help="a folder outside the blueprint's repository that includes and catalogs may be read from (repeatable)",
+)
+ALLOW_RENUMBER = click.option(
+    "--allow-renumber",
+    is_flag=True,
+    help="let the change renumber or rename devices the lock file holds (CF-IDENT-001 is then a warning)",
 )
 
 
@@ -127,7 +141,7 @@ def validate_cmd(blueprints: tuple[Path, ...], fmt: str, allow: tuple[Path, ...]
     """Check blueprints against the schema and the catalog; report every error at once."""
     results: list[dict[str, Any]] = []
     failed = False
-    for path in blueprints:
+    for path in _blueprints_only(_globbed(blueprints), fmt):
         try:
             valid = load_valid(path, allow)
         except ClusterforgeError as exc:
@@ -158,6 +172,30 @@ def validate_cmd(blueprints: tuple[Path, ...], fmt: str, allow: tuple[Path, ...]
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
 
 
+def _globbed(paths: Sequence[Path]) -> list[Path]:
+    """Paths as given; a glob (`blueprints/**/*.yaml`, quoted so the shell leaves it) stands for the files it
+    finds that look like blueprints (fragments.py), outside inventories/."""
+    from .fragments import blueprint_candidates, has_glob
+
+    out: list[Path] = []
+    for path in paths:
+        out += blueprint_candidates([str(path)], Path("inventories"))[0] if has_glob(str(path)) else [path]
+    return out
+
+
+def _blueprints_only(paths: Sequence[Path], fmt: str) -> list[Path]:
+    """`paths` without lock files (`x.lock.yaml`, which a glob such as `blueprints/*.yaml` brings along),
+    each skipped with a note on stderr (none for `--format json`)."""
+    kept = []
+    for path in paths:
+        if is_lock_file(path):
+            if fmt != "json":
+                click.echo(f"{display_name(path)}: skipped (a lock file, not a blueprint)", err=True)
+        else:
+            kept.append(path)
+    return kept
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
@@ -169,11 +207,13 @@ def _count(findings: Sequence[Finding]) -> str:
 @cli.command("plan")
 @click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@ALLOW_RENUMBER
 @ALLOW_DIR
-def plan_cmd(blueprint: Path, fmt: str, allow: tuple[Path, ...]) -> None:
+def plan_cmd(blueprint: Path, fmt: str, allow_renumber: bool, allow: tuple[Path, ...]) -> None:
     """Expand a blueprint and summarise it: nodes, GPUs, racks, fabrics per tier, cables."""
     try:
-        analysis = analyse(load_valid(blueprint, allow))
+        valid = load_valid(blueprint, allow)
+        analysis = analyse(valid, keep=keep_of(valid, allow_renumber))
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
@@ -181,7 +221,7 @@ def plan_cmd(blueprint: Path, fmt: str, allow: tuple[Path, ...]) -> None:
         click.echo(json.dumps(analysis.plan.as_dict(), indent=2, sort_keys=True))
     else:
         click.echo(plan_text(analysis.plan))
-        _print_findings(analysis.findings, "text")
+        _print_findings([*analysis.topo.identity_findings, *analysis.findings], "text")
 
 
 @cli.command("bom")
@@ -213,7 +253,7 @@ def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str, allow: tuple
     failing = {Severity.ERROR} if fail_on == "error" else {Severity.ERROR, Severity.WARNING}
     failed = False
     report: list[dict[str, Any]] = []
-    for path in blueprints:
+    for path in _blueprints_only(blueprints, fmt):
         try:
             findings = analyse(load_valid(path, allow)).findings
         except ClusterforgeError as exc:
@@ -294,6 +334,12 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
     help="processes that render: 2 uses a second CPU where there is one, 1 less memory "
     "[default: 2 from 10,000 up to a million links]",
 )
+@ALLOW_RENUMBER
+@click.option(
+    "--release-removed",
+    is_flag=True,
+    help="give up the identities the lock file holds for devices removed from the blueprint (its `held` lines)",
+)
 @ALLOW_DIR
 def render_cmd(
     blueprint: Path,
@@ -303,6 +349,8 @@ def render_cmd(
     force: bool,
     quiet: bool,
     jobs: int | None,
+    allow_renumber: bool,
+    release_removed: bool,
     allow: tuple[Path, ...],
 ) -> None:
     """Render the deployment files: Ansible, Slurm, NCCL (and the handoff pack)."""
@@ -312,16 +360,20 @@ def render_cmd(
         valid = load_valid(blueprint, allow)
         progress("load", 1, 1)
         target = output or Path("inventories") / valid.blueprint.name
+        keep = keep_of(valid, allow_renumber, release_removed)
         if check_only:
-            rendered = render_analysis(analyse(valid, progress), templates, progress)
+            checked = analyse(valid, progress, keep)
+            rendered = render_analysis(checked, templates, progress)
             diff = compare_tree(rendered, target)
+            lock_fresh = _print_lock_check(blueprint, lock_of(checked, keep))
             _print_tree_diff(diff, target, len(rendered))
-            sys.exit(EXIT_OK if diff.fresh else EXIT_FINDINGS)
+            sys.exit(EXIT_OK if diff.fresh and lock_fresh else EXIT_FINDINGS)
         with StagedTree(target, force=force, keep=CONSISTENCY_READS) as files:
-            analysis = render_blueprint(valid, files, templates, progress, jobs=jobs)
+            analysis = render_blueprint(valid, files, templates, progress, jobs=jobs, keep=keep)
             progress("write", 0, 1)
             files.commit()
             progress("write", 1, 1)
+        lock_written = _write_lock(blueprint, analysis, keep)
     except OutputError as exc:
         progress.stop()
         _print_findings(exc.findings, "text")
@@ -332,11 +384,36 @@ def render_cmd(
         click.echo(f"{display_name(blueprint)}: nothing written", err=True)
         sys.exit(EXIT_FINDINGS)
     click.echo(f"{display_name(target)}: wrote {len(files)} files")
+    click.echo(f"{display_name(lock_path(blueprint))}: {'written' if lock_written else 'unchanged'}")
     warnings = [f for f in analysis.findings if f.severity is Severity.WARNING and not f.suppressed_by]
+    warnings = [*analysis.topo.identity_findings, *warnings]  # what moved against the lock file, first
     _print_findings(warnings, "text")
     click.echo(f"findings: {_finding_counts(analysis.findings)} (all of them in the report)")
     if REPORT_MD in files:
         click.echo(f"report: {display_name(target / REPORT_MD)}, {display_name(target / REPORT_HTML)}")
+
+
+def _write_lock(blueprint: Path, analysis: Any, keep: Keep) -> bool:
+    """The lock file beside the blueprint brought up to date; exit 1 when it cannot be written (the render
+    itself is then written already)."""
+    try:
+        return write_lock(blueprint, lock_of(analysis, keep))
+    except OSError as exc:
+        click.echo(f"{display_name(lock_path(blueprint))}: cannot write: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+
+
+def _print_lock_check(blueprint: Path, text: str) -> bool:
+    """Whether the lock file beside the blueprint holds `text`; says so when it does not."""
+    path = lock_path(blueprint)
+    try:
+        fresh = path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        click.echo(f"missing: {display_name(path)} (render writes it)")
+        return False
+    if not fresh:
+        click.echo(f"stale: {display_name(path)} (render brings it up to date)")
+    return fresh
 
 
 @cli.group("catalog", invoke_without_command=True)
@@ -377,13 +454,14 @@ def catalog_show_cmd(key: str) -> None:
 
 
 @cli.command("render-check")
+@click.argument("patterns", nargs=-1)
 @click.option(
     "--blueprints",
     "folder",
     type=click.Path(path_type=Path, file_okay=False),
     default=Path("blueprints"),
     show_default=True,
-    help="folder of blueprints (*.yaml at its top level)",
+    help="folder of blueprints (*.yaml at its top level), when no BLUEPRINT or glob is given",
 )
 @click.option(
     "--output-root",
@@ -393,27 +471,68 @@ def catalog_show_cmd(key: str) -> None:
     help="folder holding one rendered folder per blueprint name",
 )
 @ALLOW_DIR
-def render_check_cmd(folder: Path, output_root: Path, allow: tuple[Path, ...]) -> None:
-    """`render --check` for every blueprint in a folder (for CI and pre-commit)."""
-    if not folder.is_dir():
-        raise click.BadParameter(f"{display_name(folder)} is not a folder", param_hint="--blueprints")
-    blueprints = sorted(folder.glob("*.yaml"))
-    if not blueprints:
+def render_check_cmd(patterns: tuple[str, ...], folder: Path, output_root: Path, allow: tuple[Path, ...]) -> None:
+    """`render --check` for every blueprint given (files, or globs such as 'blueprints/**/*.yaml', anywhere in
+    the repository), else of a folder (for CI and pre-commit). Fragments are skipped: lock files, files a
+    blueprint includes or reads as a catalog, and, from a glob, YAML files that are no blueprint."""
+    from .fragments import blueprint_candidates
+
+    if patterns:
+        candidates, missing = blueprint_candidates(patterns, output_root)
+        if missing:
+            raise click.BadParameter(f"no such file: {', '.join(missing)}", param_hint="BLUEPRINT")
+    else:
+        if not folder.is_dir():
+            raise click.BadParameter(f"{display_name(folder)} is not a folder", param_hint="--blueprints")
+        candidates = sorted(p for p in folder.glob("*.yaml") if not is_lock_file(p))
+    blueprints, loaded, problems = _without_fragments(candidates, allow)
+    if not blueprints and not patterns:
         raise click.BadParameter(f"{display_name(folder)} holds no *.yaml blueprint", param_hint="--blueprints")
+    if not blueprints:
+        raise click.BadParameter(f"{', '.join(patterns)}: no blueprint found", param_hint="BLUEPRINT")
     stale = False
     for blueprint in blueprints:
+        if blueprint in problems:
+            _print_findings(problems[blueprint], "text")
+            stale = True
+            continue
+        valid = loaded[blueprint]
         try:
-            valid = load_valid(blueprint, allow)
-            files = render_files(valid)
+            keep = keep_of(valid)
+            analysis = analyse(valid, keep=keep)
+            files = render_analysis(analysis)
         except ClusterforgeError as exc:
             _print_findings(exc.findings, "text")
             stale = True
             continue
         target = output_root / valid.blueprint.name
         diff = compare_tree(files, target)
+        stale |= not _print_lock_check(blueprint, lock_of(analysis, keep))  # missing: render writes it
         _print_tree_diff(diff, target, len(files))
         stale |= not diff.fresh
     sys.exit(EXIT_FINDINGS if stale else EXIT_OK)
+
+
+def _without_fragments(
+    candidates: Sequence[Path], allow: Sequence[Path]
+) -> tuple[list[Path], dict[Path, Any], dict[Path, list[Finding]]]:
+    """Each candidate loaded (its ValidBlueprint, or its errors), and the candidates no other one reads (as an
+    include or a catalog); each one dropped is said on stderr."""
+    loaded: dict[Path, Any] = {}
+    problems: dict[Path, list[Finding]] = {}
+    for path in candidates:
+        try:
+            loaded[path] = load_valid(path, allow)
+        except ClusterforgeError as exc:
+            problems[path] = exc.findings
+    read_by_others = {
+        f.resolve() for path, valid in loaded.items() for f in valid.files if f.resolve() != path.resolve()
+    }
+    blueprints = [p for p in candidates if p.resolve() not in read_by_others]
+    for path in candidates:
+        if path not in blueprints:
+            click.echo(f"{display_name(path)}: skipped (a fragment another blueprint reads)", err=True)
+    return blueprints, loaded, problems
 
 
 def _print_tree_diff(diff: TreeDiff, target: Path, count: int) -> None:

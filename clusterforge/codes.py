@@ -40,6 +40,8 @@ FAMILIES = {
     "REF": "References between blueprint and catalog",
     "NAME": "Names",
     "ADDR": "Addresses",
+    "IDENT": "Stable identity (the lock file)",
+    "MGMT": "Management reachability (the network Ansible uses)",
     "SPACE": "Rack space",
     "WEIGHT": "Rack weight",
     "POWER": "Power",
@@ -118,9 +120,18 @@ POOLS_OVERLAP = _code("CF-ADDR-002", ERROR, "two networks' pools overlap", "give
 ADDRESS_SUBNET_DISAGREE = _code("CF-ADDR-003", ERROR, "an address, its gateway and its subnet disagree", "report it: the addressing of clusterforge or of a site's change to it is wrong", "network 'inband': gpu001 address 10.120.1.2 has its gateway 10.120.0.1 outside its subnet 10.120.1.0/24")
 ADDRESS_ON_TWO_INTERFACES = _code("CF-ADDR-004", ERROR, "one address on two interfaces", "give each network its own pool; report it if the pools are apart", "address 10.120.0.2 is on 2 interfaces: gpu001 on 'inband', gpu002 on 'storage'")
 
+IDENTITY_MOVES = _code("CF-IDENT-001", ERROR, "a change would renumber or rename a device the lock file holds", "change the blueprint so the device keeps its identity (grow at the end of a group, keep pools and names), or pass --allow-renumber when the move is wanted", "2 identities the lock file holds would change: inband mgmt001 10.120.0.33 -> 10.99.0.2; host gpu001 renamed node001")
+IDENTITY_REPATCHED = _code("CF-IDENT-002", WARNING, "a device moves to another rack slot, or a cable to other ports", "re-patch or move it as listed, or change the blueprint so it stays where the lock file has it", "2 devices or cables the lock file holds move: compute-spine001 moves from N01 U33 to N01 U25; compute/gpu033:ib0 re-patched from compute-leaf003:p5 to compute-leaf004:p1")
+LOCK_UNREADABLE = _code("CF-IDENT-003", ERROR, "the lock file cannot be read", "fix the line shown, or delete the lock file to assign every identity afresh (`git checkout` it back otherwise)", "cannot read the lock file: it is larger than 512 MiB")
+IDENTITY_NO_ROOM = _code("CF-IDENT-004", ERROR, "the addresses the lock file holds leave no free address for a new interface", "release the held identities of removed devices (render --release-removed), or use a larger pool", "network 'inband': subnet 10.120.0.0/28 has no free address for gpu040 (the lock file holds 13 of it)")
+
+MANAGED_ON_BMC = _code("CF-MGMT-001", WARNING, "a node group on a storage network but no in-band network is reached on its BMCs", "attach the group to an in-band network, or name the network Ansible uses in the group's management_network", "node group 'gpu' is on no in-band network: Ansible reaches its nodes on their BMC addresses (network 'oob'), not on storage network 'storage'")
+UNREACHABLE_GROUP = _code("CF-MGMT-002", ERROR, "a node group has no network Ansible can reach it on", "attach the group to an in-band or out-of-band network, or name one in management_network", "node group 'gpu' is on no in-band or out-of-band network: Ansible cannot reach its nodes")
+WRONG_MANAGEMENT_NETWORK = _code("CF-MGMT-003", ERROR, "management_network names a network the group is not on, or a compute fabric", "name an in-band, out-of-band or storage network the group is attached to", "node group 'gpu': management_network 'compute' is a compute fabric; name an in-band, out-of-band or storage network the group is on")
+
 # --- rack space (expand/placement, expand/fabric, expand/oob, checks/space)
-SWITCHES_DO_NOT_FIT = _code("CF-SPACE-001", ERROR, "switches do not fit their racks", "add racks to switch_racks", "fabric 'compute': 16 U of switches do not fit in racks N01 (space, or 90% of power and cooling)")
-NODES_DO_NOT_FIT = _code("CF-SPACE-002", ERROR, "the nodes of a group do not fit their racks", "add racks, allow more rows or racks in placement, or raise per_rack", "node group 'gpu': room for 40 of 99 nodes in rows A")
+SWITCHES_DO_NOT_FIT = _code("CF-SPACE-001", ERROR, "switches do not fit their racks", "add racks to switch_racks", "fabric 'compute': 12 switches (12 U) do not fit in racks N01 (rack space filled N01 (1 U kept per rack for its out-of-band switch))")
+NODES_DO_NOT_FIT = _code("CF-SPACE-002", ERROR, "the nodes of a group do not fit their racks", "add racks, allow more rows or racks in placement, or raise per_rack", "node group 'gpu': room for 40 of 99 nodes in rows A (per_rack 4 filled 10 racks)")
 WRONG_RACK_TYPE = _code("CF-SPACE-003", ERROR, "a rack-scale system is placed in racks of another type", "place the group in racks of the model's rack type", "node group 'nvl72': nvidia/gb200-nvl72-tray must sit in nvidia/gb200-nvl72 racks, but A01 are not")
 OUTSIDE_RACK = _code("CF-SPACE-010", ERROR, "a device lies outside its rack", "lower the device or use a taller rack type", "gpu001 at U40 (8U) is outside the 42U rack A01")
 OVERLAPPING_DEVICES = _code("CF-SPACE-011", ERROR, "two devices occupy the same U", "move one of them", "gpu002 and gpu001 both occupy U3 of rack A01")

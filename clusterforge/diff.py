@@ -14,9 +14,10 @@ from typing import Any
 
 from . import codes
 from .errors import BlueprintError, ClusterforgeError, Finding, Severity
+from .expand.identity import identities, moves
 from .failures import analyse_failures
 from .failures.text import worst_by_class, worst_changes, worst_markdown
-from .pipeline import analyse, load_valid, render_analysis
+from .pipeline import analyse, keep_of, load_valid, render_analysis
 from .plan import FabricPlan, Plan
 from .render.escape import md_cell
 
@@ -34,16 +35,26 @@ class Snapshot:
     expands: bool = True
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Element class -> its worst single failure (clusterforge failures)."""
+    identities: dict[str, dict[str, str]] | None = None
+    """Every identity (expand/identity.py), or None when the version does not expand."""
+    node_partitions: dict[str, str] | None = None
+    """Slurm node -> its partitions, comma-separated."""
+    workloads: dict[str, dict[str, Any]] | None = None
+    """Workload name -> its fields as the blueprint gives them."""
 
 
 def snapshot(path: Path, label: str, allow: tuple[Path, ...] = ()) -> Snapshot:
     """The plan, findings and files of one version, from one analysis; a version that does not expand keeps
     its errors."""
     valid = load_valid(path, allow)
+    workloads = {w.name: w.model_dump(mode="json", exclude_defaults=True) for w in valid.blueprint.workloads}
     try:
-        analysis = analyse(valid)
+        # renumbering allowed: the diff lists what would move (render refuses it without the flag)
+        analysis = analyse(valid, keep=keep_of(valid, allow_renumber=True))
     except BlueprintError as exc:
-        return Snapshot(label, Plan.empty(valid.blueprint.name), exc.findings, None, {}, expands=False)
+        return Snapshot(
+            label, Plan.empty(valid.blueprint.name), exc.findings, None, {}, expands=False, workloads=workloads
+        )
     try:
         files: dict[str, str] | None = render_analysis(analysis)
     except ClusterforgeError:
@@ -51,8 +62,22 @@ def snapshot(path: Path, label: str, allow: tuple[Path, ...] = ()) -> Snapshot:
     slurm = valid.blueprint.slurm
     counts = {g.name: g.count for g in valid.blueprint.node_groups}
     partitions = {p.name: sum(counts[g] for g in p.node_groups) for p in slurm.partitions} if slurm else {}
-    failures = worst_by_class(analyse_failures(valid, analysis.topo))
-    return Snapshot(label, analysis.plan, analysis.findings, files, partitions, failures=failures)
+    in_partitions: dict[str, list[str]] = {}
+    for partition in slurm.partitions if slurm else []:
+        for node in analysis.topo.nodes():
+            if node.group in partition.node_groups:
+                in_partitions.setdefault(node.name, []).append(partition.name)
+    return Snapshot(
+        label,
+        analysis.plan,
+        analysis.findings,
+        files,
+        partitions,
+        identities=identities(analysis.topo),
+        node_partitions={node: ",".join(names) for node, names in in_partitions.items()},
+        workloads=workloads,
+        failures=worst_by_class(analyse_failures(valid, analysis.topo)),
+    )
 
 
 def materialize(spec: str, workdir: Path, side: str = "blueprint") -> Path:
@@ -202,6 +227,36 @@ def _cable_counts(plan: Plan) -> dict[str, int]:
     return {f"{media} {length} m": n for media, lengths in plan.cables.items() for length, n in lengths.items()}
 
 
+def _workload_changes(old: Snapshot, new: Snapshot) -> list[dict[str, Any]]:
+    """Per workload added, removed or changed: what changed, field by field."""
+    a, b = old.workloads or {}, new.workloads or {}
+    out = []
+    for name in sorted(a.keys() | b.keys()):
+        if a.get(name) == b.get(name):
+            continue
+        status = "added" if name not in a else "removed" if name not in b else "changed"
+        fields = _changes(a.get(name, {}), b.get(name, {})) if status == "changed" else []
+        out.append({"workload": name, "status": status, "fields": fields})
+    return out
+
+
+def _node_partition_changes(old: Snapshot, new: Snapshot) -> list[dict[str, Any]]:
+    """Slurm nodes on both sides whose partitions differ."""
+    a, b = old.node_partitions or {}, new.node_partitions or {}
+    both = sorted(a.keys() & b.keys(), key=_natural)
+    return [{"key": node, "old": a[node], "new": b[node]} for node in both if a[node] != b[node]]
+
+
+IDENTITY_SECTIONS = (
+    ("hosts", "Host names (group and index)"),
+    ("addresses", "Addresses that move"),
+    ("loopbacks", "Loopbacks that move"),
+    ("ports", "Cables re-patched"),
+    ("racks", "Devices that move rack or U"),
+)
+"""The identity moves `diff` lists first: section of expand/identity.py -> its title."""
+
+
 def semantic_diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
     active_old = {_finding_key(f): f for f in old.findings if not f.suppressed_by}
     active_new = {_finding_key(f): f for f in new.findings if not f.suppressed_by}
@@ -210,6 +265,9 @@ def semantic_diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
     return {
         "old": old.label,
         "new": new.label,
+        "identity_moves": moves(old.identities, new.identities) if old.identities and new.identities else {},
+        "node_partitions": _node_partition_changes(old, new),
+        "workloads": _workload_changes(old, new),
         "summary": _changes(_summary(old.plan), _summary(new.plan)),
         "fabrics": _changes(_flat_fabrics(old.plan), _flat_fabrics(new.plan)),
         "cables": _changes(_cable_counts(old.plan), _cable_counts(new.plan)),
@@ -244,6 +302,9 @@ def diff_markdown(diff: dict[str, Any]) -> str:
     nothing = not any(
         diff[k]
         for k in (
+            "identity_moves",
+            "node_partitions",
+            "workloads",
             "summary",
             "fabrics",
             "cables",
@@ -258,11 +319,56 @@ def diff_markdown(diff: dict[str, Any]) -> str:
     )
     if nothing and not any(diff["slurm_topology"].values()):
         return "\n".join([*lines, "No change to the cluster or its rendered files.", ""])
-    for section in (_change_tables, _rack_table, _finding_lists, _topology_lines_md, _file_table, _side_notes):
+    for section in (
+        _identity_tables,
+        _workload_table,
+        _change_tables,
+        _rack_table,
+        _finding_lists,
+        _topology_lines_md,
+        _file_table,
+        _side_notes,
+    ):
         lines += section(diff)
         if section is _rack_table:
             lines += worst_markdown(diff["failures"])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _moves_table(title: str, rows: list[dict[str, Any]]) -> list[str]:
+    lines = [f"### {title} ({len(rows)})", "", "| | before | after |", "|---|---|---|"]
+    lines += [f"| `{md_cell(r['key'])}` | {md_cell(r['old'])} | {md_cell(r['new'])} |" for r in rows[:MAX_LISTED]]
+    if len(rows) > MAX_LISTED:
+        lines.append(f"| … and {len(rows) - MAX_LISTED} more (`--format json` lists all) | | |")
+    return [*lines, ""]
+
+
+def _identity_tables(diff: dict[str, Any]) -> list[str]:
+    """What moves that exists: addresses, names, cables, rack slots, Slurm partitions; first in the report."""
+    lines: list[str] = []
+    moved = diff["identity_moves"]
+    for section, title in IDENTITY_SECTIONS:
+        if moved.get(section):
+            lines += _moves_table(title, moved[section])
+    if diff["node_partitions"]:
+        lines += _moves_table("Slurm nodes that change partition", diff["node_partitions"])
+    if not lines:
+        return ["No existing host, address, cable or rack slot moves.", ""]
+    return lines
+
+
+def _workload_table(diff: dict[str, Any]) -> list[str]:
+    if not diff["workloads"]:
+        return []
+    lines = ["### Workloads", "", "| workload | change | before | after |", "|---|---|---|---|"]
+    for w in diff["workloads"]:
+        if w["status"] != "changed":
+            lines.append(f"| {md_cell(w['workload'])} | {w['status']} | | |")
+        for f in w["fields"]:
+            old = "—" if f["old"] is None else md_cell(str(f["old"]))
+            new = "—" if f["new"] is None else md_cell(str(f["new"]))
+            lines.append(f"| {md_cell(w['workload'])} | `{md_cell(f['item'])}` | {old} | {new} |")
+    return [*lines, ""]
 
 
 def _change_tables(diff: dict[str, Any]) -> list[str]:

@@ -16,9 +16,11 @@ from .checks import run_checks
 from .errors import BlueprintError, Finding, Severity
 from .expand import Topology, expand
 from .expand.gc_paused import gc_paused
+from .expand.identity import locked
 from .forked import Forked, Note, can_fork, cpus_usable
 from .heap import keep_freed_memory
 from .loader import load_blueprint
+from .lockfile import Keep, lock_text, read_lock
 from .plan import Plan, build_plan
 from .render import FAMILIES_SHOWING_CHECKS, HANDOFF_FAMILIES, RENDERERS, RenderContext, render_family, shared_by_lanes
 from .render.consistency import consistency_findings
@@ -62,17 +64,29 @@ class Analysis:
         return [f for f in self.findings if f.severity is Severity.ERROR and not f.suppressed_by]
 
 
-def analyse(valid: ValidBlueprint, progress: Progress = _quiet) -> Analysis:
-    """Expand and check; raises BlueprintError when expansion fails (check errors are findings)."""
-    topo, expand_findings = _expanded(valid, progress)
+def keep_of(valid: ValidBlueprint, allow_renumber: bool = False, release_removed: bool = False) -> Keep:
+    """The lock file beside the blueprint (raises BlueprintError when it cannot be read), with what the
+    user allows to change."""
+    return Keep(read_lock(valid.path), allow_renumber, release_removed)
+
+
+def lock_of(analysis: Analysis, keep: Keep) -> str:
+    """The lock file's text after this analysis: its identities, and the held ones of `keep`'s lock."""
+    return lock_text(analysis.valid.blueprint.name, locked(analysis.topo, keep))
+
+
+def analyse(valid: ValidBlueprint, progress: Progress = _quiet, keep: Keep | None = None) -> Analysis:
+    """Expand (keeping the identities of `keep`, by default of the lock file beside the blueprint) and check;
+    raises BlueprintError when expansion fails (check errors are findings)."""
+    topo, expand_findings = _expanded(valid, progress, keep)
     return Analysis(valid, topo, _checked(valid, topo, expand_findings, progress))
 
 
-def _expanded(valid: ValidBlueprint, progress: Progress) -> tuple[Topology, list[Finding]]:
+def _expanded(valid: ValidBlueprint, progress: Progress, keep: Keep | None) -> tuple[Topology, list[Finding]]:
     keep_freed_memory()  # from here on, large blocks are freed and asked for again stage after stage
-    # expand: placement, fabrics, cabling, addresses (raises on errors)
+    # expand: placement, fabrics, cabling, addresses, then what the lock file keeps (raises on errors)
     progress("expand", 0, 1)
-    expanded = expand(valid)
+    expanded = expand(valid, keep if keep is not None else keep_of(valid))
     progress("expand", 1, 1)
     return expanded
 
@@ -138,12 +152,13 @@ def render_blueprint(
     progress: Progress = _quiet,
     *,
     jobs: int | None = None,
+    keep: Keep | None = None,
 ) -> Analysis:
-    """`render_staged(analyse(valid))`, returning the analysis; a render that stays in one process (see
+    """`render_staged(analyse(valid, keep=keep))`, returning the analysis; a render that stays in one process (see
     `render_staged`) from CHECKS_BESIDE_MIN_LINKS links, where it can fork onto a second CPU, checks (and
     renders FAMILIES_BESIDE_CHECKS) in a forked process beside the families that do not show the checks,
     and refuses after them (nothing is committed) when a check reports an error."""
-    topo, expand_findings = _expanded(valid, progress)
+    topo, expand_findings = _expanded(valid, progress, keep)
     jobs = jobs or _default_jobs(len(topo.links))
     if jobs > 1 or len(topo.links) < CHECKS_BESIDE_MIN_LINKS or not can_fork():
         analysis = Analysis(valid, topo, _checked(valid, topo, expand_findings, progress))

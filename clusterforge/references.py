@@ -37,7 +37,7 @@ def _fmt(path: DataPath) -> str:
     return format_path(path)
 
 
-def _catalog_ref(catalog: Catalog, key: str, kind: type[Sourced], what: str, path: DataPath) -> Iterator[Finding]:
+def catalog_ref(catalog: Catalog, key: str, kind: type[Sourced], what: str, path: DataPath) -> Iterator[Finding]:
     entry = catalog.entries.get(key)
     if entry is None:
         yield _unknown(codes.UNKNOWN_MODEL, what, key, catalog.keys_of(kind), path)
@@ -71,7 +71,7 @@ def rack_names(bp: Blueprint) -> list[str]:
 
 def _floor(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
     for r, row in enumerate(bp.floor.rows):
-        yield from _catalog_ref(catalog, row.rack_type, RackType, "rack type", ("floor", "rows", r, "rack_type"))
+        yield from catalog_ref(catalog, row.rack_type, RackType, "rack type", ("floor", "rows", r, "rack_type"))
     yield from _duplicates(((row.name, ("floor", "rows", r, "name")) for r, row in enumerate(bp.floor.rows)), "row")
     racks = [
         (row.rack_name(i), ("floor", "rows", r, "rack_names"))
@@ -87,13 +87,16 @@ def _node_groups(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
     yield from _duplicates(((g.name, ("node_groups", i, "name")) for i, g in enumerate(bp.node_groups)), "node group")
     for i, group in enumerate(bp.node_groups):
         base: DataPath = ("node_groups", i)
-        yield from _catalog_ref(catalog, group.model, Server, "server model", (*base, "model"))
+        yield from catalog_ref(catalog, group.model, Server, "server model", (*base, "model"))
         for j, row in enumerate(group.placement.rows or []):
             if row not in rows:
                 yield _unknown(codes.UNKNOWN_RACK, "row", row, rows, (*base, "placement", "rows", j))
         for j, rack in enumerate(group.placement.racks or []):
             if rack not in racks:
                 yield _unknown(codes.UNKNOWN_RACK, "rack", rack, racks, (*base, "placement", "racks", j))
+        if group.management_network is not None and group.management_network not in bp.fabrics:
+            path = (*base, "management_network")
+            yield _unknown(codes.UNKNOWN_NAME, "fabric", group.management_network, bp.fabrics, path)
 
 
 def _hosts(bp: Blueprint, _catalog: Catalog) -> Iterator[Finding]:
@@ -143,7 +146,7 @@ def _fabrics(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
             if rack not in racks:
                 yield _unknown(codes.UNKNOWN_RACK, "rack", rack, racks, (*base, "switch_racks", j))
         if isinstance(fabric, OobFabric):
-            yield from _catalog_ref(catalog, fabric.switch, Switch, "switch model", (*base, "switch"))
+            yield from catalog_ref(catalog, fabric.switch, Switch, "switch model", (*base, "switch"))
             if fabric.uplink_to is not None and fabric.uplink_to not in bp.fabrics:
                 yield _unknown(codes.UNKNOWN_NAME, "fabric", fabric.uplink_to, bp.fabrics, (*base, "uplink_to"))
             continue
@@ -174,7 +177,7 @@ def _tier_models(fabric: LeafSpineFabric, catalog: Catalog, base: DataPath) -> I
         key = getattr(fabric, tier)
         if key is None:
             continue
-        found = list(_catalog_ref(catalog, key, Switch, "switch model", (*base, tier)))
+        found = list(catalog_ref(catalog, key, Switch, "switch model", (*base, tier)))
         yield from found
         switch = catalog.get(key, Switch)
         reserved = getattr(fabric.reserved_ports, tier)
@@ -212,11 +215,11 @@ def _workloads(bp: Blueprint, catalog: Catalog) -> Iterator[Finding]:
     for w, workload in enumerate(bp.workloads):
         yield from _group_refs(bp, workload.node_groups, ("workloads", w, "node_groups"))
         if workload.model is not None:
-            yield from _catalog_ref(catalog, workload.model, ModelShapeEntry, "model shape", ("workloads", w, "model"))
+            yield from catalog_ref(catalog, workload.model, ModelShapeEntry, "model shape", ("workloads", w, "model"))
         storage = getattr(workload, "checkpoint_storage", None)
         if storage is not None:
             path = ("workloads", w, "checkpoint_storage", "model")
-            yield from _catalog_ref(catalog, storage.model, StorageSystem, "storage system", path)
+            yield from catalog_ref(catalog, storage.model, StorageSystem, "storage system", path)
     yield from _duplicates(((w.name, ("workloads", i, "name")) for i, w in enumerate(bp.workloads)), "workload")
 
 

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from . import codes
 from .bounds import port_findings, size_findings
-from .catalog import Catalog, load_catalog
-from .errors import BlueprintError, CatalogError, Finding, Severity
+from .catalog import Catalog, RackType, Server, Sourced, load_catalog
+from .errors import BlueprintError, CatalogError, DataPath, Finding, Severity
 from .inputs import InputPolicy, Reads
 from .loader import LoadedBlueprint
 from .model import Blueprint
-from .references import reference_findings
+from .references import catalog_ref, reference_findings
 from .schema_errors import findings_from_validation
 from .yamlsafe import SourceMap
 
@@ -53,11 +55,73 @@ def _raise_located(loaded: LoadedBlueprint, findings: Iterable[Finding]) -> None
         raise BlueprintError(located)
 
 
+def _without_unknown_keys(data: Any, schema: list[Finding]) -> Any:
+    """A copy of the raw data without the keys the schema did not know (CF-SCHEMA-001)."""
+    pruned = copy.deepcopy(data)
+    for finding in schema:
+        if finding.code != codes.SCHEMA_UNKNOWN_KEY or not finding.path:
+            continue
+        parent = pruned
+        for step in finding.path[:-1]:
+            if isinstance(parent, dict):
+                parent = parent.get(step)
+            elif isinstance(parent, list) and isinstance(step, int) and 0 <= step < len(parent):
+                parent = parent[step]
+            else:
+                parent = None
+        if isinstance(parent, dict):
+            parent.pop(finding.path[-1], None)
+    return pruned
+
+
+CATALOG_KEYS: tuple[tuple[str, str, type[Sourced], str], ...] = (
+    ("node_groups", "model", Server, "server model"),
+    ("floor.rows", "rack_type", RackType, "rack type"),
+)
+"""Raw-data places that name catalog entries, checked when the schema fails: (list, field, kind, what)."""
+
+
+def _later_findings(loaded: LoadedBlueprint, schema: list[Finding]) -> list[Finding]:
+    """What the later rounds (sizes, catalog, references) find although the schema failed, so one run shows
+    every error: in full when only unknown keys failed it (the blueprint without them is checked), else the
+    catalog keys of the raw data against the built-in catalog."""
+    pruned = _without_unknown_keys(loaded.data, schema)
+    try:
+        Blueprint.model_validate(pruned)
+    except ValidationError:
+        return _raw_catalog_findings(loaded)
+    try:
+        validate(replace(loaded, data=pruned))
+    except BlueprintError as exc:
+        return exc.findings
+    return []
+
+
+def _raw_catalog_findings(loaded: LoadedBlueprint) -> list[Finding]:
+    catalog = load_catalog()
+    found: list[Finding] = []
+    data = loaded.data if isinstance(loaded.data, dict) else {}
+    for where, key_field, kind, what in CATALOG_KEYS:
+        items: Any = data
+        for step in where.split("."):
+            items = items.get(step) if isinstance(items, dict) else None
+        for i, item in enumerate(items if isinstance(items, list) else []):
+            key = item.get(key_field) if isinstance(item, dict) else None
+            if isinstance(key, str):
+                path: DataPath = (*where.split("."), i, key_field)
+                found += [
+                    replace(f, location=loaded.sources.locate(path))
+                    for f in catalog_ref(catalog, key, kind, what, path)
+                ]
+    return found
+
+
 def validate(loaded: LoadedBlueprint) -> ValidBlueprint:
     try:
         blueprint = Blueprint.model_validate(loaded.data)
     except ValidationError as exc:
-        raise BlueprintError(findings_from_validation(exc, loaded.data, loaded.sources, Blueprint)) from None
+        schema = findings_from_validation(exc, loaded.data, loaded.sources, Blueprint)
+        raise BlueprintError([*schema, *_later_findings(loaded, schema)]) from None
     _raise_located(loaded, size_findings(blueprint))
     try:
         reads = loaded.reads or Reads(loaded.policy or InputPolicy.for_blueprint(loaded.path))

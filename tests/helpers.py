@@ -9,7 +9,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 ERRORS_DIR = REPO / "tests" / "errors"
-BLUEPRINTS = sorted((REPO / "blueprints").glob("*.yaml"))
+BLUEPRINTS = sorted(p for p in (REPO / "blueprints").glob("*.yaml") if not p.name.endswith(".lock.yaml"))
 
 
 def run_cli(
@@ -81,3 +81,15 @@ def ansible(case_work: Path, *args: str) -> str:
     assert proc.returncode == 0, f"{' '.join(args)} exited {proc.returncode}:\n{output}"
     assert "WARNING" not in output, f"{' '.join(args)} warned:\n{output}"
     return proc.stdout
+
+
+def git_repository(folder: Path) -> Path:
+    """A new Git repository in `folder` (made), on branch main, with a committer set."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for args in (
+        ("init", "-q", "-b", "main"),
+        ("config", "user.email", "t@example.invalid"),
+        ("config", "user.name", "t"),
+    ):
+        subprocess.run(["git", "-C", str(folder), *args], capture_output=True, check=True)
+    return folder

@@ -39,6 +39,8 @@ def regen_codes() -> None:
 
 
 DIFF_EXAMPLE = "clusterforge diff blueprints/h200-training-pod.yaml docs/examples/h200-training-pod-grown.yaml"
+RENUMBER_EXAMPLE = "clusterforge plan docs/examples/h200-training-pod-renumbered.yaml"
+"""The example pod with another in-band pool beside the lock file of the example: refused (CF-IDENT-001)."""
 MISCABLED = "docs/examples/h200-training-pod-ibnetdiscover-miscabled.txt"
 """Real `ibnetdiscover -p` output of the h200 example's fabric simulated by ibsim with four cabling faults."""
 FAILURES_GB200 = (
@@ -55,12 +57,17 @@ def readme_blocks() -> dict[str, str]:
         "clusterforge bom blueprints/h200-training-pod.yaml": ("bom", "blueprints/h200-training-pod.yaml"),
         "clusterforge check blueprints/*.yaml": (
             "check",
-            *sorted(str(p.relative_to(REPO)) for p in (REPO / "blueprints").glob("*.yaml")),
+            *sorted(
+                str(p.relative_to(REPO))
+                for p in (REPO / "blueprints").glob("*.yaml")
+                if not p.name.endswith(".lock.yaml")
+            ),
         ),
         "clusterforge failures blueprints/h200-training-pod.yaml": ("failures", "blueprints/h200-training-pod.yaml"),
         "clusterforge check tests/failures/h200-resilience.yaml": ("check", "tests/failures/h200-resilience.yaml"),
         FAILURES_GB200: ("failures", "blueprints/gb200-nvl72.yaml", *FAILURES_GB200.split()[3:]),
         DIFF_EXAMPLE: ("diff", "blueprints/h200-training-pod.yaml", "docs/examples/h200-training-pod-grown.yaml"),
+        RENUMBER_EXAMPLE: ("plan", "docs/examples/h200-training-pod-renumbered.yaml"),
         **{
             f"clusterforge fit {path}": ("fit", path)
             for path in (
@@ -97,7 +104,7 @@ def regen_readme() -> None:
 
 
 def regen_inventories() -> None:
-    for blueprint in sorted((REPO / "blueprints").glob("*.yaml")):
+    for blueprint in sorted(p for p in (REPO / "blueprints").glob("*.yaml") if not p.name.endswith(".lock.yaml")):
         out = run_cli("render", str(blueprint.relative_to(REPO)), cwd=REPO)
         print(out.stdout.strip() or out.stderr.strip())
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from ..catalog import Catalog, Server, Switch
 from ..errors import DataPath, Finding, Severity
+from ..lockfile import Keep
 from ..model import Blueprint
 from ..validate import ValidBlueprint
 from .ports import PortAllocator
@@ -19,6 +20,11 @@ class ExpandContext:
     findings: list[Finding] = field(default_factory=list)
     allocators: dict[tuple[str, str], PortAllocator] = field(default_factory=dict)
     """(device, port group name) -> allocator, for switches whose ports are being handed out."""
+    keep: Keep = field(default_factory=Keep)
+    """The lock file's identities and what the render allows to change (expand/identity.py)."""
+    pins: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """Device -> (rack, lowest U) the lock file holds for it, with its slot kept free for it alone
+    (placement.pin_slots); empty without a lock file."""
 
     @property
     def bp(self) -> Blueprint:

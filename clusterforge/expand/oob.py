@@ -4,12 +4,14 @@ each with one uplink to the leaves of the network named in `uplink_to`."""
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from .. import codes
 from ..catalog import Equipment, PortGroup, Server, Switch
 from ..model import OobFabric
 from .context import ExpandContext
-from .placement import free_slot, occupy
+from .identity import LATE, port_order
+from .placement import free_slot, occupy, place_pinned
 from .ports import NO_DATA_PORTS_HINT, PortAllocator, downlink_group, uplink_group
 from .topology import Device, Link
 
@@ -29,6 +31,17 @@ def build_oob(ctx: ExpandContext) -> None:
             OobBuilder(ctx, name, fabric).build()
 
 
+def _patched_first(
+    members: list[tuple[Device, str, float]], patched: dict[str, tuple[Any, ...]]
+) -> list[tuple[Device, str, float]]:
+    """With a lock file: the management ports it holds first, in the order of the switch ports they had (so
+    each gets its port back), then the new ones in order; as they are without one."""
+    if not patched:
+        return members
+    ranked = sorted(range(len(members)), key=lambda i: (patched.get(f"{members[i][0].name}:{members[i][1]}", LATE), i))
+    return [members[i] for i in ranked]
+
+
 class OobBuilder:
     def __init__(self, ctx: ExpandContext, name: str, fabric: OobFabric):
         self.ctx, self.name, self.fabric = ctx, name, fabric
@@ -37,6 +50,10 @@ class OobBuilder:
         self.uplink_cursor = 0
         self.no_uplink: list[str] = []
         """OOB switches left without an uplink port, reported once when the fabric is built."""
+        self.held: dict[str, list[int]] | None = None
+        """With a lock file: rack -> numbers of the out-of-band switches it holds there (made on first use)."""
+        self.taken: set[str] = set()
+        """With a lock file: every device name it holds, which a new switch does not take."""
         self.fixed: dict[str, list[Device]] = defaultdict(list)
         """Management switches built into racks (NVL72), by rack: adopted before any is added."""
         for device in ctx.topo.devices.values():
@@ -88,7 +105,9 @@ class OobBuilder:
         area_racks: dict[str, list[str]] = defaultdict(list)
         for rack in topo.racks.values():
             area_racks[rack.name if self.fabric.per == "rack" else rack.row].append(rack.name)
-        for area, members in self._members().items():
+        patched = port_order(self.ctx.keep.lock, self.name)
+        for area, listed in self._members().items():
+            members = _patched_first(listed, patched)
             switch: Device | None = None
             alloc: PortAllocator | None = None
             for i, (device, port, speed) in enumerate(members):
@@ -103,6 +122,28 @@ class OobBuilder:
                 topo.add_link(
                     Link(self.name, "oob", device.name, port, switch.name, switch_port, min(speed, down.speed_gbps))
                 )
+
+    def _next_number(self, racks: list[str]) -> int:
+        """The next switch's number: one more than the last; with a lock file, the number of a switch it
+        holds in one of `racks` (so a switch keeps its name where the racks before it changed), else the
+        next number it does not hold."""
+        if not self.ctx.pins:
+            return self.count + 1
+        if self.held is None:
+            self.held = defaultdict(list)
+            prefix = f"{self.name}-sw"
+            for name, (rack, _) in sorted(self.ctx.pins.items()):
+                if name.startswith(prefix) and name[len(prefix) :].isdigit():
+                    self.held[rack].append(int(name[len(prefix) :]))
+            lock = self.ctx.keep.lock
+            self.taken = set(lock.section("racks")) if lock else set()
+        for rack in racks:
+            if self.held.get(rack):
+                return self.held[rack].pop(0)
+        number = self.count + 1
+        while f"{self.name}-sw{number:03d}" in self.taken or f"{self.name}-sw{number:03d}" in self.ctx.topo.devices:
+            number += 1
+        return number
 
     def _adopt_fixed(self, racks: list[str]) -> Device | None:
         """A management switch built into a rack-scale system (NVL72) serves its rack's BMCs."""
@@ -125,7 +166,7 @@ class OobBuilder:
         fixed = self._adopt_fixed(racks)
         if fixed is not None:
             return self._register(fixed)
-        self.count += 1
+        self.count = self._next_number(racks)
         device = Device(
             f"{self.name}-sw{self.count:03d}",
             "switch",
@@ -135,6 +176,9 @@ class OobBuilder:
             self.name,
             self.count,
         )
+        if self.ctx.pins and place_pinned(self.ctx, device, racks) is not None:
+            topo.add_device(device)
+            return self._register(device)
         for rack_name in racks:
             u = free_slot(topo.racks[rack_name], device.u_height, top_down=True)
             if u is not None:

@@ -3,6 +3,9 @@ fixed equipment, and, when placement is automatic, the rack's power and cooling.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Collection
+
 from .. import codes
 from ..catalog import Equipment, RackType, Server, Switch
 from ..catalog.models import Device as CatalogDevice
@@ -40,6 +43,52 @@ def place_racks(ctx: ExpandContext) -> None:
                 device = Device(f"{rack.name}-{fixed.name}", "equipment", fixed.model, role, entry.u_height)
                 occupy(rack, device, fixed.u)
                 ctx.topo.add_device(device)
+
+
+PINNED = "pinned: "
+"""What a U the lock file holds for a device not placed yet is marked with (free_slot passes over it)."""
+
+
+def pin_slots(ctx: ExpandContext) -> None:
+    """With a lock file: the rack slot of every device it holds kept for that device alone (marked, so no
+    other device takes it), where the slot is still free in a rack that still exists."""
+    lock = ctx.keep.lock
+    if lock is None:
+        return
+    for name, where in lock.section("racks").items():
+        rack_name, _, units = where.partition(" U")
+        low, _, high = units.partition("-")
+        rack = ctx.topo.racks.get(rack_name)
+        first, last = int(low), int(high or low)
+        if rack is None or last > len(rack.used) or any(rack.used[u - 1] is not None for u in range(first, last + 1)):
+            continue
+        for u in range(first, last + 1):
+            rack.used[u - 1] = PINNED + name
+        ctx.pins[name] = (rack_name, first)
+
+
+def place_pinned(ctx: ExpandContext, device: Device, racks: Collection[str]) -> Rack | None:
+    """Put `device` into the slot the lock file holds for it, when that slot is in one of `racks` (names)
+    and fits the device; the rack, or None."""
+    pin = ctx.pins.pop(device.name, None)
+    if pin is None:
+        return None
+    rack = ctx.topo.racks[pin[0]] if pin[0] in racks else None
+    units = range(pin[1] - 1, pin[1] - 1 + device.u_height)
+    mark = PINNED + device.name
+    if rack is None or units.stop > len(rack.used) or any(rack.used[i] not in (None, mark) for i in units):
+        return None
+    occupy(rack, device, pin[1])
+    return rack
+
+
+def unpin_slots(ctx: ExpandContext) -> None:
+    """The slots held for devices the blueprint no longer has (or placed elsewhere) freed again."""
+    if not ctx.pins:
+        return
+    for rack in ctx.topo.racks.values():
+        rack.used = [None if u is not None and u.startswith(PINNED) else u for u in rack.used]
+    ctx.pins.clear()
 
 
 def free_slot(rack: Rack, height: int, top_down: bool = False) -> int | None:
@@ -123,38 +172,94 @@ def place_nodes(ctx: ExpandContext) -> None:
                     ("node_groups", gi, "placement"),
                 )
                 continue
-        placed = _fill(ctx, group, server, racks, load)
+        stops: Counter[str] = Counter()
+        placed = _fill(ctx, group, server, racks, load, stops)
         if placed < group.count:
-            where = ", ".join(sorted({r.row for r in racks})) or "no racks"
-            ctx.error(
-                codes.NODES_DO_NOT_FIT,
-                f"node group '{group.name}': room for {placed} of {group.count} nodes in rows {where}",
-                ("node_groups", gi, "count"),
-                "add racks, allow more rows or racks in placement, or raise per_rack"
-                if group.placement.per_rack
-                else "add racks or allow more rows or racks in placement",
-            )
+            _report_unplaced(ctx, gi, group, server, racks, placed, stops)
 
 
-def _fill(ctx: ExpandContext, group: NodeGroup, server: Server, racks: list[Rack], load: RackLoad) -> int:
-    names = group.hostnames()
+def _per_rack_room(rack: Rack, height: int) -> int:
+    """How many `height`-U devices the rack's free U hold, in runs."""
+    room = run = 0
+    for slot in [*rack.used, "end"]:
+        if slot is None:
+            run += 1
+        else:
+            room, run = room + run // height, 0
+    return room
+
+
+def _report_unplaced(
+    ctx: ExpandContext,
+    gi: int,
+    group: NodeGroup,
+    server: Server,
+    racks: list[Rack],
+    placed: int,
+    stops: Counter[str],
+) -> None:
+    """CF-SPACE-002 naming the limit that stopped the group (per_rack, rack space, power and cooling) and what
+    would fit."""
+    where = ", ".join(sorted({r.row for r in racks})) or "no racks"
+    missing = group.count - placed
+    limits = []
+    if stops["per_rack"]:
+        limits.append(f"per_rack {group.placement.per_rack} filled {stops['per_rack']} racks")
+    if stops["space"]:
+        limits.append(f"rack space filled {stops['space']}")
+    if stops["power"]:
+        limits.append(f"90% of power or cooling filled {stops['power']}")
+    room = sum(_per_rack_room(r, server.u_height) for r in racks)
+    if stops["per_rack"] and room:
+        hint = (
+            f"raise per_rack: the racks' free space holds {room} more {server.u_height}U nodes "
+            f"({missing} are missing), or add racks"
+        )
+    elif stops["power"]:
+        hint = "add racks (power and cooling, not space, was the limit), or allow more rows or racks in placement"
+    else:
+        height = racks[0].rack_type.u_height if racks else 0
+        fit = height // server.u_height if server.u_height else 0
+        hint = f"add racks (an empty {height}U rack holds at most {fit} of these), or allow more rows or racks"
+    ctx.error(
+        codes.NODES_DO_NOT_FIT,
+        f"node group '{group.name}': room for {placed} of {group.count} nodes in rows {where} "
+        f"({'; '.join(limits) or 'no racks'})",
+        ("node_groups", gi, "count"),
+        hint,
+    )
+
+
+def _fill(
+    ctx: ExpandContext, group: NodeGroup, server: Server, racks: list[Rack], load: RackLoad, stops: Counter[str]
+) -> int:
+    """The group's nodes in index order: each into its slot in the lock file where it has one, the others
+    bottom up into the racks in order (per_rack, and when automatic power and cooling, permitting); how many
+    were placed."""
+    names, indexes = group.hostnames(), group.indexes()
     per_rack = group.placement.per_rack
     automatic = per_rack is None
     kw = planned_kw(ctx, server, group.role)
     liquid = server.cooling.liquid_fraction
-    index = 0
-    for rack in racks:
-        here = 0
-        while index < group.count and (per_rack is None or here < per_rack):
-            u = free_slot(rack, server.u_height)
-            if u is None or (automatic and not load.fits(rack, kw, liquid)):
-                break
-            device = Device(names[index], "node", group.model, group.role, server.u_height, group.name, index + 1)
-            occupy(rack, device, u)
-            ctx.topo.add_device(device)
-            load.add(rack, kw, liquid)
-            index += 1
-            here += 1
-        if index >= group.count:
-            break
-    return index
+    here: dict[str, int] = {}
+    cursor = 0
+    allowed = {rack.name for rack in racks} if ctx.pins else set()
+    for index in range(group.count):
+        device = Device(names[index], "node", group.model, group.role, server.u_height, group.name, indexes[index])
+        rack = place_pinned(ctx, device, allowed) if ctx.pins else None
+        while rack is None and cursor < len(racks):
+            candidate = racks[cursor]
+            full = per_rack is not None and here.get(candidate.name, 0) >= per_rack
+            u = None if full else free_slot(candidate, server.u_height)
+            if u is None or (automatic and not load.fits(candidate, kw, liquid)):
+                stops["per_rack" if full else "space" if u is None else "power"] += 1  # why the rack is done
+                cursor += 1
+                continue
+            occupy(candidate, device, u)
+            rack = candidate
+        if rack is None:
+            return index
+        ctx.topo.add_device(device)
+        load.add(rack, kw, liquid)
+        here[rack.name] = here.get(rack.name, 0) + 1
+    return group.count

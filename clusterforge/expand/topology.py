@@ -14,6 +14,7 @@ from ipaddress import IPv4Address, IPv4Network
 from typing import Literal
 
 from ..catalog import RackType
+from ..errors import Finding
 
 DeviceKind = Literal["node", "switch", "equipment"]
 Tier = Literal["leaf", "spine", "core", "oob"]
@@ -216,6 +217,9 @@ class Topology:
         """switch -> its loopback address, on Ethernet fabrics with a loopback pool."""
         self.lans: dict[str, dict[str, LanSegment]] = defaultdict(dict)
         """storage or in-band network -> node -> the subnet of its bond."""
+        self.identity_findings: list[Finding] = []
+        """What moved against the lock file (CF-IDENT warnings): told by the command, kept out of the rendered
+        files, which depend on the blueprint and the lock file alone (expand/identity.py)."""
 
     # --- building -------------------------------------------------------------------------------
     def add_rack(self, rack: Rack) -> None:

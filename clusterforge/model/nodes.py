@@ -53,6 +53,16 @@ class NodeGroup(Strict):
     """Host name pattern; fields {group} and {index} (from 1)."""
     placement: Placement = Placement()
     """Where the nodes go; automatic when left out."""
+    absent: Annotated[list[Annotated[int, Field(ge=1, le=1_000_000)]], Field(max_length=100_000)] = Field(
+        default_factory=list
+    )
+    """Indexes (from 1) of nodes taken out of the group: the others keep their names and, with a lock file,
+    every identity (a node removed from the middle renames none after it). `count` is the nodes present."""
+    management_network: Identifier | None = None
+    """The network Ansible reaches the nodes on (their `ansible_host`): an in-band, out-of-band or storage
+    network the group is attached to. Default: the in-band network the group is on; a group on none is reached
+    on its BMCs (out-of-band), with a warning when it is on a storage network. A storage network is used only
+    when named here."""
     nccl: dict[NcclName, NcclValue] = Field(default_factory=dict)
     """NCCL settings for this group, added to or replacing the derived ones (NCCL_* names only)."""
 
@@ -66,5 +76,12 @@ class NodeGroup(Strict):
     def _check_hostname(cls, value: str) -> str:
         return check_pattern(value, {"group", "index"})
 
+    def indexes(self) -> list[int]:
+        """The index of each node present: 1 to `count`, passing over those `absent`."""
+        if not self.absent:
+            return list(range(1, self.count + 1))
+        gone = set(self.absent)
+        return [i for i in range(1, self.count + len(gone) + 1) if i not in gone][: self.count]
+
     def hostnames(self) -> list[str]:
-        return [self.hostname.format(group=self.name, index=i) for i in range(1, self.count + 1)]
+        return [self.hostname.format(group=self.name, index=i) for i in self.indexes()]

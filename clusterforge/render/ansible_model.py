@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog import Server
+from ..expand.management import management_networks
 from ..expand.topology import Device, Topology
 from ..model.fabric import Fabric
 from ..validate import ValidBlueprint
@@ -136,7 +137,8 @@ def _addresses(
     inband: str | None,
     oob: str | None,
 ) -> HostVars:
-    """ansible_host (in-band, else out-of-band) and every one-per-device address by network (`cf_addresses`;
+    """ansible_host (a node: on its group's management network, passed as `inband`; else in-band, else
+    out-of-band) and every one-per-device address by network (`cf_addresses`;
     the BMC's or management port's is `cf_addresses.<oob network>`). Rack equipment with several management
     ports (NVLink switch tray: bmc, nvos) has them as `cf_port_addresses` and is reached on the one that is not
     its BMC (NVOS)."""
@@ -144,7 +146,10 @@ def _addresses(
     oob_ports = ports.get(device.name, {}).get(oob, {}) if oob and device.kind == "equipment" else {}
     managed = next((a for p, a in sorted(oob_ports.items()) if p != "bmc"), None)
     out: HostVars = {}
-    host = (own.get(inband) if inband else None) or (own.get(oob) if oob else None) or managed
+    if device.kind == "node":  # the group's management network (expand/management.py), never storage unnamed
+        host = own.get(inband) if inband else None
+    else:
+        host = (own.get(inband) if inband else None) or (own.get(oob) if oob else None) or managed
     if host:
         out["ansible_host"] = host
     if own:
@@ -206,6 +211,7 @@ class _HostVars:
         self.valid, self.topo = valid, topo
         self.single, self.ports = interfaces(topo)
         self.inband, self.oob = network_of_kind(valid, "inband"), network_of_kind(valid, "oob")
+        self.managed_on = {g: m.network for g, m in management_networks(valid.blueprint, topo).items()}
         self.imex = {node: InstallFile(*files) for node, files in imex_paths(topo, self.inband).items()}
 
     def __call__(self, device: Device) -> HostVars:
@@ -217,7 +223,8 @@ class _HostVars:
             own = _equipment_vars(device)
         if device.name in self.imex:
             own.update(install_vars("cf_imex", [self.imex[device.name]]))
-        addresses = _addresses(device, self.single, self.ports, self.inband, self.oob)
+        reach = self.managed_on.get(device.group or "") if device.kind == "node" else self.inband
+        addresses = _addresses(device, self.single, self.ports, reach, self.oob)
         return {
             **{k: v for k, v in addresses.items() if k == "ansible_host"},
             **own,

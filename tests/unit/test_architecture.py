@@ -13,7 +13,7 @@ PACKAGE = REPO / "clusterforge"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("version", "errors", "codes", "codes_doc", "inputs", "yamlsafe", "schema_errors", "heap")),
     ("model and catalog", ("model", "catalog", "physical", "schema_doc", "catalog_view")),
-    ("load and validate", ("loader", "bounds", "references", "validate")),
+    ("load and validate", ("loader", "bounds", "references", "validate", "lockfile", "fragments")),
     ("expand", ("expand", "graph")),
     ("workload", ("workload",)),
     ("check", ("checks", "failures")),

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ... import codes
 from ...model.fabric import LeafSpineFabric
 from ..context import ExpandContext
+from ..identity import LATE, port_order
 from ..topology import Device
 
 PORT_ROLE = {"compute": "compute", "storage": "storage", "inband": "inband"}
@@ -38,7 +40,23 @@ def endpoints_for(ctx: ExpandContext, name: str, fabric: LeafSpineFabric) -> lis
             continue
         ports = [(f"{pg.name}{i}", pg.speed_gbps) for pg in groups for i in range(1, pg.count + 1)]
         endpoints += [Endpoint(node, ports) for node in ctx.topo.devices_of("node", group=group.name)]
-    return endpoints
+    return _locked_first(ctx, endpoints, name)
+
+
+def _locked_first(ctx: ExpandContext, endpoints: list[Endpoint], network: str) -> list[Endpoint]:
+    """With a lock file: the nodes it holds on `network` first, in the order of the leaf ports they were patched
+    to (the order they were wired in, so each gets its leaf and port back), then the new ones in blueprint
+    order; the blueprint's order without one (and, where nothing changed, the same order)."""
+    patched = port_order(ctx.keep.lock, network)
+    if not patched:
+        return endpoints
+
+    def first_port(endpoint: Endpoint) -> tuple[Any, ...]:
+        name = endpoint.device.name
+        return min((patched.get(f"{name}:{port}", LATE) for port, _ in endpoint.ports), default=LATE)
+
+    ranked = sorted(range(len(endpoints)), key=lambda i: (first_port(endpoints[i]), i))
+    return [endpoints[i] for i in ranked]
 
 
 def split_managers(fabric: LeafSpineFabric, endpoints: list[Endpoint]) -> tuple[list[Endpoint], list[Endpoint]]:

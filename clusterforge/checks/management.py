@@ -1,0 +1,51 @@
+"""Every node group has a network Ansible reaches it on, chosen in the open (expand/management.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .. import codes
+from ..errors import Finding, Severity
+from ..expand.management import management_networks
+from .context import CheckContext
+
+
+def check_management(ctx: CheckContext) -> Iterator[Finding]:
+    bp = ctx.valid.blueprint
+    chosen = management_networks(bp, ctx.topo)
+    on_storage = ctx.topo.group_fabrics()
+    modelled = any(fabric.kind in ("inband", "oob") for fabric in bp.fabrics.values())
+    for i, group in enumerate(bp.node_groups):
+        management = chosen[group.name]
+        storage = [name for name in on_storage.get(group.name, ()) if bp.fabrics[name].kind == "storage"]
+        if management.how == "bmc" and storage:  # the trap: a storage network that may carry in-band traffic
+            yield ctx.finding(
+                codes.MANAGED_ON_BMC,
+                Severity.WARNING,
+                f"node group '{group.name}' is on no in-band network: Ansible reaches its nodes on their BMC "
+                f"addresses (network '{management.network}'), not on storage network '{storage[0]}'",
+                ("node_groups", i, "name"),
+                group.name,
+                "attach the group to an in-band network, or name the network Ansible uses in "
+                f"node_groups[{i}].management_network",
+            )
+        elif management.how == "none" and modelled:  # a blueprint of racks and power alone plans no management
+            yield ctx.finding(
+                codes.UNREACHABLE_GROUP,
+                Severity.ERROR,
+                f"node group '{group.name}' is on no in-band or out-of-band network: Ansible cannot reach its nodes",
+                ("node_groups", i, "name"),
+                group.name,
+                "attach the group to an in-band or out-of-band network, or name one in management_network",
+            )
+        elif management.how == "wrong":
+            fabric = bp.fabrics[management.network or ""]
+            why = "is a compute fabric" if fabric.kind == "compute" else "is not a network the group is on"
+            yield ctx.finding(
+                codes.WRONG_MANAGEMENT_NETWORK,
+                Severity.ERROR,
+                f"node group '{group.name}': management_network '{management.network}' {why}; name an in-band, "
+                "out-of-band or storage network the group is on",
+                ("node_groups", i, "management_network"),
+                group.name,
+            )

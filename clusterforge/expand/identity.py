@@ -1,0 +1,338 @@
+"""Stable identity: what the lock file holds is kept, what is new takes what is free.
+
+Without a lock file the expanders assign every address in a fixed order (addressing.py), so a render is what
+it always was. With one, `keep_identities` runs last: each interface the lock holds keeps its address when
+that address still lies in the interface's subnet; a new interface keeps the address the fixed order gave it
+when nothing the lock holds has it, else takes the lowest free address of its subnet. The addresses of a
+device removed from the blueprint stay reserved (the lock's `held` section) until a render releases them.
+An address that would still change (its subnet moved: another pool, another leaf pair) and a host whose name
+changes are CF-IDENT-001, an error unless the render allows renumbering; a device that moves to another rack
+slot and a port patched to another switch port are CF-IDENT-002 warnings.
+
+`identities` reads them back from a topology for the lock file and for `diff`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from ipaddress import IPv4Address, IPv4Network
+from typing import Any
+
+from .. import codes
+from ..errors import Finding, Severity, SourceLocation
+from ..lockfile import Keep, Lock
+from .addressing import PAIR_SVIS
+from .context import ExpandContext
+from .topology import Device, Topology
+
+MAX_NAMED = 6
+"""Identities named in one finding's message; the rest are counted (diff lists every one)."""
+PATCHED_TIERS = ("node-leaf", "oob")
+
+
+def identities(topo: Topology) -> dict[str, dict[str, str]]:
+    """Every identity of an expanded topology, by lock section (plain text, as the lock file holds them)."""
+    hosts = {d.name: f"{d.group} {d.index}" for d in topo.devices.values() if d.kind == "node"}
+    racks = {d.name: _slot(d) for d in topo.devices.values() if d.rack is not None}
+    addresses = {
+        f"{network}/{key}": str(address) for network, keyed in topo.addresses.items() for key, address in keyed.items()
+    }
+    ports = {
+        f"{link.fabric}/{link.a}:{link.a_port}": f"{link.b}:{link.b_port}"
+        for link in topo.links
+        if link.tier in PATCHED_TIERS
+    }
+    loopbacks = {switch: str(address) for switch, address in topo.loopbacks.items()}
+    return {
+        "hosts": hosts,
+        "addresses": addresses,
+        "loopbacks": loopbacks,
+        "racks": racks,
+        "ports": ports,
+    }
+
+
+def _slot(device: Device) -> str:
+    """'A01 U3' (1U) or 'A01 U3-10': the rack and the U the device takes."""
+    top = (device.u or 0) + device.u_height - 1
+    return f"{device.rack} U{device.u}" + (f"-{top}" if top != device.u else "")
+
+
+def locked(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
+    """What the next lock file holds: the topology's identities, and those of devices the lock held that
+    are gone (their host name and addresses, marked `held`) unless released."""
+    sections = identities(topo)
+    sections["held"] = {}
+    if keep.lock is None or keep.release_removed:
+        return sections
+    gone = sorted(_devices(keep.lock) - set(topo.devices))
+    if not gone:
+        return sections
+    sections["held"] = dict.fromkeys(gone, "removed")
+    held = set(gone)
+    for name in ("hosts", "loopbacks"):
+        sections[name].update((k, v) for k, v in keep.lock.section(name).items() if k in held)
+    sections["addresses"].update(
+        (k, v) for k, v in keep.lock.section("addresses").items() if _device_of(k.partition("/")[2]) in held
+    )
+    return sections
+
+
+LATE: tuple[Any, ...] = ((chr(0x10FFFF),),)
+"""A sort key after every port_order key: what the lock file does not hold comes last."""
+
+
+def port_order(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:
+    """'device:port' -> the switch port it was patched to, as a sort key (switch, then port, numbers as
+    numbers), on `network` (the lock's ports)."""
+    if lock is None:
+        return {}
+    prefix = f"{network}/"
+    parts: dict[str, tuple[Any, ...]] = {}  # switch and port names repeat: each made into a key once
+
+    def key(value: str) -> tuple[Any, ...]:
+        switch, _, port = value.partition(":")
+        a = parts.get(switch) or parts.setdefault(switch, _natural(switch))
+        b = parts.get(port) or parts.setdefault(port, _natural(port))
+        return (a, b)
+
+    return {k[len(prefix) :]: key(v) for k, v in lock.section("ports").items() if k.startswith(prefix)}
+
+
+def _natural(text: str) -> tuple[Any, ...]:
+    """'swp10' after 'swp9'."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
+def _device_of(interface: str) -> str:
+    return interface.partition(":")[0]
+
+
+def _devices(lock: Lock) -> set[str]:
+    """Every device the lock file names."""
+    found = set(lock.section("hosts")) | set(lock.section("racks")) | set(lock.section("loopbacks"))
+    found.update(_device_of(k.partition("/")[2]) for k in lock.section("addresses"))
+    return found
+
+
+class _Free:
+    """The lowest free addresses (as integers) of subnets, skipping those `taken` (which only grows)."""
+
+    def __init__(self, taken: set[int]) -> None:
+        self.taken = taken
+        self.cursor: dict[IPv4Network, int] = {}
+
+    def take(self, subnet: IPv4Network, first: int, last: int) -> int | None:
+        at = max(self.cursor.get(subnet, first), first)
+        while at <= last and at in self.taken:
+            at += 1
+        self.cursor[subnet] = at + 1
+        if at > last:
+            return None
+        self.taken.add(at)
+        return at
+
+
+def keep_identities(ctx: ExpandContext) -> None:
+    """The last expander: the lock file's identities kept (see the module's text); nothing without one."""
+    keep = ctx.keep
+    if keep.lock is None:
+        return
+    moved: list[str] = []
+    for network, fabric in ctx.bp.fabrics.items():
+        moved += _keep_addresses(ctx, network, fabric.ipv4_pool, keep.lock)
+        pool = getattr(fabric, "loopback_pool", None)
+        if pool is not None:
+            moved += _keep_loopbacks(ctx, network, pool, keep.lock)
+    moved += _renamed(ctx.topo, keep.lock)
+    where = SourceLocation(keep.lock.where, 0, 0) if keep.lock.where else None
+    if moved:
+        ctx.findings.append(
+            Finding(
+                codes.IDENTITY_MOVES,
+                Severity.WARNING if keep.allow_renumber else Severity.ERROR,
+                f"{len(moved)} identities the lock file holds would change: {_named(moved)}",
+                location=where,
+                hint="grow a group at its end and keep pools and names, or render with --allow-renumber when "
+                "the devices are to be renumbered"
+                if not keep.allow_renumber
+                else "renumbered as allowed (--allow-renumber); the lock file records the new identities",
+            )
+        )
+    repatched = list(_repatched(ctx.topo, keep.lock))
+    if repatched:
+        ctx.findings.append(
+            Finding(
+                codes.IDENTITY_REPATCHED,
+                Severity.WARNING,
+                f"{len(repatched)} devices or cables the lock file holds move: {_named(repatched)}",
+                location=where,
+                hint="move or re-patch them as listed (`clusterforge diff` lists every one), or change the "
+                "blueprint so they stay",
+            )
+        )
+
+
+def _named(items: list[str]) -> str:
+    more = len(items) - MAX_NAMED
+    return "; ".join(items[:MAX_NAMED]) + (f"; and {more} more" if more > 0 else "")
+
+
+def _subnet_and_range(topo: Topology, network: str, key: str, pool: IPv4Network) -> tuple[IPv4Network, int, int]:
+    """The subnet an interface's address must lie in, and its first and last assignable address."""
+    segment = topo.segments.get(network, {}).get(key)
+    if segment is not None:
+        subnet = segment.subnet
+        if subnet.prefixlen == 31:  # a /31 with its leaf port: the host has the odd address
+            return subnet, int(subnet.network_address) + 1, int(subnet.network_address) + 1
+        return subnet, int(subnet.network_address) + 2, int(subnet.broadcast_address) - 1
+    lan = topo.lans.get(network, {}).get(key)
+    if lan is not None:
+        svis = PAIR_SVIS if lan.pair is not None else 0
+        return lan.subnet, int(lan.subnet.network_address) + 2, int(lan.subnet.broadcast_address) - 1 - svis
+    last = int(pool.broadcast_address) - 1 if pool.prefixlen < 31 else int(pool.broadcast_address)
+    return pool, int(pool.network_address) + 2, last
+
+
+def _as_int(text: str) -> int:
+    """A dotted IPv4 address the lock file reader checked, as an integer (faster than IPv4Address)."""
+    a, b, c, d = text.split(".")
+    return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
+
+
+def _keep_addresses(ctx: ExpandContext, network: str, pool: IPv4Network, lock: Lock) -> list[str]:
+    topo = ctx.topo
+    assigned = topo.addresses.get(network)
+    if not assigned:
+        return []
+    prefix = f"{network}/"
+    entries = lock.section("addresses")
+    held = {key[len(prefix) :]: _as_int(text) for key, text in entries.items() if key.startswith(prefix)}
+    if not held:
+        return []
+    kept: dict[str, int] = {}
+    """Interfaces whose locked address differs from the fixed order's but still lies in their subnet."""
+    taken: set[int] = set()
+    pending: list[str] = []
+    moved: list[str] = []
+    for key, address in assigned.items():
+        old = held.pop(key, None)
+        if old is None:
+            pending.append(key)
+        elif old == int(address):
+            taken.add(old)
+        else:
+            _, first, last = _subnet_and_range(topo, network, key, pool)
+            if first <= old <= last:
+                kept[key] = old
+                taken.add(old)
+            else:
+                moved.append(key)
+                pending.append(key)
+    if not kept and not pending:
+        return []  # every interface has the address the lock file holds
+    if not ctx.keep.release_removed:
+        taken.update(held.values())  # the interfaces of removed devices keep theirs reserved
+    free = _Free(taken)
+    for key in pending:
+        subnet, first, last = _subnet_and_range(topo, network, key, pool)
+        if int(assigned[key]) not in taken:
+            taken.add(int(assigned[key]))
+            continue
+        found = free.take(subnet, first, last)
+        if found is None:
+            ctx.error(
+                codes.IDENTITY_NO_ROOM,
+                f"network '{network}': subnet {subnet} has no free address for {key} (the lock file "
+                f"holds {sum(1 for a in taken if first <= a <= last)} of it)",
+                ("fabrics", network, "ipv4_pool"),
+                "release the identities of removed devices (render --release-removed), or use a larger pool",
+            )
+            return []
+        kept[key] = found
+    changed = {key: IPv4Address(address) for key, address in kept.items()}
+    topo.addresses[network] = {key: changed.get(key, address) for key, address in assigned.items()}
+    return [f"{network} {key} {entries[prefix + key]} -> {topo.addresses[network][key]}" for key in moved]
+
+
+def _keep_loopbacks(ctx: ExpandContext, network: str, pool: IPv4Network, lock: Lock) -> list[str]:
+    topo = ctx.topo
+    held = lock.section("loopbacks")
+    switches = [s.name for tier in ("leaf", "spine", "core") for s in topo.switches(network, tier)]
+    first, last = int(pool.network_address) + 1, int(pool.broadcast_address) - 1
+    final: dict[str, int] = {}
+    moved: list[str] = []
+    for name in switches:
+        old = _as_int(held[name]) if name in held else None
+        if old is not None and first <= old <= last:
+            final[name] = old
+        elif old is not None:
+            moved.append(name)
+    taken = set(final.values())
+    if not ctx.keep.release_removed:
+        present = set(topo.devices)
+        taken.update(_as_int(v) for k, v in held.items() if k not in present)
+    free = _Free(taken)
+    for name in switches:
+        if name in final:
+            continue
+        address = int(topo.loopbacks[name])
+        if address in taken:
+            found = free.take(pool, first, last)
+            if found is None:
+                ctx.error(
+                    codes.IDENTITY_NO_ROOM,
+                    f"network '{network}': loopback pool {pool} has no free address for {name}",
+                    ("fabrics", network, "loopback_pool"),
+                    "release the identities of removed devices (render --release-removed), or use a larger pool",
+                )
+                return []
+            address = found
+        taken.add(address)
+        final[name] = address
+    topo.loopbacks.update((name, IPv4Address(address)) for name, address in final.items())
+    return [f"{network} loopback {name} {held[name]} -> {topo.loopbacks[name]}" for name in moved]
+
+
+def _renamed(topo: Topology, lock: Lock) -> list[str]:
+    """Hosts whose group and index the lock file gives another name (the hostname pattern or the group's
+    name changed)."""
+    by_place = {value: name for name, value in lock.section("hosts").items()}
+    out = []
+    for device in topo.devices.values():
+        if device.kind != "node":
+            continue
+        old = by_place.get(f"{device.group} {device.index}")
+        if old is not None and old != device.name and old not in topo.devices:
+            out.append(f"host {old} renamed {device.name}")
+    return out
+
+
+def _repatched(topo: Topology, lock: Lock) -> Iterator[str]:
+    racks = lock.section("racks")
+    for device in topo.devices.values():
+        old = racks.get(device.name)
+        if old is not None and device.rack is not None and old != _slot(device):
+            yield f"{device.name} moves from {old} to {_slot(device)}"
+    ports = lock.section("ports")
+    if not ports:
+        return
+    for link in topo.links:
+        if link.tier in PATCHED_TIERS:
+            key = f"{link.fabric}/{link.a}:{link.a_port}"
+            old = ports.get(key)
+            if old is not None and old != f"{link.b}:{link.b_port}":
+                yield f"{key} re-patched from {old} to {link.b}:{link.b_port}"
+
+
+def moves(old: dict[str, dict[str, str]], new: dict[str, dict[str, str]]) -> dict[str, list[dict[str, str]]]:
+    """Per section, every identity both sides have that differs: {"key", "old", "new"}; what `diff` lists."""
+    out: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for section in ("hosts", "addresses", "loopbacks", "racks", "ports"):
+        a, b = old.get(section, {}), new.get(section, {})
+        for key in sorted(a.keys() & b.keys()):
+            if a[key] != b[key]:
+                out[section].append({"key": key, "old": a[key], "new": b[key]})
+    return dict(out)

@@ -1,0 +1,251 @@
+"""The lock file: every identity a render assigned (host names, addresses, loopbacks, rack slots, patched
+ports), kept beside the blueprint as `<blueprint>.lock.yaml` so the next render keeps them.
+
+The file is YAML a person can read and a pull request can diff: one line per identity, sorted, in sections.
+It is read here with a line reader of its own (the file is input like any other: bounded in size, every
+problem reported with its line, never a traceback), and written whole, atomically, by `render`.
+
+    version: 1
+    blueprint: h200-training-pod
+    addresses:
+      inband/gpu001: 10.120.0.2
+    held:
+      gpu032: removed
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import codes
+from .errors import BlueprintError, Finding, Severity, SourceLocation, display_name
+from .inputs import InputPolicy, InputRefused, read_regular
+
+LOCK_VERSION = 1
+LOCK_SUFFIX = ".lock.yaml"
+MAX_LOCK_BYTES = 512 * 1024 * 1024
+"""A million GPUs lock about 3.5 million identities (about 150 MiB)."""
+MAX_LINE = 400
+MAX_ERRORS = 20
+"""Errors reported from one lock file before the rest are counted."""
+
+SECTIONS: dict[str, str] = {
+    "hosts": "host name: node group and index",
+    "addresses": "network/interface: IPv4 address",
+    "loopbacks": "switch: loopback address",
+    "racks": "device: rack and the U it takes (U3, or U3-10)",
+    "ports": "network/device:port: the switch and port it is patched to",
+    "held": "device removed from the blueprint whose addresses stay reserved until released",
+}
+"""The sections, in file order, and what one line of each says."""
+
+HEADER = (
+    "# clusterforge lock file: every identity once assigned (names, addresses, rack slots, patched ports),\n"
+    "# kept by the next render. Commit it beside the blueprint; `clusterforge render` writes it.\n"
+)
+
+
+@dataclass
+class Lock:
+    """A lock file as read: each section's lines, key -> value (both plain text)."""
+
+    blueprint: str = ""
+    where: str = ""
+    """The file, as messages name it."""
+    sections: dict[str, dict[str, str]] = field(default_factory=lambda: {name: {} for name in SECTIONS})
+
+    def section(self, name: str) -> dict[str, str]:
+        return self.sections[name]
+
+
+@dataclass(frozen=True)
+class Keep:
+    """What the expand stage keeps: the lock file read (None: there is none), and what the user allows."""
+
+    lock: Lock | None = None
+    allow_renumber: bool = False
+    """A change that renumbers or renames a locked device is a warning, not an error."""
+    release_removed: bool = False
+    """The identities of removed devices (the lock's `held`) are given up, not kept reserved."""
+
+
+def lock_path(blueprint: Path) -> Path:
+    """`blueprints/x.yaml` -> `blueprints/x.lock.yaml`."""
+    return blueprint.with_name(blueprint.name.removesuffix(blueprint.suffix) + LOCK_SUFFIX)
+
+
+def is_lock_file(path: Path) -> bool:
+    return path.name.endswith(LOCK_SUFFIX)
+
+
+def read_lock(blueprint: Path, policy: InputPolicy | None = None) -> Lock | None:
+    """The lock file beside `blueprint`, or None when there is none; BlueprintError (CF-IDENT-003, with the
+    file and line of each problem) when it cannot be read or does not parse."""
+    path = lock_path(blueprint)
+    if not path.exists():
+        return None
+    where = display_name(path)
+    try:
+        checked = (policy or InputPolicy.for_blueprint(blueprint)).check(path)
+        text = read_regular(checked, MAX_LOCK_BYTES)[1].decode("utf-8")
+    except (InputRefused, OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise BlueprintError(
+            [_problem(where, 0, f"cannot read the lock file: {reason}", codes.LOCK_UNREADABLE)]
+        ) from None
+    return parse_lock(text, where)
+
+
+def _problem(where: str, line: int, message: str, code: str = codes.LOCK_UNREADABLE) -> Finding:
+    return Finding(
+        code,
+        Severity.ERROR,
+        message,
+        location=SourceLocation(where, line, 1 if line else 0),
+        hint="fix the line, or restore the lock file from Git (`git checkout -- <file>`); deleting it assigns "
+        "every identity afresh",
+    )
+
+
+class _Reader:
+    """One pass over a lock file's lines, collecting what it says and every problem with its line."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.lock = Lock()
+        self.problems: list[Finding] = []
+        self.top: dict[str, str] = {}
+        self.name = ""
+        """The section being read ('' before the first, or after a top-level key)."""
+
+    def bad(self, number: int, message: str) -> None:
+        self.problems.append(_problem(self.where, number, message))
+
+    def line(self, number: int, line: str) -> None:
+        if not line.strip() or line.lstrip().startswith("#"):
+            return
+        if len(line) > MAX_LINE:
+            self.bad(number, f"line is longer than {MAX_LINE} characters")
+        elif line.startswith(" "):
+            self.entry(number, line)
+        else:
+            self.top_level(number, line)
+
+    def top_level(self, number: int, line: str) -> None:
+        key, sep, value = line.partition(":")
+        if not sep or not key:
+            self.bad(number, f"expected 'key: value' or a section name, got {line[:60]!r}")
+        elif key in SECTIONS and not value.strip():
+            self.name = key
+        elif key in ("version", "blueprint") and value.strip():
+            if key in self.top:
+                self.bad(number, f"'{key}' is given twice")
+            self.top[key], self.name = value.strip(), ""
+        else:
+            known = ", ".join(["version", "blueprint", *SECTIONS])
+            self.bad(number, f"unknown top-level key '{key[:40]}' (known: {known})")
+
+    def entry(self, number: int, line: str) -> None:
+        if not self.name:
+            self.bad(number, "an indented line outside a section")
+            return
+        if not line.startswith("  ") or line[2] == " ":
+            self.bad(number, "an entry is indented by two spaces")
+            return
+        key, sep, value = line[2:].partition(": ")
+        if not sep or not key or not value or " " in key or ": " in value:
+            self.bad(number, f"expected '  key: value' in section '{self.name}'")
+            return
+        section = self.lock.sections[self.name]
+        reason = f"'{key}' is given twice in section '{self.name}'" if key in section else _bad_value(self.name, value)
+        if reason:
+            self.bad(number, reason if key in section else f"{self.name} {key}: {reason}")
+            return
+        section[key] = value
+
+    def result(self) -> Lock:
+        problems = self.problems
+        if len(problems) > MAX_ERRORS:
+            problems = [*problems[:MAX_ERRORS], _problem(self.where, 0, "more problems not listed")]
+        elif not problems and self.top.get("version") != str(LOCK_VERSION):
+            problems = [_problem(self.where, 0, f"'version: {LOCK_VERSION}' is missing or another version")]
+        if problems:
+            raise BlueprintError(problems)
+        self.lock.blueprint, self.lock.where = self.top.get("blueprint", ""), self.where
+        return self.lock
+
+
+def parse_lock(text: str, where: str = "<lock>") -> Lock:
+    """A lock file's text read; BlueprintError (CF-IDENT-003) with every problem and its line."""
+    reader = _Reader(where)
+    for number, line in enumerate(text.split("\n"), 1):
+        if len(reader.problems) > MAX_ERRORS:
+            break
+        reader.line(number, line)
+    return reader.result()
+
+
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
+"""Dotted decimal, four octets, no leading zeros: what IPv4Address takes (matched without making one, several
+times faster over the hundreds of thousands of lines of a large cluster's lock)."""
+
+
+def _bad_value(section: str, value: str) -> str | None:
+    """Why `value` is not a value of `section`, or None."""
+    if section in ("addresses", "loopbacks"):
+        if not _IPV4.fullmatch(value):
+            return f"'{value[:40]}' is not an IPv4 address"
+    elif section == "hosts":
+        group, _, index = value.partition(" ")
+        if not group or not index.isdigit():
+            return f"'{value[:40]}' is not 'group index'"
+    elif section == "racks":
+        rack, _, units = value.partition(" U")
+        low, dash, high = units.partition("-")
+        if not rack or not low.isdigit() or (dash and not high.isdigit()) or int(high or low) < int(low or 0):
+            return f"'{value[:40]}' is not 'RACK U<n>' or 'RACK U<low>-<high>'"
+    elif section == "ports":
+        if ":" not in value or " " in value:
+            return f"'{value[:40]}' is not 'device:port'"
+    elif section == "held" and value != "removed":
+        return f"'{value[:40]}' is not 'removed'"
+    return None
+
+
+def lock_text(blueprint: str, sections: dict[str, dict[str, str]]) -> str:
+    """The lock file's text: a header, then each non-empty section with its lines sorted by key."""
+    parts = [HEADER, f"version: {LOCK_VERSION}\nblueprint: {blueprint}\n"]
+    for name in SECTIONS:
+        entries = sections.get(name)
+        if entries:
+            parts.append(f"{name}:\n")
+            parts.append("".join(f"  {key}: {entries[key]}\n" for key in sorted(entries)))
+    return "".join(parts)
+
+
+def write_lock(blueprint: Path, text: str) -> bool:
+    """Write the lock file beside `blueprint` atomically (a temporary file in the same folder, renamed over
+    it); False when it already holds `text`."""
+    path = lock_path(blueprint)
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return False
+    except (OSError, UnicodeDecodeError):
+        pass
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        os.fchmod(fd, 0o666 & ~umask)  # as a file written in the ordinary way (mkstemp makes it 0600)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return True

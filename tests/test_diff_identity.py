@@ -1,0 +1,52 @@
+"""`diff` lists what moves first: identities, Slurm nodes that change partition, then workload changes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from helpers import REPO
+
+from clusterforge.diff import diff_markdown, diff_specs
+
+L40S = REPO / "blueprints" / "l40s-inference.yaml"
+
+
+def _pair(tmp: Path, new_text: str) -> tuple[str, str]:
+    """The example as OLD and an edited copy as NEW, each with the example's lock file beside it."""
+    old, new = tmp / "old", tmp / "new"
+    for side, text in ((old, L40S.read_text(encoding="utf-8")), (new, new_text)):
+        side.mkdir()
+        (side / "cluster.yaml").write_text(text, encoding="utf-8")
+        shutil.copy(REPO / "blueprints" / "l40s-inference.lock.yaml", side / "cluster.lock.yaml")
+    return str(old / "cluster.yaml"), str(new / "cluster.yaml")
+
+
+def test_partitions_and_workloads_come_before_the_figures(tmp_path: Path) -> None:
+    text = L40S.read_text(encoding="utf-8")
+    text = text.replace(
+        "    - {name: serve, node_groups: [inf], default: true}\n",
+        "    - {name: serve, node_groups: [inf], default: true}\n    - {name: ops, node_groups: [inf, ctl]}\n",
+    )
+    text = text.replace("    replicas: 32\n", "    replicas: 16\n", 1)
+    diff = diff_specs(*_pair(tmp_path, text))
+    partitions = {c["key"]: (c["old"], c["new"]) for c in diff["node_partitions"]}
+    assert partitions["inf001"] == ("serve", "serve,ops")
+    assert "ctl001" not in partitions  # not a Slurm node before: added, not changed
+    assert diff["workloads"] == [
+        {"workload": "llama3-8b-assist", "status": "changed", "fields": [{"item": "replicas", "old": 32, "new": 16}]}
+    ]
+    assert diff["identity_moves"] == {}
+    markdown = diff_markdown(diff)
+    assert markdown.index("### Slurm nodes that change partition") < markdown.index("### Workloads")
+    assert markdown.index("### Workloads") < markdown.index("### Rendered files")
+    assert "| llama3-8b-assist | `replicas` | 32 | 16 |" in markdown
+
+
+def test_a_renumbering_change_is_listed_address_by_address(tmp_path: Path) -> None:
+    text = L40S.read_text(encoding="utf-8").replace("10.41.0.0/24", "10.49.0.0/24")
+    diff = diff_specs(*_pair(tmp_path, text))
+    moved = {m["key"]: (m["old"], m["new"]) for m in diff["identity_moves"]["addresses"]}
+    assert moved["inband/ctl001"] == ("10.41.0.10", "10.49.0.10")
+    assert len(moved) == 10
+    assert diff_markdown(diff).index("### Addresses that move (10)") < diff_markdown(diff).index("### Rendered files")

@@ -1,0 +1,278 @@
+"""Stable identity: the lock file keeps every address and host name when node groups and racks grow, shrink
+and are reordered; a change that would still renumber is refused unless allowed; a broken lock file is an
+error with its line, never a traceback."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from helpers import REPO, run_cli
+
+from clusterforge import codes
+from clusterforge.errors import BlueprintError
+from clusterforge.expand.identity import identities, moves
+from clusterforge.lockfile import Keep, lock_path, lock_text, parse_lock, read_lock, write_lock
+from clusterforge.pipeline import analyse, keep_of, load_valid, lock_of
+
+Change = Callable[[dict[str, Any]], None]
+KEPT = ("hosts", "addresses", "loopbacks", "racks")
+"""What the lock file keeps (patched ports are reported when they move, not kept)."""
+
+
+def _copy(name: str, tmp: Path) -> Path:
+    """The example blueprint (with its included folder) copied into `tmp`."""
+    shutil.copy(REPO / "blueprints" / f"{name}.yaml", tmp / f"{name}.yaml")
+    if (REPO / "blueprints" / name).is_dir():
+        shutil.copytree(REPO / "blueprints" / name, tmp / name)
+    return tmp / f"{name}.yaml"
+
+
+def _edit(path: Path, change: Change) -> None:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+def _locked_render(path: Path, **allow: bool) -> dict[str, dict[str, str]]:
+    """Analyse with the lock file beside `path` and write the lock afresh, as `render` does."""
+    valid = load_valid(path)
+    keep = keep_of(valid, **allow)
+    analysis = analyse(valid, keep=keep)
+    write_lock(path, lock_of(analysis, keep))
+    return identities(analysis.topo)
+
+
+def _group(data: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(g for g in data["node_groups"] if g["name"] == name)
+
+
+def _grow(group: str, by: int, rows: list[str] | None = None) -> Change:
+    def change(data: dict[str, Any]) -> None:
+        _group(data, group)["count"] += by
+        if rows:
+            data["floor"]["rows"] += [{"name": r, "racks": 2, "rack_type": "generic/air-42u-40kw"} for r in rows]
+            _group(data, group)["placement"]["rows"] += rows
+
+    return change
+
+
+def _grow_row(group: str, by: int, row: int, racks: int) -> Change:
+    """`group` grown by `by`, with `racks` more racks in the blueprint's row number `row` to hold them."""
+
+    def change(data: dict[str, Any]) -> None:
+        _group(data, group)["count"] += by
+        rows = data["floor"]["rows"]
+        rows[row]["racks"] += racks
+        placement = _group(data, group)["placement"]
+        if "racks" in placement:  # the new racks are named after the row's last one
+            first = rows[row]["racks"] - racks + 1
+            placement["racks"] += [f"{rows[row]['name']}{n:02d}" for n in range(first, first + racks)]
+
+    return change
+
+
+def _shrink(group: str, by: int) -> Change:
+    def change(data: dict[str, Any]) -> None:
+        _group(data, group)["count"] -= by
+
+    return change
+
+
+def _take_out(group: str, index: int) -> Change:
+    """The node `index` of `group` taken out of the middle (`absent`), the group one smaller."""
+
+    def change(data: dict[str, Any]) -> None:
+        _group(data, group)["count"] -= 1
+        _group(data, group).setdefault("absent", []).append(index)
+
+    return change
+
+
+def _reverse_groups(data: dict[str, Any]) -> None:
+    data["node_groups"].reverse()
+
+
+def _more_racks(data: dict[str, Any]) -> None:
+    data["floor"]["rows"][-1]["racks"] += 1
+
+
+CASES: dict[str, list[tuple[str, Change]]] = {
+    "h200-training-pod": [
+        ("grow gpu by 5", _grow("gpu", 5, ["C"])),
+        ("grow mgmt by 1", _grow("mgmt", 1)),
+        ("shrink gpu by 4", _shrink("gpu", 4)),
+        ("take gpu010 out", _take_out("gpu", 10)),
+        ("reorder groups", _reverse_groups),
+        ("add a rack", _more_racks),
+    ],
+    "l40s-inference": [
+        ("grow inf by 4", _grow_row("inf", 4, 0, 2)),
+        ("shrink inf by 3", _shrink("inf", 3)),
+        ("take inf003 out", _take_out("inf", 3)),
+        ("reorder groups", _reverse_groups),
+        ("add a rack", _more_racks),
+    ],
+    "gb200-nvl72": [
+        ("grow login by 2", _grow("login", 2)),
+        ("shrink login by 2", _shrink("login", 2)),
+        ("reorder groups", _reverse_groups),
+        ("add a rack", _more_racks),
+    ],
+}
+PORTS_MOVED = {("h200-training-pod", "grow gpu by 5"): {"compute/ufm001:ib1", "compute/ufm002:ib1"}}
+"""Ports a growth re-patches by design: the 33rd GPU node opens a second scalable unit, and the blueprint puts
+the UFM pair in the free node slot of the last one."""
+
+
+@pytest.mark.parametrize(("name", "label"), [(name, label) for name, cases in CASES.items() for label, _ in cases])
+def test_no_kept_identity_moves(name: str, label: str, tmp_path: Path) -> None:
+    change = dict(CASES[name])[label]
+    path = _copy(name, tmp_path)
+    before = _locked_render(path)
+    unlocked = tmp_path / "unlocked"
+    unlocked.mkdir()
+    plain = _copy(name, unlocked)
+    _edit(path, change)
+    _edit(plain, change)
+    after = _locked_render(path)
+    moved = moves(before, after)
+    assert not any(moved.get(section) for section in KEPT), moved
+    if not label.startswith(("shrink", "take")):  # growing, reordering, adding racks re-patches nothing
+        assert {m["key"] for m in moved.get("ports", [])} == PORTS_MOVED.get((name, label), set())
+    # every device the change kept still has every address it had
+    for section in KEPT:
+        kept = {k: v for k, v in before[section].items() if k in after[section]}
+        assert kept == {k: after[section][k] for k in kept}
+    # without the lock file the same change does what it always did (the fixed order)
+    assert identities(analyse(load_valid(plain), keep=Keep()).topo) is not None
+
+
+def test_growing_a_group_moved_addresses_without_the_lock_and_none_with_it(tmp_path: Path) -> None:
+    """The issue's case: 5 more nodes in the first group renumber every host after it without the lock."""
+    path = _copy("h200-training-pod", tmp_path)
+    before = _locked_render(path)
+    _edit(path, _grow("gpu", 5, ["C"]))
+    unlocked = identities(analyse(load_valid(path), keep=Keep()).topo)
+    assert len(moves(before, unlocked).get("addresses", [])) > 50
+    after = _locked_render(path)
+    assert moves(before, after).get("addresses", []) == []
+    assert after["addresses"]["inband/mgmt001"] == before["addresses"]["inband/mgmt001"] == "10.120.0.33"
+    new = [k for k in after["addresses"] if k not in before["addresses"]]
+    assert len(new) > 5 and len(set(after["addresses"].values())) == len(after["addresses"])
+
+
+def test_removed_devices_keep_their_addresses_reserved_and_get_them_back(tmp_path: Path) -> None:
+    path = _copy("l40s-inference", tmp_path)
+    before = _locked_render(path)
+    _edit(path, _shrink("inf", 2))
+    _locked_render(path)
+    lock = read_lock(path)
+    assert lock is not None and set(lock.section("held")) == {"inf007", "inf008"}
+    assert lock.section("addresses")["inband/inf008"] == before["addresses"]["inband/inf008"]
+    _edit(path, _grow("inf", 2))
+    again = _locked_render(path)
+    assert again["addresses"] == before["addresses"]
+    lock = read_lock(path)
+    assert lock is not None and lock.section("held") == {}
+
+
+def test_released_identities_are_given_up(tmp_path: Path) -> None:
+    path = _copy("l40s-inference", tmp_path)
+    _locked_render(path)
+    _edit(path, _shrink("inf", 2))
+    _locked_render(path, release_removed=True)
+    lock = read_lock(path)
+    assert lock is not None and lock.section("held") == {}
+    assert not any("inf008" in key for key in lock.section("addresses"))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_committed_lock_file_round_trips_byte_identically(name: str) -> None:
+    path = REPO / "blueprints" / f"{name}.lock.yaml"
+    text = path.read_text(encoding="utf-8")
+    lock = parse_lock(text, str(path))
+    assert lock_text(lock.blueprint, lock.sections) == text
+    valid = load_valid(REPO / "blueprints" / f"{name}.yaml")
+    keep = keep_of(valid)
+    assert lock_of(analyse(valid, keep=keep), keep) == text
+
+
+def test_a_forced_renumber_is_refused_by_plan_and_render_and_allowed_by_the_flag(tmp_path: Path) -> None:
+    path = _copy("l40s-inference", tmp_path)
+    out = tmp_path / "out"
+    assert run_cli("render", str(path), "-o", str(out)).returncode == 0
+    assert lock_path(path).is_file()
+
+    def new_pool(data: dict[str, Any]) -> None:
+        fabric = next(f for f in data["fabrics"].values() if f["kind"] == "inband")
+        fabric["ipv4_pool"] = "10.99.0.0/24"
+
+    _edit(path, new_pool)
+    for command in (("plan", str(path)), ("render", str(path), "-o", str(out))):
+        refused = run_cli(*command)
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert codes.IDENTITY_MOVES in refused.stdout and "->" in refused.stdout
+        assert "Traceback" not in refused.stderr
+    allowed = run_cli("render", str(path), "-o", str(out), "--allow-renumber")
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert f"warning {codes.IDENTITY_MOVES}" in allowed.stdout
+    assert "10.99.0." in lock_path(path).read_text(encoding="utf-8")
+    assert run_cli("render", str(path), "-o", str(out), "--check").returncode == 0
+
+
+BROKEN = [
+    ("version: 2\n", "'version: 1' is missing"),
+    ("version: 1\naddresses:\n  inband/a: 10.0.0.300\n", ":3:1"),
+    ("version: 1\naddresses:\n  inband/a: 10.0.0.3\n  inband/a: 10.0.0.4\n", "given twice"),
+    ("version: 1\nadresses:\n", "unknown top-level key"),
+    ("version: 1\n    x: y\n", "outside a section"),
+    ("version: 1\nhosts:\n  gpu001 gpu 1\n", "expected '  key: value'"),
+    ("version: 1\nracks:\n  gpu001: A01\n", "RACK U<n>"),
+    ("version: 1\nhosts:\n  " + "x" * 500 + ": a 1\n", "longer than"),
+    ("\x00\x01 binary", "expected 'key: value'"),
+]
+
+
+@pytest.mark.parametrize(("text", "said"), BROKEN)
+def test_a_broken_lock_file_is_an_error_with_its_line(text: str, said: str) -> None:
+    with pytest.raises(BlueprintError) as caught:
+        parse_lock(text, "x.lock.yaml")
+    findings = caught.value.findings
+    assert findings and all(f.code == codes.LOCK_UNREADABLE for f in findings)
+    assert any(said in f.message or said in str(f.location) for f in findings), [f.as_text() for f in findings]
+
+
+def test_a_broken_lock_file_stops_the_cli_with_file_and_line(tmp_path: Path) -> None:
+    path = _copy("l40s-inference", tmp_path)
+    lock_path(path).write_text("version: 1\naddresses:\n  inband/inf001: nope\n", encoding="utf-8")
+    for command in ("plan", "check"):
+        result = run_cli(command, str(path))
+        assert result.returncode == 1
+        assert "l40s-inference.lock.yaml:3:1: error CF-IDENT-003" in result.stdout
+        assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_a_lock_file_is_read_with_bounds(tmp_path: Path) -> None:
+    path = _copy("l40s-inference", tmp_path)
+    lock_path(path).mkdir()
+    with pytest.raises(BlueprintError) as caught:
+        read_lock(path)
+    assert "cannot read the lock file" in caught.value.findings[0].message
+
+
+def test_a_node_taken_out_of_the_middle_renames_none_and_is_held(tmp_path: Path) -> None:
+    path = _copy("l40s-inference", tmp_path)
+    before = _locked_render(path)
+    _edit(path, _take_out("inf", 3))
+    after = _locked_render(path)
+    assert "inf003" not in after["hosts"] and after["hosts"]["inf008"] == "inf 8"
+    assert {k: v for k, v in after["addresses"].items()} == {
+        k: v for k, v in before["addresses"].items() if not k.partition("/")[2].startswith("inf003")
+    }
+    lock = read_lock(path)
+    assert lock is not None and lock.section("held") == {"inf003": "removed"}
