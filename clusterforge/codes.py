@@ -147,6 +147,7 @@ AIRFLOW_MISMATCH = _code("CF-COOL-006", WARNING, "a switch model is not sold wit
 # --- NVLink domains (expand/nvlink)
 NVLINK_DOMAIN_SPLIT = _code("CF-NVLINK-001", ERROR, "an NVLink domain is split over racks", "place a whole domain's nodes per rack", "NVLink domain 1 of group 'nvl72' spans racks A01, A02")
 SLURM_WITHOUT_IMEX = _code("CF-SLURM-001", WARNING, "multi-node NVLink domains with a Slurm release that cannot give jobs IMEX channels", "set slurm.version to the release the cluster runs, 24.05 or later for switch/nvidia_imex, or create IMEX channels in a job prolog", "Slurm 22.05 has no switch/nvidia_imex: jobs on the 4 multi-node NVLink domains (gb[001-072]) get no IMEX channel, so their GPUs cannot share memory across nodes")
+SLURM_BLOCKS_NONE = _code("CF-SLURM-002", WARNING, "Slurm topology 'block' without NVLink domains or a block size: no block is configured", "set slurm.block_size (nodes per block, e.g. the nodes of one leaf switch), or use topology 'tree'", "topology 'block' makes no block: the partitions' nodes (inf[001-008]) are in no multi-node NVLink domain and slurm.block_size is not set, so slurmctld reports 'No blocks configured' and schedules as if flat")
 NVLINK_DOMAIN_PARTIAL = _code("CF-NVLINK-002", WARNING, "an NVLink domain is not full", "use a multiple of the domain's nodes to fill every domain", "NVLink domain 1 of group 'nvl72' holds 12 of 18 nodes (48 of 72 GPUs)")
 
 # --- fabric expansion (expand/fabric, expand/oob)

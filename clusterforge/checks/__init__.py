@@ -20,7 +20,7 @@ from .fat_tree import check_fat_trees
 from .grouping import group_repeats
 from .ports import check_oversubscription, check_switch_radix, check_unconnected_ports
 from .power import check_power_shelves, check_psu_redundancy, check_rack_power
-from .slurm import check_slurm_imex
+from .slurm import check_slurm_blocks, check_slurm_imex
 from .space import check_space
 from .weight import check_weight
 from .workloads import check_workloads
@@ -50,6 +50,7 @@ CHECKS: tuple[Check, ...] = (
     check_unconnected_ports,
     check_workloads,
     check_slurm_imex,
+    check_slurm_blocks,
 )
 
 

@@ -1,4 +1,5 @@
-"""Slurm on multi-node NVLink systems: the release must hand each job an IMEX channel."""
+"""Slurm on multi-node NVLink systems: the release must hand each job an IMEX channel; topology 'block' needs
+blocks to make (NVLink domains, or a block size)."""
 
 from __future__ import annotations
 
@@ -32,3 +33,23 @@ def check_slurm_imex(ctx: CheckContext) -> Iterator[Finding]:
             f"set slurm.version to the release the cluster runs ({IMEX_SINCE} or later has switch/nvidia_imex), "
             "or create IMEX channels in a job prolog",
         )
+
+
+def check_slurm_blocks(ctx: CheckContext) -> Iterator[Finding]:
+    slurm = ctx.valid.blueprint.slurm
+    if slurm is None or slurm.topology != "block" or slurm.block_size:
+        return
+    groups = {g for p in slurm.partitions for g in p.node_groups}
+    names = sorted(n.name for n in ctx.topo.nodes() if n.group in groups)
+    if any(any(n in names for n in domain.nodes) for domain in ctx.topo.domains):
+        return
+    yield ctx.finding(
+        codes.SLURM_BLOCKS_NONE,
+        Severity.WARNING,
+        f"topology 'block' makes no block: the partitions' nodes ({hostlist.collect_hostlist(names)}) are in no "
+        "multi-node NVLink domain and slurm.block_size is not set, so slurmctld reports 'No blocks configured' "
+        "and schedules as if flat",
+        ("slurm", "topology"),
+        slurm.cluster_name,
+        "set slurm.block_size (nodes per block, e.g. the nodes of one leaf switch), or use topology 'tree'",
+    )
