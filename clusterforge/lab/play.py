@@ -67,7 +67,9 @@ def run_playbook(out: Path, hosts: Sequence[str], deploy_ns: str, key: Path, wor
         "ANSIBLE_PYTHON_INTERPRETER": "/usr/bin/python3",
         "ANSIBLE_PIPELINING": "True",
         "ANSIBLE_FORKS": str(min(max(len(hosts), 1), 25)),
-        "ANSIBLE_SSH_ARGS": "-o ControlMaster=auto -o ControlPersist=120s -o UserKnownHostsFile=/dev/null",
+        # no connection masters: a task's module sent through a master that outlived a netplan apply on the
+        # node waited for ever for its input (seen on the second run); pipelining keeps one ssh per task
+        "ANSIBLE_SSH_ARGS": "-o ControlMaster=no -o UserKnownHostsFile=/dev/null",
         "ANSIBLE_SSH_CONTROL_PATH_DIR": str(work / "ssh"),
         "ANSIBLE_HOME": str(work / "ansible-home"),
         "ANSIBLE_LOCAL_TEMP": str(work / "ansible-tmp"),
