@@ -71,21 +71,22 @@ def test_nvl72_rack_twin(tmp_path: Path, request: pytest.FixtureRequest) -> None
 
 
 def test_the_lab_refuses_a_namespace_with_a_way_out() -> None:
-    """A namespace holding a device that is neither a veth nor a bridge, and a default route through it, is
-    refused. Everything happens inside a fresh namespace: the host's own links and routes are not touched."""
+    """A namespace holding a device that is neither a veth nor a bridge (a VXLAN tunnel, a real way out; this
+    kernel has no dummy device), and a default route through it, is refused. Everything happens inside a fresh
+    namespace: the host's own links and routes are not touched, and the tunnel has no remote."""
     if os.geteuid() != 0:
         raise AssertionError("needs root (network namespaces)")
     ns = f"cfltest{os.getpid() % 100000}-n0"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
-        network.ip("link", "add", "up0", "type", "dummy", ns=ns)
+        network.ip("link", "add", "up0", "type", "vxlan", "id", "5", "dstport", "4789", ns=ns)
         network.ip("link", "set", "up0", "up", ns=ns)
         network.ip("addr", "add", "198.51.100.2/24", "dev", "up0", ns=ns)
         network.ip("route", "add", "default", "via", "198.51.100.1", ns=ns)
         with pytest.raises(network.NetworkError) as refused:
             network.assert_isolated([ns], ["10.41.0.0/24"], [])
         message = str(refused.value)
-        assert "up0 is a dummy" in message and "via 198.51.100.1, outside the lab's subnets" in message
+        assert "up0 is a vxlan" in message and "via 198.51.100.1, outside the lab's subnets" in message
         routes = json.loads(network.ip("-j", "-4", "route", "show", "table", "all", ns=ns))
         assert any(r.get("dst") == "default" for r in routes)
     finally:

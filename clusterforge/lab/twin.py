@@ -8,6 +8,7 @@ What `up` made is written to lab.json in the work folder as it is made, so `down
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -86,8 +87,6 @@ def step(state: State, name: str, say: Say) -> Iterator[None]:
 
 
 def require_root() -> None:
-    import os
-
     if os.geteuid() != 0:
         raise LabError("the lab needs root (network namespaces, overlay mounts, systemd-nspawn)")
     for tool in ("systemd-nspawn", "debootstrap", "nsenter", "dpkg-scanpackages"):
@@ -129,6 +128,7 @@ def _terminated(_signum: int, _frame: object) -> None:
 
 def _up(state: State, files: dict[str, str], cache: Path, nodes: int | None, scale: bool, say: Say) -> None:
     with step(state, "render", say):
+        shutil.rmtree(state.out, ignore_errors=True)
         for path, text in files.items():
             target = state.out / path
             target.parent.mkdir(parents=True, exist_ok=True)
