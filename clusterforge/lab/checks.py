@@ -126,8 +126,10 @@ def ping_matrix(state: State, shape: Shape) -> tuple[bool, str]:
     pairs = list(ping_pairs(state, shape))
 
     def ping(pair: tuple[str, str, bool]) -> bool:
-        source, address, _ = pair
-        return containers.run(state.running(source), "ping", "-c1", "-W1", "-q", address).returncode == 0
+        # what must answer gets three tries (a loaded machine can lose the first to ARP), what must not one
+        source, address, must = pair
+        tries = ("-c3", "-i0.3", "-W2") if must else ("-c1", "-W1")
+        return containers.run(state.running(source), "ping", *tries, "-q", address).returncode == 0
 
     with ThreadPoolExecutor(8) as pool:
         answered = list(pool.map(ping, pairs))

@@ -97,11 +97,13 @@ def unmount_root(folder: Path) -> None:
         subprocess.run(["umount", "-l", str(root)], capture_output=True, check=False)
 
 
-def install_node(root: Path, node: Node, inband_port: str, prefixlen: int) -> None:
-    """What the OS install leaves on `node`: its name, the in-band address, the lab repository as apt source."""
+def install_node(root: Path, node: Node, inband_port: str, prefixlen: int, gateway: str | None) -> None:
+    """What the OS install leaves on `node`: its name, the in-band address (and the in-band gateway, where the
+    plan gives one) on its first in-band port, the lab repository as the only apt source."""
     (root / "etc/hostname").write_text(node.name + "\n", encoding="utf-8")
+    route = f"Gateway={gateway}\n" if gateway else ""
     (root / "etc/systemd/network/90-install.network").write_text(
-        f"[Match]\nName={inband_port}\n[Network]\nAddress={node.address}/{prefixlen}\n", encoding="utf-8"
+        f"[Match]\nName={inband_port}\n[Network]\nAddress={node.address}/{prefixlen}\n{route}", encoding="utf-8"
     )
     (root / "etc/apt/sources.list").write_text(f"deb [trusted=yes] file:{REPO_IN_NODE} ./\n", encoding="utf-8")
     script = root / NETPLAN_APPLY.lstrip("/")
@@ -163,22 +165,23 @@ def run(running: Running, *argv: str, timeout: float = 120, check: bool = False)
     return result
 
 
-def stop(pid: int, machine: str, timeout: float = 30) -> None:
-    """End the container started as `pid` (systemd-nspawn with --machine=`machine`): its PID 1 is killed, so
-    the kernel ends the rest and nspawn returns; nspawn itself if it lingers. Only that process tree is touched,
-    and only while `pid` is still that nspawn (a process id may have been reused since)."""
-    if not _alive(pid) or not _is_nspawn(pid, machine):
-        return
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    for child in children.read_text().split() if children.exists() else []:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(int(child), signal.SIGKILL)
+def stop(containers: dict[int, str], timeout: float = 30) -> None:
+    """End the containers started as these systemd-nspawn process ids (each with its --machine name): each
+    one's PID 1 is killed, so the kernel ends the rest and nspawn returns; nspawn itself if it lingers. Only
+    those process trees are touched, and only while the id is still that nspawn (an id may have been reused)."""
+    ours = {pid: machine for pid, machine in containers.items() if _alive(pid) and _is_nspawn(pid, machine)}
+    for pid in ours:
+        children = Path(f"/proc/{pid}/task/{pid}/children")
+        for child in children.read_text().split() if children.exists() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(child), signal.SIGKILL)
     deadline = time.monotonic() + timeout
-    while _alive(pid) and time.monotonic() < deadline:
+    while any(_alive(pid) for pid in ours) and time.monotonic() < deadline:
         time.sleep(0.2)
-    if _alive(pid):
-        os.kill(pid, signal.SIGKILL)
-        time.sleep(0.5)
+    for pid in ours:
+        if _alive(pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _is_nspawn(pid: int, machine: str) -> bool:

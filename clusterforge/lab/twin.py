@@ -178,7 +178,9 @@ def _containers(state: State, shape: Shape, image: Image) -> None:
         state.mounts.append(str(folder))
         state.save()
         port, prefixlen = containers.inband_port(node)
-        containers.install_node(root, node, port, prefixlen)
+        subnet = next(p.segment for p in node.ports if p.name == port)
+        gateways = shape.segments[subnet or ""].gateways
+        containers.install_node(root, node, port, prefixlen, gateways[0] if gateways else None)
         running = containers.start(
             node, root, state.node_ns[name], state.work / "repo", gpus, state.work / "logs" / f"{name}.console"
         )
@@ -222,8 +224,7 @@ def down(work: Path, say: Say = print) -> None:
     state = State.load(work)
     start = time.monotonic()
     close_ssh(work)
-    for name, pid in state.pids.items():
-        containers.stop(pid, state.node_ns.get(name, ""))
+    containers.stop({pid: state.node_ns.get(name, "") for name, pid in state.pids.items()})
     for folder in state.mounts:
         containers.unmount_root(Path(folder))
     network.delete(state.namespaces)
