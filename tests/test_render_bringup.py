@@ -47,6 +47,8 @@ def test_slurm_role_installs_keys_configures_and_starts() -> None:
     role_vars = yaml.safe_load((L40S / "ansible/roles/cf_slurm/vars/main.yml").read_text(encoding="utf-8"))
     assert "slurmctld" in role_vars["cf_slurm_packages"] and "slurmd" in role_vars["cf_slurm_packages"]
     assert role_vars["cf_slurm_cluster_conf_path"] == "/etc/slurm/clusterforge.conf"
+    # a backup controller runs slurmctld only when the site says its state is shared
+    assert "cf_slurm_backup_controllers" in role_vars["cf_slurmctld"]
     key = named(slurm, "Give the host the first controller's munge key")
     assert key["no_log"] is True and "Restart munge" in key["notify"]
     include = named(slurm, "The site's slurm.conf includes the cluster part")
@@ -59,6 +61,7 @@ def test_slurm_role_installs_keys_configures_and_starts() -> None:
     defaults = yaml.safe_load((L40S / "ansible/roles/cf_slurm/defaults/main.yml").read_text(encoding="utf-8"))
     assert "Include {{ cf_slurm_cluster_conf_path }}" in defaults["cf_slurm_site_conf"]
     assert "AuthType=auth/munge" in defaults["cf_slurm_site_conf"]
+    assert defaults["cf_slurm_backup_controllers"] is False
 
 
 def test_network_files_applied_by_handlers_sysctl_first() -> None:
