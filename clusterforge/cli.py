@@ -33,6 +33,7 @@ from .pipeline import (
     lock_of,
     render_analysis,
     render_blueprint,
+    render_files,
 )
 from .plan import plan_text
 from .render.bom import bom_text
@@ -451,6 +452,87 @@ def catalog_show_cmd(key: str) -> None:
         )
         sys.exit(EXIT_FINDINGS)
     click.echo(text, nl=False)
+
+
+@cli.group("lab")
+def lab_cmd() -> None:
+    """A simulated twin of the rendered cluster on this machine (root, Debian): systemd-nspawn nodes in private
+    network namespaces, the playbook run for real over ssh, day one and day two proven (README, Lab)."""
+
+
+LAB_WORK = click.option(
+    "--work",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("lab"),
+    show_default=True,
+    help="the lab's folder: the render, the node roots, logs and lab.json",
+)
+
+
+@lab_cmd.command("up")
+@click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--nodes", type=click.IntRange(1), help="at most this many nodes, the shape-true subset first")
+@click.option(
+    "--scale",
+    is_flag=True,
+    help="the smallest shape-true subset: every node group and Slurm controller, a whole NVLink domain, "
+    "nodes on two leaves of each rail",
+)
+@click.option(
+    "--cache",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="where the node image is kept [default: $CLUSTERFORGE_LAB_CACHE or ~/.cache/clusterforge/lab]",
+)
+@LAB_WORK
+@ALLOW_DIR
+def lab_up_cmd(
+    blueprint: Path, nodes: int | None, scale: bool, cache: Path | None, work: Path, allow: tuple[Path, ...]
+) -> None:
+    """Render BLUEPRINT and bring its twin up: image, network, containers, the playbook over ssh."""
+    from .lab.image import default_cache
+    from .lab.twin import up
+
+    try:
+        valid = load_valid(blueprint, allow)
+        files = render_files(valid)
+        state = up(files, str(blueprint), work, cache or default_cache(), nodes, scale, say=click.echo)
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text")
+        sys.exit(EXIT_FINDINGS)
+    except (RuntimeError, ValueError) as exc:
+        click.echo(f"clusterforge lab up: {exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    click.echo(f"up: {len(state.nodes)} nodes in {sum(state.timings.values()):.1f} s; next: clusterforge lab check")
+
+
+@lab_cmd.command("check")
+@LAB_WORK
+def lab_check_cmd(work: Path) -> None:
+    """Prove the twin: a second playbook run changes nothing, the ping matrix, Slurm idle, a job on every node,
+    gres, topology, NCCL files, the pinned GPU packages held and their services up. Exit 1 on a failed check."""
+    from .lab.checks import check_lab
+
+    try:
+        results = check_lab(work, say=click.echo)
+    except (RuntimeError, ValueError) as exc:
+        click.echo(f"clusterforge lab check: {exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    failed = [r for r in results if not r.ok]
+    click.echo(f"check: {len(results) - len(failed)} of {len(results)} passed")
+    sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
+
+
+@lab_cmd.command("down")
+@LAB_WORK
+def lab_down_cmd(work: Path) -> None:
+    """Stop the twin: containers, mounts, namespaces; the inotify limit restored."""
+    from .lab.twin import down
+
+    try:
+        down(work, say=click.echo)
+    except (RuntimeError, ValueError) as exc:
+        click.echo(f"clusterforge lab down: {exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
 
 
 @cli.command("render-check")

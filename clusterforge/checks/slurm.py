@@ -1,5 +1,6 @@
-"""Slurm on NVLink systems: the release must hand each job an IMEX channel, and topology/block (one block per
-NVLink domain) must leave no partition node outside a block, where Slurm never places a job."""
+"""Slurm on NVLink systems: the release must hand each job an IMEX channel, and topology/block must have blocks
+(one per NVLink domain, or of slurm.block_size nodes where no node is in a domain) and leave no partition node
+outside them, where Slurm never places a job."""
 
 from __future__ import annotations
 
@@ -36,25 +37,32 @@ def check_slurm_imex(ctx: CheckContext) -> Iterator[Finding]:
 
 
 def check_slurm_blocks(ctx: CheckContext) -> Iterator[Finding]:
-    """topology/block selects a job's nodes inside one block only (Slurm's eval_nodes_block), and clusterforge
-    writes a block per NVLink domain: a node in no domain (a CPU node, a login node) never gets a job, and a
-    partition of such nodes alone runs none (with no block at all slurmctld logs "No blocks configured")."""
+    """topology/block selects a job's nodes inside one block only (Slurm's eval_nodes_block). clusterforge
+    writes a block per NVLink domain, or, where no node is in one, blocks of slurm.block_size nodes: with
+    neither, no block at all (slurmctld logs "No blocks configured"); with domains, a node in none (a CPU node,
+    a login node) never gets a job, and a partition of such nodes alone runs none."""
     slurm = ctx.valid.blueprint.slurm
     if slurm is None or slurm.topology != "block":
         return
     in_blocks = {n for domain in ctx.topo.domains for n in domain.nodes}
+    groups = {g for p in slurm.partitions for g in p.node_groups}
+    names = sorted(n.name for n in ctx.topo.nodes() if n.group in groups)
+    if not in_blocks.intersection(names):
+        if not slurm.block_size:
+            yield _no_blocks(ctx, names)
+        return  # blocks of block_size hold every node
     for index, partition in enumerate(slurm.partitions):
         nodes = [n.name for n in ctx.topo.nodes() if n.group in partition.node_groups]
         outside = [n for n in nodes if n not in in_blocks]
         if not outside:
             continue
-        names = hostlist.collect_hostlist(outside)
+        shown = hostlist.collect_hostlist(outside)
         path = ("slurm", "partitions", index, "node_groups")
         if len(outside) == len(nodes):
             yield ctx.finding(
                 codes.SLURM_PARTITION_WITHOUT_BLOCK,
                 Severity.ERROR,
-                f"topology 'block': partition '{partition.name}' ({names}) has no node in an NVLink domain, so it "
+                f"topology 'block': partition '{partition.name}' ({shown}) has no node in an NVLink domain, so it "
                 "is in no block and Slurm's topology/block gives it no job",
                 path,
                 partition.name,
@@ -64,9 +72,24 @@ def check_slurm_blocks(ctx: CheckContext) -> Iterator[Finding]:
             yield ctx.finding(
                 codes.SLURM_NODES_WITHOUT_BLOCK,
                 Severity.WARNING,
-                f"topology 'block': {names} of partition '{partition.name}' are in no NVLink domain, so in no "
+                f"topology 'block': {shown} of partition '{partition.name}' are in no NVLink domain, so in no "
                 "block: Slurm's topology/block gives them no job",
                 path,
                 partition.name,
                 "use slurm.topology 'tree', or leave the node groups without NVLink domains out of the partition",
             )
+
+
+def _no_blocks(ctx: CheckContext, names: list[str]) -> Finding:
+    slurm = ctx.valid.blueprint.slurm
+    assert slurm is not None
+    return ctx.finding(
+        codes.SLURM_BLOCKS_NONE,
+        Severity.WARNING,
+        f"topology 'block' makes no block: the partitions' nodes ({hostlist.collect_hostlist(names)}) are in no "
+        "multi-node NVLink domain and slurm.block_size is not set, so slurmctld reports 'No blocks configured' "
+        "and schedules as if flat",
+        ("slurm", "topology"),
+        slurm.cluster_name,
+        "set slurm.block_size (nodes per block, e.g. the nodes of one leaf switch), or use topology 'tree'",
+    )

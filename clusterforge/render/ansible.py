@@ -64,6 +64,11 @@ STATIC = {
     "ansible/roles/cf_imex/tasks/main.yml.j2": "ansible/roles/cf_imex/tasks/main.yml",
     "ansible/roles/cf_software/tasks/main.yml.j2": "ansible/roles/cf_software/tasks/main.yml",
     "ansible/roles/cf_hosts/tasks/main.yml.j2": "ansible/roles/cf_hosts/tasks/main.yml",
+    "ansible/roles/cf_slurm/handlers/main.yml.j2": "ansible/roles/cf_slurm/handlers/main.yml",
+    "ansible/roles/cf_slurm/defaults/main.yml.j2": "ansible/roles/cf_slurm/defaults/main.yml",
+    "ansible/roles/cf_network/handlers/main.yml.j2": "ansible/roles/cf_network/handlers/main.yml",
+    "ansible/roles/cf_network/files/netplan_check.py.j2": "ansible/roles/cf_network/files/netplan_check.py",
+    "ansible/roles/cf_imex/handlers/main.yml.j2": "ansible/roles/cf_imex/handlers/main.yml",
 }
 
 

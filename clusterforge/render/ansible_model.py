@@ -39,7 +39,7 @@ from . import paths
 from .addresses import topology_address_texts
 from .context import ansible_name, network_of_kind, per_topology
 from .imex import imex_paths
-from .software import group_software
+from .software import OFED_PACKAGE, group_software
 
 HostVars = dict[str, Any]
 Group = dict[str, Any]
@@ -354,13 +354,20 @@ def _slurm_groups(valid: ValidBlueprint, names: GroupNames) -> dict[str, Group]:
 
 def all_vars(valid: ValidBlueprint) -> dict[str, Any]:
     """group_vars/all.yml: what every host needs to run the roles (the cluster, cf_root, cf_become, whether
-    packages are installed)."""
+    packages are installed) and the switches per component, for what a site provides itself."""
     return {
         "cf_cluster": valid.blueprint.name,
         "cf_root": "/",
         "cf_become": True,
         # packages are installed only on a real host; under a scratch cf_root only their pins are written
         "cf_install_packages": "{{ cf_root == '/' }}",
+        # per component, on a real host: false where the site installs (and runs) it itself
+        "cf_install_gpu_stack": True,
+        "cf_install_ofed": True,
+        "cf_install_slurm": True,
+        # changed netplan and sysctl files applied by the cf_network handlers, netplan with this command
+        "cf_apply_network": True,
+        "cf_netplan_apply": "netplan apply",
     }
 
 
@@ -384,8 +391,9 @@ def cluster_vars(valid: ValidBlueprint) -> dict[str, Any]:
 
 
 def slurm_role_vars(rendered: set[str]) -> dict[str, Any]:
-    """roles/cf_slurm/vars: the Slurm files to install and their folders."""
-    return install_vars("cf_slurm", slurm_files(rendered))
+    """roles/cf_slurm/vars: the Slurm files to install and their folders, and where the cluster part goes (the
+    site's slurm.conf includes it)."""
+    return {**install_vars("cf_slurm", slurm_files(rendered)), "cf_slurm_cluster_conf_path": paths.SLURM_CONF_INSTALLED}
 
 
 def nccl_role_vars(valid: ValidBlueprint, rendered: set[str]) -> dict[str, Any]:
@@ -411,6 +419,7 @@ def software_role_vars(valid: ValidBlueprint) -> dict[str, Any]:
                 "dirs": files["cf_software_dirs"],
                 "files": files["cf_software_files"],
                 "packages": [p.spec for p in software.packages],
+                "ofed_packages": [p.spec for p in software.packages if p.name == OFED_PACKAGE],
                 "services": software.services,
             }
     return {"cf_software_by_group": by_group}

@@ -195,6 +195,13 @@ def _blocks(bp: Blueprint, topo: Topology, nodes: list[Device]) -> tuple[list[di
         members = [n for n in domain.nodes if n in names]
         if members:
             blocks.append({"name": f"block{len(blocks) + 1:03d}", "nodes": host_range(members)})
+    if not blocks and bp.slurm.block_size:
+        # no NVLink domain among the nodes: blocks of block_size nodes in order (rack by rack); without a
+        # block_size the file lists none and check says so (CF-SLURM-004)
+        size = bp.slurm.block_size
+        ordered = [n.name for n in nodes]
+        for start in range(0, len(ordered), size):
+            blocks.append({"name": f"block{len(blocks) + 1:03d}", "nodes": host_range(ordered[start : start + size])})
     base = bp.slurm.block_size or max((len(_expand(b["nodes"])) for b in blocks), default=1)
     sizes = [base]
     while sizes[-1] * 2 <= base * len(blocks):

@@ -29,6 +29,9 @@ from ..validate import ValidBlueprint
 from . import paths
 from .context import RenderContext, network_of_kind
 
+OFED_PACKAGE = "doca-ofed"
+"""The NIC stack's package (the playbook's cf_install_ofed); every other pinned package is the GPU stack's."""
+
 
 @dataclass(frozen=True)
 class Package:
@@ -87,7 +90,7 @@ def group_software(valid: ValidBlueprint, group: NodeGroup) -> GroupSoftware:
                 packages.append(Package(f"datacenter-gpu-manager-4-cuda{major}", f"1:{software.dcgm}-*"))
                 services.append("nvidia-dcgm")
     if software.doca_ofed and _nvidia_nics(valid, server):
-        packages.append(Package("doca-ofed", f"{software.doca_ofed}-*"))
+        packages.append(Package(OFED_PACKAGE, f"{software.doca_ofed}-*"))
     return GroupSoftware(packages, services)
 
 
