@@ -39,6 +39,7 @@ SECTIONS: dict[str, str] = {
     "loopbacks": "switch: loopback address",
     "racks": "device: rack and the U it takes (U3, or U3-10)",
     "ports": "network/device:port: the switch and port it is patched to",
+    "cables": "network/device:port (a cable's first end in the cabling plan): the cable's label",
     "held": "device removed from the blueprint whose addresses stay reserved until released",
 }
 """The sections, in file order, and what one line of each says."""
@@ -212,6 +213,9 @@ def _bad_value(section: str, value: str) -> str | None:
     elif section == "ports":
         if ":" not in value or " " in value:
             return f"'{value[:40]}' is not 'device:port'"
+    elif section == "cables":
+        if "-" not in value or " " in value or "/" in value:
+            return f"'{value[:40]}' is not a cable label ('network-00001')"
     elif section == "held" and value != "removed":
         return f"'{value[:40]}' is not 'removed'"
     return None

@@ -140,6 +140,8 @@ def keep_identities(ctx: ExpandContext) -> None:
     module's text); nothing without a lock file or a pin."""
     keep = ctx.keep
     pins = _pins(ctx)
+    if keep.lock is not None:
+        ctx.topo.held_labels = keep.lock.section("cables")
     if keep.lock is None:
         for network, pinned in pins.items():
             _keep_addresses(ctx, network, ctx.bp.fabrics[network].ipv4_pool, None, pinned)
