@@ -42,6 +42,7 @@ FAMILIES = {
     "ADDR": "Addresses",
     "IDENT": "Stable identity (the lock file)",
     "MGMT": "Management reachability (the network Ansible uses)",
+    "MIGRATE": "Blueprint versions (clusterforge migrate)",
     "SPACE": "Rack space",
     "WEIGHT": "Rack weight",
     "POWER": "Power",
@@ -129,6 +130,7 @@ ADDRESS_PIN = _code("CF-IDENT-005", ERROR, "an address pinned in the blueprint c
 MANAGED_ON_BMC = _code("CF-MGMT-001", ERROR, "a node group on no in-band network names no management network", "attach the group to an in-band network, or name the network Ansible uses in the group's management_network (the out-of-band network to reach it on its BMCs)", "node group 'gpu' is on no in-band network and names no management_network: Ansible would reach its nodes on their BMC addresses (network 'oob'), not on storage network 'storage'")
 UNREACHABLE_GROUP = _code("CF-MGMT-002", ERROR, "a node group has no network Ansible can reach it on", "attach the group to an in-band or out-of-band network, or name one in management_network", "node group 'gpu' is on no in-band or out-of-band network: Ansible cannot reach its nodes")
 WRONG_MANAGEMENT_NETWORK = _code("CF-MGMT-003", ERROR, "management_network names a network the group is not on, or a compute fabric", "name an in-band, out-of-band or storage network the group is attached to", "node group 'gpu': management_network 'compute' is a compute fabric; name an in-band, out-of-band or storage network the group is on")
+OLDER_VERSION = _code("CF-MIGRATE-001", WARNING, "an older blueprint version is read as it meant, and the current version means it otherwise", "run `clusterforge migrate BLUEPRINT --write` to write down what the older version left implicit", "blueprint version 1: node group 'gpu' is on no in-band network and is reached on its BMCs (network 'oob'), as version 1 did implicitly; version 2 needs management_network: oob")
 
 # --- rack space (expand/placement, expand/fabric, expand/oob, checks/space)
 SWITCHES_DO_NOT_FIT = _code("CF-SPACE-001", ERROR, "switches do not fit their racks", "add racks to switch_racks", "fabric 'compute': 12 switches (12 U) do not fit in racks N01 (rack space filled N01 (1 U kept per rack for its out-of-band switch))")

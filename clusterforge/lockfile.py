@@ -241,6 +241,12 @@ def write_lock(blueprint: Path, text: str) -> bool:
             return False
     except (OSError, UnicodeDecodeError):
         pass
+    write_atomically(path, text)
+    return True
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """`text` written to `path` through a temporary file in the same folder, renamed over it."""
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     umask = os.umask(0)
     os.umask(umask)
@@ -252,4 +258,3 @@ def write_lock(blueprint: Path, text: str) -> bool:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    return True

@@ -20,7 +20,18 @@ def check_management(ctx: CheckContext) -> Iterator[Finding]:
     for i, group in enumerate(bp.node_groups):
         management = chosen[group.name]
         storage = [name for name in on_storage.get(group.name, ()) if bp.fabrics[name].kind == "storage"]
-        if management.how == "bmc":  # reached on its BMCs only when named: a storage network never
+        if management.how == "bmc" and bp.version < 2:  # version 1 reached the BMCs implicitly
+            yield ctx.finding(
+                codes.OLDER_VERSION,
+                Severity.WARNING,
+                f"blueprint version {bp.version}: node group '{group.name}' is on no in-band network and is "
+                f"reached on its BMCs (network '{management.network}'), as version 1 did implicitly; version 2 "
+                f"needs management_network: {management.network}",
+                ("node_groups", i, "name"),
+                group.name,
+                "run `clusterforge migrate BLUEPRINT --write` (it writes the management_network and version: 2)",
+            )
+        elif management.how == "bmc":  # reached on its BMCs only when named: a storage network never
             on = f", not on storage network '{storage[0]}'" if storage else ""
             yield ctx.finding(
                 codes.MANAGED_ON_BMC,

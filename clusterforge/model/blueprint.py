@@ -69,8 +69,9 @@ class Suppression(Strict):
 
 
 class Blueprint(Strict):
-    version: Literal[1] = 1
-    """Blueprint format version."""
+    version: Literal[1, 2] = 1
+    """Blueprint format version: 2 is current; left out, 1 (read as it meant, with a CF-MIGRATE-001 warning
+    per meaning that changed; `clusterforge migrate` rewrites it). See README, Migrations."""
     name: Identifier
     """Cluster name; names the output folder."""
     description: Text = ""
