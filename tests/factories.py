@@ -87,6 +87,7 @@ def dgx_data(
             }
         )
     return {
+        "version": 2,  # the current format: a group on no in-band network names its management network
         "name": f"dgx-{nodes}",
         "site": {"name": "test"},
         "floor": {"rows": node_rows + net_rows},

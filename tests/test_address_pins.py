@@ -84,3 +84,16 @@ def test_a_pin_that_cannot_be_applied_is_an_error_at_its_line(tmp_path: Path, li
 def test_a_pin_key_is_checked_when_the_blueprint_is_read(tmp_path: Path) -> None:
     with pytest.raises(BlueprintError):
         load_valid(_pinned(tmp_path, "  gpu002: 10.120.0.60\n"))
+
+
+def test_a_pin_on_the_address_of_a_removed_device_takes_it_from_the_held_ones(tmp_path: Path) -> None:
+    path = _pinned(tmp_path, "  inband/gpu002: 10.120.0.32\n", lock=True)  # gpu031's, held once it is gone
+    text = path.read_text(encoding="utf-8").replace("count: 31", "count: 30", 1)
+    path.write_text(text, encoding="utf-8")
+    valid = load_valid(path)
+    keep = keep_of(valid)
+    analysis = analyse(valid, keep=keep)
+    assert identities(analysis.topo)["addresses"]["inband/gpu002"] == "10.120.0.32"
+    lock = lock_of(analysis, keep)
+    assert "  gpu031: removed\n" in lock and "inband/gpu031: 10.120.0.32" not in lock
+    assert lock.count(": 10.120.0.32\n") == 1

@@ -74,8 +74,11 @@ def locked(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
     held = set(gone)
     for name in ("hosts", "loopbacks"):
         sections[name].update((k, v) for k, v in keep.lock.section(name).items() if k in held)
+    present = {(k.partition("/")[0], v) for k, v in sections["addresses"].items()}  # a pin may have taken one
     sections["addresses"].update(
-        (k, v) for k, v in keep.lock.section("addresses").items() if _device_of(k.partition("/")[2]) in held
+        (k, v)
+        for k, v in keep.lock.section("addresses").items()
+        if _device_of(k.partition("/")[2]) in held and (k.partition("/")[0], v) not in present
     )
     return sections
 
