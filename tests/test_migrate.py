@@ -91,3 +91,18 @@ def test_an_invalid_blueprint_is_not_migrated(tmp_path: Path) -> None:
     path.write_text("version: 1\nname: x\n", encoding="utf-8")
     result = run_cli("migrate", str(path), cwd=tmp_path)
     assert result.returncode == 1 and "CF-" in result.stderr
+
+
+def test_a_group_in_an_included_file_is_named_to_change_by_hand(tmp_path: Path) -> None:
+    path = _version_1_without_in_band(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    stor = text.index("  - name: stor\n")
+    end = text.index("\n\n", stor) + 1
+    (tmp_path / "groups.yaml").write_text("node_groups:\n" + text[stor:end], encoding="utf-8")
+    text = text[:stor] + text[end:]
+    path.write_text(text.replace("\nname: h200", "\ninclude: [groups.yaml]\nname: h200", 1), encoding="utf-8")
+    migration = migrate(path)
+    assert migration.by_hand == ["node group 'stor' (in an included file): add management_network: oob"]
+    assert migration.new.count("management_network: oob") == 4
+    result = run_cli("migrate", str(path), cwd=tmp_path)
+    assert "by hand: node group 'stor'" in result.stderr
