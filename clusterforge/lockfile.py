@@ -1,5 +1,5 @@
 """The lock file: every identity a render assigned (host names, addresses, loopbacks, rack slots, patched
-ports), kept beside the blueprint as `<blueprint>.lock.yaml` so the next render keeps them.
+ports, cable labels), kept beside the blueprint as `<blueprint>.lock.yaml` so the next render keeps them.
 
 The file is YAML a person can read and a pull request can diff: one line per identity, sorted, in sections.
 It is read here with a line reader of its own (the file is input like any other: bounded in size, every
