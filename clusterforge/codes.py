@@ -47,6 +47,7 @@ FAMILIES = {
     "NVLINK": "NVLink domains",
     "FABRIC": "Fabric expansion",
     "PORT": "Switch and node ports",
+    "NET": "Host network interfaces",
     "OVERSUB": "Oversubscription",
     "CABLE": "Cabling",
     "WORK": "Workload fit",
@@ -171,6 +172,9 @@ LEAF_PAIR_INCOMPLETE = _code("CF-FABRIC-017", ERROR, "a leaf pair lacks its part
 # --- ports (checks/ports)
 SWITCH_OVER_RADIX = _code("CF-PORT-001", ERROR, "a switch uses more ports than it has", "report it: expansion should never wire past a switch's ports", "compute-leaf001 uses 66 of its 64 'osfp' ports")
 UNCONNECTED_PORTS = _code("CF-PORT-002", WARNING, "node ports left unconnected (info when the group is not attached to that network on purpose)", "attach the group to a network of the ports' role, or accept it", "node group 'mgmt' leaves 6 storage ports unconnected: the group is not attached to the storage network")
+
+# --- host network interfaces (checks/interfaces)
+INTERFACE_NAME_UNKNOWN = _code("CF-NET-001", WARNING, "node ports whose interface name is not known (netplan leaves them out)", "run `clusterforge bind BLUEPRINT FACTS...` on what the nodes report (ip -j link, ibdev2netdev, Ansible facts) and include the file it writes, or give the model's interface_names or bus_ids and interface_naming in a catalog file", "node group 'gpu' (supermicro/sys-821ge-tnhr-h200 on ubuntu): 31 nodes have ports with no known interface name: ib1, ib2, ib3, ... (12 ports); netplan leaves them out")
 
 # --- oversubscription (checks/ports)
 OVERSUBSCRIBED = _code("CF-OVERSUB-001", WARNING, "switches above the oversubscription target", "add uplinks (a lower target, fewer nodes per leaf), or raise the target", "fabric 'compute': 1 leaf switches above the 1:1 target, worst compute-leaf001 at 1.06:1")

@@ -22,6 +22,7 @@ from ..model.base import (
     Strict,
     plain_text,
 )
+from ..model.nodes import OsName
 from ..model.workload import ModelShapeFields
 
 SourceText = Annotated[str, Field(max_length=2000), AfterValidator(plain_text)]
@@ -31,6 +32,10 @@ _BUS_ID = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
 PortRole = Literal["compute", "storage", "inband", "oob", "any"]
 Cage = Literal["osfp", "qsfp-dd", "qsfp112", "qsfp56", "qsfp28", "qsfp+", "sfp56", "sfp28", "sfp+", "sfp", "rj45"]
 CoolingMethod = Literal["air", "liquid"]
+NamingPolicy = Literal["path"]
+"""'path': systemd's predictable name from the PCI location (systemd.net-naming-scheme(7), ID_NET_NAME_PATH:
+prefix 'ib' or 'en', [P<domain>]p<bus>s<slot>[f<function>][n<phys_port_name>], bus and slot in decimal)."""
+_IF_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,14}")
 
 
 class Sourced(Strict):
@@ -105,16 +110,40 @@ class PortGroup(Strict):
     QSFP112, 50 for QSFP56, 25 for QSFP28/SFP28)."""
     devices: list[str] | None = None
     """OS RDMA device name of each port, in port order (e.g. mlx5_0), where the vendor documents them."""
+    bus_ids: list[str] | None = None
+    """PCI address (domain:bus:device.function) of each port, in port order, where the vendor documents them
+    (compute ports may give theirs in the PCIe layout instead); with the server's `interface_naming` they
+    give the interface names."""
+    interface_names: dict[OsName, list[str]] = Field(default_factory=dict)
+    """Interface name of each port, in port order, per operating system, where the vendor quotes them (e.g.
+    on-board 'eno3'); these win over names derived from `bus_ids`."""
 
     @field_validator("devices")
     @classmethod
     def _check_device_names(cls, value: list[str] | None) -> list[str] | None:
         return _each_matching(value, _DEVICE_NAME, "a device name (letters, digits, '_', '-' and '.')")
 
+    @field_validator("bus_ids")
+    @classmethod
+    def _check_bus_ids(cls, value: list[str] | None) -> list[str] | None:
+        return _each_matching(value, _BUS_ID, "a PCI address such as '0000:aa:00.1'")
+
+    @field_validator("interface_names")
+    @classmethod
+    def _check_interface_names(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for names in value.values():
+            _each_matching(names, _IF_NAME, "an interface name (a letter, then up to 14 letters, digits, '_.-')")
+        return value
+
     @model_validator(mode="after")
     def _check_device_count(self) -> Self:
         if self.devices is not None and len(self.devices) != self.count:
             raise ValueError(f"devices lists {len(self.devices)} names for {self.count} ports")
+        if self.bus_ids is not None and len(self.bus_ids) != self.count:
+            raise ValueError(f"bus_ids lists {len(self.bus_ids)} addresses for {self.count} ports")
+        for os_name, names in self.interface_names.items():
+            if len(names) != self.count:
+                raise ValueError(f"interface_names.{os_name} lists {len(names)} names for {self.count} ports")
         return self
 
     def ports_at(self, speed_gbps: float) -> int:
@@ -291,6 +320,10 @@ class Server(Device):
     pcie: PCIeLayout | None = None
     rack_type: CatalogKey | None = None
     """Set for rack-scale systems whose nodes must sit in one rack type (GB200 NVL72 trays)."""
+    interface_naming: dict[OsName, NamingPolicy] = Field(default_factory=dict)
+    """Operating systems on which the vendor documents how this model's NIC ports are named ('path': systemd's
+    PCI-path names, derived from the ports' PCI addresses); an OS left out names them in ways not derivable
+    here (firmware slot numbers), so its names come from `interface_names` or `clusterforge bind`."""
 
 
 class Switch(Device):

@@ -6,7 +6,7 @@ from pydantic import Field, field_validator
 
 from .base import CatalogKey, Fraction, Identifier, Label, Strict, Text
 from .fabric import Fabric
-from .nodes import NodeGroup, renamed_role
+from .nodes import Bindings, NodeGroup, renamed_role
 from .procurement import Procurement
 from .site import Floor, Site
 from .slurm import Slurm
@@ -86,6 +86,9 @@ class Blueprint(Strict):
     """Spares policy, the site's price list and PDU outlets, for the bill of materials."""
     suppress: list[Suppression] = Field(default_factory=list)
     """Findings accepted with a written reason."""
+    bindings: Bindings = Field(default_factory=dict)
+    """Each node's planned ports pinned to the devices the node reports (interface name, MAC, PCI address,
+    RDMA device): written by `clusterforge bind` into a file the blueprint includes."""
 
     def catalog_files(self) -> list[CatalogFile]:
         return [CatalogFile(path=c) if isinstance(c, str) else c for c in self.catalogs]

@@ -1,0 +1,55 @@
+"""Host interface names: every port netplan configures must be matched to an interface the node has, by a
+name the catalog quotes or derives for the node's model and OS, or by what `clusterforge bind` read from
+the node (clusterforge/ifnames.py). A port with neither is left out of netplan: CF-NET-001."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+from .. import codes
+from ..catalog.models import Server
+from ..errors import Finding, Severity
+from ..ifnames import catalog_name
+from .context import CheckContext
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+
+
+def check_interface_names(ctx: CheckContext) -> Iterator[Finding]:
+    """Per node group: nodes with addressed ports that have no interface name."""
+    blueprint = ctx.valid.blueprint
+    addressed = set(ctx.topo.segments) | set(ctx.topo.lans)
+    technology = {name: getattr(f, "technology", "ethernet") for name, f in blueprint.fabrics.items()}
+    groups = {group.name: (index, group) for index, group in enumerate(blueprint.node_groups)}
+    cache: dict[tuple[str, str, str, bool], bool] = {}
+    missing: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for link in ctx.topo.links:
+        if link.tier != "node-leaf" or link.fabric not in addressed:
+            continue
+        device = ctx.topo.devices[link.a]
+        if device.group not in groups or link.a_port in blueprint.bindings.get(link.a, {}):
+            continue
+        group = groups[device.group][1]
+        key = device.model, group.os, link.a_port, technology.get(link.fabric) == "infiniband"
+        if key not in cache:
+            server = ctx.valid.catalog.require(device.model, Server)
+            cache[key] = catalog_name(ctx.valid.catalog, server, group.os, link.a_port, key[3]) is not None
+        if not cache[key]:
+            missing[device.group][link.a].append(link.a_port)
+    for name, nodes in missing.items():
+        index, group = groups[name]
+        ports = sorted({p for found in nodes.values() for p in found})
+        yield ctx.finding(
+            codes.INTERFACE_NAME_UNKNOWN,
+            Severity.WARNING,
+            f"node group '{name}' ({group.model} on {group.os}): {len(nodes)} node"
+            f"{'s have' if len(nodes) != 1 else ' has'} ports with no known interface name: {_shown(ports)}"
+            f" ({len(ports)} port{'s' if len(ports) != 1 else ''}); netplan leaves them out",
+            ("node_groups", index),
+            name,
+            "read the nodes with `clusterforge bind` (ip -j link, ibdev2netdev, Ansible facts) and include the file "
+            "it writes",
+        )
