@@ -176,6 +176,8 @@ UNCONNECTED_PORTS = _code("CF-PORT-002", WARNING, "node ports left unconnected (
 # --- host network interfaces (checks/interfaces)
 INTERFACE_NAME_UNKNOWN = _code("CF-NET-001", WARNING, "node ports whose interface name is not known (netplan leaves them out)", "run `clusterforge bind BLUEPRINT FACTS...` on what the nodes report (ip -j link, ibdev2netdev, Ansible facts) and include the file it writes, or give the model's interface_names or bus_ids and interface_naming in a catalog file", "node group 'gpu' (supermicro/sys-821ge-tnhr-h200 on ubuntu): 31 nodes have ports with no known interface name: ib1, ib2, ib3, ... (12 ports); netplan leaves them out")
 
+FACTS_UNREADABLE = _code("CF-NET-002", ERROR, "`bind`: a facts file cannot be read or is not what the tool prints", "give `ip -details -json link show`, `ibdev2netdev` or Ansible `setup` JSON output, one node per file named <node>.<anything>", "facts/gpu001.ip-link.json:3:7: not JSON: Expecting ',' delimiter")
+
 # --- oversubscription (checks/ports)
 OVERSUBSCRIBED = _code("CF-OVERSUB-001", WARNING, "switches above the oversubscription target", "add uplinks (a lower target, fewer nodes per leaf), or raise the target", "fabric 'compute': 1 leaf switches above the 1:1 target, worst compute-leaf001 at 1.06:1")
 
