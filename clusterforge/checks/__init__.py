@@ -18,7 +18,7 @@ from .cooling import check_rack_cooling, check_row_and_hall_cooling
 from .fabric_use import check_idle_switches, check_leaf_up_over_down, check_planes
 from .fat_tree import check_fat_trees
 from .grouping import group_repeats
-from .interfaces import check_interface_names
+from .interfaces import check_interface_names, check_nccl_hca
 from .ports import check_oversubscription, check_switch_radix, check_unconnected_ports
 from .power import check_power_shelves, check_psu_redundancy, check_rack_power
 from .slurm import check_slurm_imex
@@ -50,6 +50,7 @@ CHECKS: tuple[Check, ...] = (
     check_address_agreement,
     check_unconnected_ports,
     check_interface_names,
+    check_nccl_hca,
     check_workloads,
     check_slurm_imex,
 )

@@ -11,6 +11,7 @@ from .. import codes
 from ..catalog.models import Server
 from ..errors import Finding, Severity
 from ..ifnames import catalog_name
+from ..render.nccl import bound_hca, group_nodes, hca_devices, nccl_groups, rdma_storage_ports
 from .context import CheckContext
 
 
@@ -52,4 +53,29 @@ def check_interface_names(ctx: CheckContext) -> Iterator[Finding]:
             name,
             "read the nodes with `clusterforge bind` (ip -j link, ibdev2netdev, Ansible facts) and include the file "
             "it writes",
+        )
+
+
+def check_nccl_hca(ctx: CheckContext) -> Iterator[Finding]:
+    """GPU groups whose nccl.conf cannot name the compute RDMA devices while RDMA-capable storage or in-band
+    NICs sit beside them: without NCCL_IB_HCA NCCL uses every RDMA device, storage NICs included."""
+    index = {group.name: i for i, group in enumerate(ctx.valid.blueprint.node_groups)}
+    for entry in nccl_groups(ctx.valid, ctx.topo):
+        group, server = entry.group, entry.server
+        if "NCCL_IB_HCA" in group.nccl or hca_devices(server)[1]:
+            continue
+        if bound_hca(ctx.valid.blueprint.bindings, group_nodes(ctx.topo, group.name), server) is not None:
+            continue
+        others = rdma_storage_ports(ctx.valid.catalog, server)
+        if not others:
+            continue
+        yield ctx.finding(
+            codes.NCCL_MAY_USE_STORAGE,
+            Severity.WARNING,
+            f"node group '{group.name}' ({group.model}): the RDMA devices of its compute ports are not known, and "
+            f"its ports {', '.join(others)} are RDMA-capable: NCCL_IB_HCA is not set, so "
+            "NCCL may use them",
+            ("node_groups", index[group.name]),
+            group.name,
+            "run `clusterforge bind` with each node's ibdev2netdev output and include the file it writes",
         )

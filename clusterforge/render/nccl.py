@@ -33,12 +33,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..catalog import PortGroup, Server
+from ..catalog import NIC, Catalog, PortGroup, Server
 from ..expand.topology import Topology
 from ..model import ComputeFabric
 from ..model.fabric import InbandFabric, RoCE
 from ..model.nccl import nccl_variables
-from ..model.nodes import NcclValue, NodeGroup
+from ..model.nodes import Bindings, NcclValue, NodeGroup
 from ..validate import ValidBlueprint
 from . import paths
 from .context import RenderContext, per_topology
@@ -127,6 +127,10 @@ def render_nccl(ctx: RenderContext) -> dict[str, str]:
 
 
 # --- nccl.conf ----------------------------------------------------------------------------------------
+def group_nodes(topo: Topology, group: str) -> list[str]:
+    return [d.name for d in topo.devices.values() if d.kind == "node" and d.group == group]
+
+
 def compute_ports(server: Server) -> list[str]:
     """The compute ports in rail (port) order, named as the PCIe layout names them (`ib1`, `ens3`)."""
     return [f"{g.name}{i}" for g in server.port_groups("compute") for i in range(1, g.count + 1)]
@@ -160,6 +164,33 @@ def hca_devices(server: Server) -> tuple[list[str], bool]:
     return [f"mlx5_{i}" for i in range(sum(g.count for g in groups))], False
 
 
+def bound_hca(bindings: Bindings, nodes: list[str], server: Server) -> list[str] | None:
+    """The compute ports' RDMA devices in rail order as `clusterforge bind` read them, when every node of
+    the group was bound and all report the same names (nccl.conf is one file per group); else None."""
+    ports = compute_ports(server)
+    if not nodes or not ports:
+        return None
+    seen: set[tuple[str, ...]] = set()
+    for node in nodes:
+        bound = bindings.get(node, {})
+        names = tuple(bound[p].rdma or "" if p in bound else "" for p in ports)
+        if "" in names:
+            return None
+        seen.add(names)
+    return list(next(iter(seen))) if len(seen) == 1 else None
+
+
+def rdma_storage_ports(catalog: Catalog, server: Server) -> list[str]:
+    """Port groups other than compute whose NIC is RDMA-capable (a ConnectX or BlueField: NCCL lists their
+    RDMA devices too, and uses them unless NCCL_IB_HCA leaves them out)."""
+    out = []
+    for group in server.ports:
+        nic = catalog.get(group.nic, NIC) if group.nic else None
+        if group.role in ("storage", "inband") and nic is not None and group.nic and group.nic.startswith("nvidia/"):
+            out.append(f"{group.name}1-{group.count} ({group.nic})")
+    return out
+
+
 def udev_model(blueprint: str, model: str, server: Server) -> dict[str, Any]:
     """The udev rules of a model whose compute ports are pinned by PCI address (templates/nccl/udev.rules.j2):
     each port's network interface takes the port's name (the name the rail netplan uses), its RDMA device
@@ -185,6 +216,7 @@ def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | 
     bp = ctx.valid.blueprint
     group, server, fabric, fabric_name = entry.group, entry.server, entry.fabric, entry.fabric_name
     devices, known = hca_devices(server)
+    bound = None if known else bound_hca(bp.bindings, group_nodes(ctx.topo, group.name), server)
     settings: dict[str, str] = {}
     notes = [
         f"clusterforge: NCCL settings of node group {group.name} ({group.model}) in blueprint {bp.name}",
@@ -201,12 +233,19 @@ def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | 
                 else f"names from the catalog entry {group.model} (see its sources)"
             )
         )
+    elif bound is not None:
+        settings["NCCL_IB_HCA"] = "=" + ",".join(f"{d}:1" for d in bound)
+        notes.append(
+            f"NCCL_IB_HCA: the {len(bound)} compute ports on fabric {fabric_name} in rail order, exact names "
+            "as clusterforge bind read them on every node of the group (blueprint bindings)"
+        )
     elif "NCCL_IB_HCA" not in group.nccl:
         notes += [
             f"NCCL_IB_HCA NOT SET: the RDMA device names of the compute ports of {group.model} are not in",
             "  the catalog, and a guess in port order may name a storage port; until they are known NCCL",
-            "  uses every RDMA device. Read them with ibdev2netdev and set the port group's devices in a",
-            "  catalog file, or NCCL_IB_HCA in the node group's nccl settings",
+            "  uses every RDMA device, storage NICs included. Bind every node of the group (clusterforge",
+            "  bind with its ibdev2netdev output), set the port group's devices in a catalog file, or",
+            "  NCCL_IB_HCA in the node group's nccl settings",
         ]
     ports = sum(g.count for g in server.port_groups("inband"))
     if entry.inband is not None and ports:
