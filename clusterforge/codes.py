@@ -180,6 +180,8 @@ FACTS_UNREADABLE = _code("CF-NET-002", ERROR, "`bind`: a facts file cannot be re
 
 NCCL_MAY_USE_STORAGE = _code("CF-NET-003", WARNING, "NCCL_IB_HCA cannot be set while the nodes have RDMA-capable storage or in-band NICs: NCCL may send collectives over them", "bind the nodes (`clusterforge bind` with ibdev2netdev output) so every node's compute RDMA devices are known, give the port group's devices in a catalog file, or set NCCL_IB_HCA in the group's nccl settings", "node group 'gpu' (supermicro/sys-821ge-tnhr-h200): the RDMA devices of its compute ports are not known, and its ports stor1-2 (nvidia/connectx-7-2p-400g) are RDMA-capable: NCCL_IB_HCA is not set, so NCCL may use them")
 
+BREAKOUT_NOT_ALLOWED = _code("CF-PORT-003", ERROR, "a switch cage split in a way the switch's breakout table does not allow, or a cage the table disables is cabled", "report it: expansion follows the catalog's breakout_modes; a site catalog or template changed the ports", "inband-leaf001 (nvidia/sn4600c): swp2 splits 4x, which the breakout table allows on odd cages only")
+
 # --- oversubscription (checks/ports)
 OVERSUBSCRIBED = _code("CF-OVERSUB-001", WARNING, "switches above the oversubscription target", "add uplinks (a lower target, fewer nodes per leaf), or raise the target", "fabric 'compute': 1 leaf switches above the 1:1 target, worst compute-leaf001 at 1.06:1")
 

@@ -86,6 +86,24 @@ def _each_matching(values: list[str] | None, pattern: re.Pattern[str], what: str
     return values
 
 
+class BreakoutMode(Strict):
+    """One row of the vendor's breakout table for a port group: a split, the sub-port speeds it runs, which
+    cages may split so, and whether the next cage must then be disabled (Cumulus Linux, Switch Port
+    Attributes, Breakout Ports)."""
+
+    mode: Literal["2x", "4x", "8x"]
+    speeds_gbps: list[Annotated[int, Field(ge=1, le=1600)]] = Field(min_length=1)
+    """Sub-port speeds of this split, e.g. [25, 10, 1] for 4x on a 100G QSFP28 cage."""
+    cages: Literal["all", "odd"] = "all"
+    """'odd': only odd-numbered cages (swp1, swp3, ...) may split so."""
+    disables_next: bool = False
+    """The next (even-numbered) cage must be set to `breakout disabled`."""
+
+    @property
+    def sub_ports(self) -> int:
+        return int(self.mode[:-1])
+
+
 class PortGroup(Strict):
     """A set of identical ports on a device."""
 
@@ -99,6 +117,9 @@ class PortGroup(Strict):
     """Physical cages, when several logical ports share one (twin-port OSFP)."""
     breakout: dict[Annotated[int, PydanticStrict(False)], Count] = Field(default_factory=dict)
     """Other speeds the group can run at, as speed (Gb/s) -> number of logical ports."""
+    breakout_modes: list[BreakoutMode] = Field(default_factory=list)
+    """The vendor's breakout table (switch ports): which split serves which sub-port speed, on which cages;
+    rendered switch configurations split cages only as listed here, where it is given."""
     role: PortRole = "any"
     """What the ports are for on a server; switches use 'any'."""
     technology: Technology | Literal["vpi"] = "ethernet"
@@ -145,6 +166,10 @@ class PortGroup(Strict):
             if len(names) != self.count:
                 raise ValueError(f"interface_names.{os_name} lists {len(names)} names for {self.count} ports")
         return self
+
+    def breakout_mode(self, sub_speed_gbps: float) -> BreakoutMode | None:
+        """The table's split for sub-ports at this speed, if the table lists one."""
+        return next((m for m in self.breakout_modes if int(sub_speed_gbps) in m.speeds_gbps), None)
 
     def ports_at(self, speed_gbps: float) -> int:
         """How many logical ports this group offers at the given speed (0 if it cannot run at it)."""

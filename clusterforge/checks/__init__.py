@@ -13,6 +13,7 @@ from ..validate import ValidBlueprint
 from .addresses import check_address_agreement
 from .airflow import check_airflow
 from .bonds import check_bond_homing, check_leaf_pairs
+from .breakouts import check_breakouts
 from .context import CheckContext
 from .cooling import check_rack_cooling, check_row_and_hall_cooling
 from .fabric_use import check_idle_switches, check_leaf_up_over_down, check_planes
@@ -49,6 +50,7 @@ CHECKS: tuple[Check, ...] = (
     check_leaf_pairs,
     check_address_agreement,
     check_unconnected_ports,
+    check_breakouts,
     check_interface_names,
     check_nccl_hca,
     check_workloads,

@@ -19,7 +19,7 @@ from ipaddress import IPv4Address
 from typing import Any
 
 from ..catalog import Catalog, Switch
-from ..expand.ports import per_native, port_group_of
+from ..expand.ports import cage_split, port_group_of, sub_port_speed
 from ..expand.topology import Device, LanSegment, Link, Topology
 from ..model.fabric import LeafSpineFabric, OobFabric
 from ..validate import ValidBlueprint
@@ -38,6 +38,11 @@ ASN_BASE = 4_200_000_000
 VRR_MAC = "00:00:5e:00:01:01"
 """The virtual router MAC of the gateway a leaf pair shares (VRRP's range, as Cumulus Linux's VRR uses)."""
 ON = "on"
+CUMULUS_RELEASE = "5.14"
+"""The Cumulus Linux release the files are written for: its NVUE object model (`on`/`off` values; Cumulus Linux
+5.15 user guide, New and Changed NVUE Commands: 'nv set interface <interface-id> bond lacp-bypass on|off'
+became 'enabled|disabled', 'mlag enable on|off' became 'mlag state enabled|disabled', in 5.15) and its
+breakout tables (catalog `breakout_modes`, from the 5.14 user guide)."""
 _SUB_PORT = re.compile(r"(.*[0-9])s([0-9]+)")
 """A breakout sub-port, 'swp1s0' of cage 'swp1' (Cumulus Linux names)."""
 
@@ -78,15 +83,33 @@ def _natural(name: str) -> tuple[int, list[object]]:
     return rank.get(prefix, 6), [int(part) if part.isdigit() else part for part in re.split(r"([0-9]+)", name)]
 
 
-def _breakouts(catalog: Catalog, model: str, ports: list[SwitchPort]) -> dict[str, str]:
-    """Parent cage -> breakout ('2x', '4x') for cages whose sub-ports ('swp1s0') are cabled."""
+def _next_cage(cage: str) -> str:
+    match = re.fullmatch(r"(.*?)([0-9]+)", cage)
+    assert match
+    return f"{match.group(1)}{int(match.group(2)) + 1}"
+
+
+def breakouts(catalog: Catalog, model: str, ports: list[SwitchPort]) -> dict[str, tuple[str, bool]]:
+    """Parent cage -> (breakout, whether the switch's breakout table allows it) for cages whose sub-ports
+    ('swp1s0') are cabled, and 'disabled' on the cage after one the table splits only with its neighbour off
+    (SN4600C 4x, SN5600 8x). The split follows the table (catalog `breakout_modes`) where the model has one."""
     switch = catalog.require(model, Switch)
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, bool]] = {}
     for port in ports:
         match = _SUB_PORT.fullmatch(port.name)
         group = port_group_of(switch, port.name) if match else None
-        if match and group is not None:
-            out[match.group(1)] = f"{per_native(group, port.link.speed_gbps)}x"
+        if not match or group is None:
+            continue
+        sub = sub_port_speed(group, port.link.speed_gbps)
+        mode = group.breakout_mode(sub)
+        if mode is None:
+            out[match.group(1)] = f"{cage_split(group, port.link.speed_gbps)[0]}x", not group.breakout_modes
+            continue
+        cage = match.group(1)
+        odd = int(re.sub(r"^.*?([0-9]+)$", r"\1", cage)) % 2 == 1
+        out[cage] = mode.mode, mode.cages == "all" or odd
+        if mode.disables_next:
+            out[_next_cage(cage)] = "disabled", True
     return out
 
 
@@ -131,7 +154,7 @@ class SwitchConfigs:
         fabric = self.fabrics[switch.group or ""]
         ports = sorted(_ports(self.topo, switch.name), key=lambda p: p.name)
         interfaces: Config = {}
-        for parent, breakout in sorted(_breakouts(self.valid.catalog, switch.model, ports).items()):
+        for parent, (breakout, _) in sorted(breakouts(self.valid.catalog, switch.model, ports).items()):
             interfaces[parent] = {"type": "swp", "link": {"breakout": breakout}}
         for port in ports:
             interfaces[port.name] = {
