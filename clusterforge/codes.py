@@ -114,6 +114,7 @@ INVALID_HOST_NAME = _code("CF-NAME-002", ERROR, "a hostname pattern gives an inv
 POOL_TOO_SMALL = _code("CF-ADDR-001", ERROR, "an address pool is too small", "use a pool of at least the prefix the hint gives", "network 'compute': pool 10.0.0.0/26 has 62 host addresses, 256 are needed")
 POOLS_OVERLAP = _code("CF-ADDR-002", ERROR, "two networks' pools overlap", "give each network its own pool", "ipv4_pool 10.0.0.0/16 of 'oob' overlaps 10.0.0.0/24 of 'compute'")
 ADDRESS_SUBNET_DISAGREE = _code("CF-ADDR-003", ERROR, "an address, its gateway and its subnet disagree", "report it: the addressing of clusterforge or of a site's change to it is wrong", "network 'inband': gpu001 address 10.120.1.2 has its gateway 10.120.0.1 outside its subnet 10.120.1.0/24")
+GATEWAY_HELD_BY_NOTHING = _code("CF-ADDR-005", ERROR, "a gateway the rendered files point at is held by no rendered device", "set uplink_to on the out-of-band network (its leaves then hold the gateway), or declare it external with gateway: <the pool's first address> when the site's router holds it", "network 'oob': 13 devices (BMCs and switch management ports) point at gateway 10.42.0.1, which no rendered device holds")
 ADDRESS_ON_TWO_INTERFACES = _code("CF-ADDR-004", ERROR, "one address on two interfaces", "give each network its own pool; report it if the pools are apart", "address 10.120.0.2 is on 2 interfaces: gpu001 on 'inband', gpu002 on 'storage'")
 
 # --- rack space (expand/placement, expand/fabric, expand/oob, checks/space)

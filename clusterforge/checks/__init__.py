@@ -18,6 +18,7 @@ from .context import CheckContext
 from .cooling import check_rack_cooling, check_row_and_hall_cooling
 from .fabric_use import check_idle_switches, check_leaf_up_over_down, check_planes
 from .fat_tree import check_fat_trees
+from .gateways import check_gateways
 from .grouping import group_repeats
 from .interfaces import check_interface_names, check_nccl_hca
 from .ports import check_oversubscription, check_switch_radix, check_unconnected_ports
@@ -49,6 +50,7 @@ CHECKS: tuple[Check, ...] = (
     check_bond_homing,
     check_leaf_pairs,
     check_address_agreement,
+    check_gateways,
     check_unconnected_ports,
     check_breakouts,
     check_interface_names,

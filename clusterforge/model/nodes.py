@@ -90,8 +90,11 @@ class BoundPort(Strict):
     name: InterfaceName
     """Interface name the node gives the port."""
     mac: Annotated[str, _matching(_MAC, "must be a MAC address in lower-case hex (6 or 20 octets)")] | None = None
+    """Its permanent hardware address (20 octets on IPoIB); netplan matches Ethernet ports by it."""
     pci: Annotated[str, _matching(_PCI, "must be a PCI address such as '0000:18:00.0'")] | None = None
+    """Its PCI address (domain:bus:device.function)."""
     rdma: Annotated[str, _matching(_RDMA, "must be an RDMA device name such as mlx5_0")] | None = None
+    """Its RDMA device (ibdev2netdev), the name NCCL_IB_HCA uses."""
     source: Annotated[str, Field(max_length=300)] = ""
     """The facts file (and tool) the port was read from."""
 

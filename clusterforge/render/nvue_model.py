@@ -21,6 +21,7 @@ from typing import Any
 from ..catalog import Catalog, Switch
 from ..expand.ports import cage_split, port_group_of, sub_port_speed
 from ..expand.topology import Device, LanSegment, Link, Topology
+from ..gateways import OobGateway, oob_gateway
 from ..model.fabric import LeafSpineFabric, OobFabric
 from ..validate import ValidBlueprint
 
@@ -124,6 +125,7 @@ class SwitchConfigs:
             if isinstance(f, LeafSpineFabric) and f.technology == "ethernet" and name in topo.fabrics
         }
         self.oob = next((n for n, f in valid.blueprint.fabrics.items() if isinstance(f, OobFabric)), None)
+        self.oob_gateway = oob_gateway(valid, topo)
         self.position = {name: i for i, name in enumerate(valid.blueprint.fabrics)}
 
     def switches(self) -> list[Device]:
@@ -245,6 +247,9 @@ class SwitchConfigs:
         lan = next((lans[node] for node in members if node in lans), None)
         if lan is not None:
             self._gateway(switch, lan, interfaces)
+        gateway = self.oob_gateway
+        if gateway is not None and switch.name in gateway.holders:
+            self._oob_gateway(switch, gateway, interfaces)
         if fabric.dual_homing == "mlag":
             self._mlag(switch, ports, interfaces, top)
         elif fabric.dual_homing == "evpn-mh":
@@ -300,6 +305,17 @@ class SwitchConfigs:
                 "vrr": {"enable": ON, "address": {f"{lan.gateway}/{lan.subnet.prefixlen}": {}}, "mac-address": VRR_MAC},
             },
         }
+
+    def _oob_gateway(self, switch: Device, gateway: OobGateway, interfaces: Config) -> None:
+        """The out-of-band network's gateway, which every BMC and management port points at: an SVI in the OOB
+        VLAN, shared by the pair (VRR) beside each leaf's own address at the top of the pool."""
+        prefix = gateway.pool.prefixlen
+        ip: Config = {"address": {f"{gateway.own_address(switch.name)}/{prefix}": {}}}
+        if len(gateway.holders) > 1:
+            ip["vrr"] = {"enable": ON, "address": {f"{gateway.address}/{prefix}": {}}, "mac-address": VRR_MAC}
+        else:
+            ip = {"address": {f"{gateway.address}/{prefix}": {}}}
+        interfaces[f"vlan{OOB_VLAN}"] = {"type": "svi", "vlan": OOB_VLAN, "ip": ip}
 
     def _mlag(self, switch: Device, ports: list[SwitchPort], interfaces: Config, top: Config) -> None:
         peer_ports = [p.name for p in ports if p.link.tier == "leaf-peer"]
