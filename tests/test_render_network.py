@@ -145,7 +145,13 @@ def test_routed_ethernet_rail_over_two_leaves() -> None:
     assert (str(last.subnet), str(last.gateway)) == ("10.80.0.0/12", "10.80.0.1")
     files = render_network(RenderContext(valid, topo, findings))
     port = _rails_of(files, "gpu064")[_port(topo, "gpu064", 3)]
-    assert port["routes"] == [{"to": "10.64.0.0/11", "via": "10.80.0.1"}]
+    # the rail block via the leaf, and, from the port's own address, the whole fabric (the other rails) too
+    assert port["routes"] == [
+        {"to": "10.64.0.0/11", "via": "10.80.0.1"},
+        {"to": "10.0.0.0/8", "via": "10.80.0.1", "table": 103},
+    ]
+    address = str(port["addresses"][0]).split("/")[0]  # type: ignore[index]
+    assert port["routing-policy"] == [{"from": f"{address}/32", "table": 103}]
     assert port["mtu"] == 9000
 
 

@@ -3,8 +3,12 @@ storage and in-band bonds, and the ARP sysctls every node with several addressed
 
 Each rail port is addressed in its rail's own subnet (expand/addressing.py). On a routed Ethernet rail
 that spans several leaves, the port's segment is one leaf's, and a route sends the rest of the rail block
-through that leaf, so traffic to rail k always leaves by the rail-k NIC; with a /31 per port, a policy
-table per port also sends whatever leaves from the port's address out of that port. A node's ports of a
+through that leaf, so traffic to rail k always leaves by the rail-k NIC. Every Ethernet rail port also has
+a policy table for its own address: the whole compute pool (with a /31 per port: everything) through its
+leaf, so traffic from rail i's NIC to rail j's address (NCCL all-to-all on a PCIe server without PXN)
+leaves by rail i and the leaves route it. On Ethernet fabrics with a lossless RoCE class, each node gets
+network/roce-qos/<node>.sh (mlnx_qos: trust DSCP, PFC on the class's priority, for the interfaces it can
+name) and network/clusterforge-roce-qos.service, which runs it at boot. A node's ports of a
 storage or in-band network form one LACP bond (802.3ad): on a dual-homed network its members go to the
 two leaves of a pair, which run MLAG or EVPN multihoming. `arp_ignore=1` (answer ARP only on the
 interface that owns the address) and `arp_announce=2` (announce with the outgoing interface's own
@@ -119,6 +123,9 @@ class _RailTexts:
             self.names[port] = json.dumps(port)
         return self.names[port]
 
+    def pool(self, network: str) -> object:
+        return self.valid.blueprint.fabrics[network].ipv4_pool
+
     def mtu(self, network: str) -> int | None:
         if network not in self.mtus:
             fabric = self.valid.blueprint.fabrics[network]
@@ -134,7 +141,7 @@ class _RailTexts:
             head = f'{comment}\n      addresses: ["'
             mtu = self.mtu(network)
             tail = f'/{prefix}"]' + ("" if mtu is None else f"\n      mtu: {mtu}") + "\n      optional: true"
-            routed = segment.gateway is not None and segment.rail_block != segment.subnet
+            routed = segment.gateway is not None  # Ethernet: routes to the rest of the fabric, rails included
             self.ports[key] = head, None if routed else tail
         return self.ports[key]
 
@@ -176,10 +183,14 @@ def _rail_lines(
         if mtu is not None:
             lines.append(f"      mtu: {mtu}")
         gateway = json.dumps(str(segment.gateway))
-        routes = [f"{{to: {json.dumps(str(segment.rail_block))}, via: {gateway}}}"]
-        if segment.subnet.prefixlen == 31:
-            routes.append(f"{{to: default, via: {gateway}, table: {table}}}")
-            lines.append(f"      routing-policy: [{{from: {json.dumps(f'{address}/32')}, table: {table}}}]")
+        routes = []
+        if segment.rail_block != segment.subnet:
+            routes.append(f"{{to: {json.dumps(str(segment.rail_block))}, via: {gateway}}}")
+        # traffic from this port's address leaves by this port, also to the other rails: a PCIe server (no
+        # PXN) runs all-to-all from rail i's NIC to rail j's, routed by the leaves
+        target = "default" if segment.subnet.prefixlen == 31 else json.dumps(str(texts.pool(network)))
+        routes.append(f"{{to: {target}, via: {gateway}, table: {table}}}")
+        lines.append(f"      routing-policy: [{{from: {json.dumps(f'{address}/32')}, table: {table}}}]")
         lines.append(f"      routes: [{', '.join(routes)}]")
         lines.append("      optional: true")
     return lines
@@ -315,14 +326,81 @@ def _interface_counts(topo: Topology) -> dict[str, int]:
     return counts
 
 
+def _lossless(valid: ValidBlueprint) -> dict[str, tuple[int, int]]:
+    """Ethernet compute fabrics with a lossless RoCE class: network -> (DSCP, PFC priority)."""
+    out = {}
+    for name, fabric in valid.blueprint.fabrics.items():
+        roce = getattr(fabric, "roce", None)
+        ethernet = getattr(fabric, "kind", "") == "compute" and getattr(fabric, "technology", "") == "ethernet"
+        if ethernet and roce is not None and roce.qos is not None:
+            out[name] = roce.qos.dscp, roce.qos.pfc_priority
+    return out
+
+
+def _roce_qos_script(
+    node: str, network: NodeNetwork, devices: dict[str, PortDevice], lossless: dict[str, tuple[int, int]]
+) -> str | None:
+    """The host side of lossless RoCE on the node's compute ports: trust DSCP and PFC on the fabric's
+    priority (mlnx_qos, MLNX_OFED/DOCA 'Flow Control': `mlnx_qos -i <if> --pfc 0,0,0,1,0,0,0,0`, and
+    'Quality of Service': `--trust dscp`), with DSCP mapped to that priority where the default mapping (the
+    DSCP's top three bits) gives another. The switches' side is in their NVUE files (qos roce)."""
+    ports = sorted(
+        (p for p, (net, _, _) in network.rails.items() if net in lossless), key=lambda p: network.rails[p][2].rail
+    )
+    if not ports:
+        return None
+    lines = [
+        "#!/bin/sh",
+        f"# clusterforge: lossless RoCE on the compute ports of {node}: trust DSCP, PFC on the fabric's priority;",
+        f"# installed as {paths.ROCE_QOS_SCRIPT_INSTALLED}, run at boot by {paths.ROCE_QOS_UNIT_INSTALLED}",
+        "set -e",
+    ]
+    for port in ports:
+        net, _, segment = network.rails[port]
+        dscp, priority = lossless[net]
+        if port not in devices:
+            lines.append(f"# {port} (rail {segment.rail}): interface name unknown (CF-NET-001): not configured")
+            continue
+        name = devices[port].name
+        pfc = ",".join("1" if i == priority else "0" for i in range(8))
+        lines.append(f"# {port}, rail {segment.rail} of fabric {net}: DSCP {dscp} lossless on priority {priority}")
+        lines.append(f"mlnx_qos -i {name} --trust dscp")
+        if dscp >> 3 != priority:
+            lines.append(f"mlnx_qos -i {name} --dscp2prio set,{dscp},{priority}")
+        lines.append(f"mlnx_qos -i {name} --pfc {pfc}")
+    return "\n".join(lines) + "\n"
+
+
+ROCE_QOS_UNIT_TEXT = f"""# clusterforge: applies the node's lossless RoCE settings (mlnx_qos) at boot; installed as
+# {paths.ROCE_QOS_UNIT_INSTALLED}, the script as {paths.ROCE_QOS_SCRIPT_INSTALLED}
+[Unit]
+Description=clusterforge: lossless RoCE on the compute ports (trust DSCP, PFC)
+After=network-online.target openibd.service
+Wants=network-online.target
+
+[Service]
+Type=oneshot
+ExecStart=/bin/sh {paths.ROCE_QOS_SCRIPT_INSTALLED}
+RemainAfterExit=yes
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
 def render_network(ctx: RenderContext) -> dict[str, str]:
     networks = node_networks(ctx.valid, ctx.topo)
     texts = _RailTexts(ctx.valid)
     names = PortNames(ctx.valid, ctx.topo)
-    files = {
-        paths.netplan_rails(node): _netplan(texts, node, network, names.of(node, network))
-        for node, network in networks.items()
-    }
+    lossless = _lossless(ctx.valid)
+    files: dict[str, str] = {}
+    for node, network in networks.items():
+        devices = names.of(node, network)
+        files[paths.netplan_rails(node)] = _netplan(texts, node, network, devices)
+        qos = _roce_qos_script(node, network, devices, lossless) if lossless else None
+        if qos is not None:
+            files[paths.roce_qos_script(node)] = qos
+            files[paths.ROCE_QOS_UNIT] = ROCE_QOS_UNIT_TEXT
     if any(network.interfaces > 1 for network in networks.values()):
         files[paths.SYSCTL_RAILS] = _sysctl()
     return dict(sorted(files.items()))
