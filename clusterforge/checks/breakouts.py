@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from .. import codes
 from ..catalog.models import Switch
 from ..errors import Finding, Severity
-from ..render.nvue_model import _SUB_PORT, _ports, breakouts
+from ..expand.breakouts import SUB_PORT, breakouts
 from .context import CheckContext
 
 
@@ -19,9 +19,13 @@ def check_breakouts(ctx: CheckContext) -> Iterator[Finding]:
         switch = ctx.valid.catalog.get(device.model, Switch)
         if switch is None or not any(g.breakout_modes for g in switch.ports):
             continue
-        ports = _ports(ctx.topo, device.name)
+        ports = [
+            (link.b_port if link.b == device.name else link.a_port, link.speed_gbps)
+            for link in ctx.topo.links_of(device.name)
+            if link.tier not in ("oob", "mgmt")
+        ]
         split = breakouts(ctx.valid.catalog, device.model, ports)
-        cabled = {p.name for p in ports} | {m.group(1) for p in ports if (m := _SUB_PORT.fullmatch(p.name))}
+        cabled = {name for name, _ in ports} | {m.group(1) for name, _ in ports if (m := SUB_PORT.fullmatch(name))}
         for cage, (mode, allowed) in sorted(split.items()):
             problem = None
             if not allowed:

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from .. import codes
 from ..catalog.models import Server
 from ..errors import Finding, Severity
+from ..expand.nics import bound_hca, group_nodes, hca_devices, rdma_storage_ports
 from ..ifnames import catalog_name
-from ..render.nccl import bound_hca, group_nodes, hca_devices, nccl_groups, rdma_storage_ports
 from .context import CheckContext
 
 
@@ -59,9 +59,14 @@ def check_interface_names(ctx: CheckContext) -> Iterator[Finding]:
 def check_nccl_hca(ctx: CheckContext) -> Iterator[Finding]:
     """GPU groups whose nccl.conf cannot name the compute RDMA devices while RDMA-capable storage or in-band
     NICs sit beside them: without NCCL_IB_HCA NCCL uses every RDMA device, storage NICs included."""
-    index = {group.name: i for i, group in enumerate(ctx.valid.blueprint.node_groups)}
-    for entry in nccl_groups(ctx.valid, ctx.topo):
-        group, server = entry.group, entry.server
+    compute = {name for name, f in ctx.topo.fabrics.items() if f.kind == "compute"}
+    on_compute = {
+        ctx.topo.devices[link.a].group for link in ctx.topo.links if link.tier == "node-leaf" and link.fabric in compute
+    }
+    for index, group in enumerate(ctx.valid.blueprint.node_groups):
+        server = ctx.valid.catalog.require(group.model, Server)
+        if server.gpus is None or group.name not in on_compute:
+            continue  # nccl.conf is rendered for GPU groups on a compute fabric (render/nccl.py nccl_groups)
         if "NCCL_IB_HCA" in group.nccl or hca_devices(server)[1]:
             continue
         if bound_hca(ctx.valid.blueprint.bindings, group_nodes(ctx.topo, group.name), server) is not None:
@@ -75,7 +80,7 @@ def check_nccl_hca(ctx: CheckContext) -> Iterator[Finding]:
             f"node group '{group.name}' ({group.model}): the RDMA devices of its compute ports are not known, and "
             f"its ports {', '.join(others)} are RDMA-capable: NCCL_IB_HCA is not set, so "
             "NCCL may use them",
-            ("node_groups", index[group.name]),
+            ("node_groups", index),
             group.name,
             "run `clusterforge bind` with each node's ibdev2netdev output and include the file it writes",
         )

@@ -33,18 +33,23 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..catalog import NIC, Catalog, PortGroup, Server
+from ..catalog import Server
+from ..expand.nics import (
+    RDMA_PREFIX,
+    bound_hca,
+    group_nodes,
+    hca_devices,
+    pinned_ports,
+)
 from ..expand.topology import Topology
 from ..model import ComputeFabric
 from ..model.fabric import InbandFabric, RoCE
 from ..model.nccl import nccl_variables
-from ..model.nodes import Bindings, NcclValue, NodeGroup
+from ..model.nodes import NcclValue, NodeGroup
 from ..validate import ValidBlueprint
 from . import paths
 from .context import RenderContext, per_topology
 
-RDMA_PREFIX = "rdma_"
-"""RDMA device names the rendered udev rules give compute ports: rdma_<port>."""
 INBAND_BOND = "bond0"
 """Interface name of the bonded in-band ports, which the host network configuration must use."""
 PLACEHOLDER_DOMAIN = "ffff"
@@ -127,70 +132,6 @@ def render_nccl(ctx: RenderContext) -> dict[str, str]:
 
 
 # --- nccl.conf ----------------------------------------------------------------------------------------
-def group_nodes(topo: Topology, group: str) -> list[str]:
-    return [d.name for d in topo.devices.values() if d.kind == "node" and d.group == group]
-
-
-def compute_ports(server: Server) -> list[str]:
-    """The compute ports in rail (port) order, named as the PCIe layout names them (`ib1`, `ens3`)."""
-    return [f"{g.name}{i}" for g in server.port_groups("compute") for i in range(1, g.count + 1)]
-
-
-def pinned_ports(server: Server) -> dict[str, str]:
-    """Compute port -> PCI address, when the catalog has no RDMA names for the ports but its PCIe layout gives
-    every compute port's address: udev rules then pin the names (`udev_model`). Empty otherwise."""
-    if server.pcie is None or all(g.devices is not None for g in server.port_groups("compute")):
-        return {}
-    found = {
-        nic: bus
-        for s in server.pcie.switches
-        if s.nic_bus_ids is not None
-        for nic, bus in zip(s.nics, s.nic_bus_ids, strict=True)
-    }
-    ports = compute_ports(server)
-    return {p: found[p] for p in ports} if ports and all(p in found for p in ports) else {}
-
-
-def hca_devices(server: Server) -> tuple[list[str], bool]:
-    """RDMA device names of the compute ports in rail order, and whether they are certain: from the catalog,
-    or pinned by PCI address with the rendered udev rules (`rdma_<port>`); otherwise a guess, never used."""
-    groups: list[PortGroup] = server.port_groups("compute")
-    known = all(g.devices is not None for g in groups)
-    if known:
-        return [name for g in groups for name in g.devices or []], True
-    pinned = pinned_ports(server)
-    if pinned:
-        return [f"{RDMA_PREFIX}{port}" for port in pinned], True
-    return [f"mlx5_{i}" for i in range(sum(g.count for g in groups))], False
-
-
-def bound_hca(bindings: Bindings, nodes: list[str], server: Server) -> list[str] | None:
-    """The compute ports' RDMA devices in rail order as `clusterforge bind` read them, when every node of
-    the group was bound and all report the same names (nccl.conf is one file per group); else None."""
-    ports = compute_ports(server)
-    if not nodes or not ports:
-        return None
-    seen: set[tuple[str, ...]] = set()
-    for node in nodes:
-        bound = bindings.get(node, {})
-        names = tuple(bound[p].rdma or "" if p in bound else "" for p in ports)
-        if "" in names:
-            return None
-        seen.add(names)
-    return list(next(iter(seen))) if len(seen) == 1 else None
-
-
-def rdma_storage_ports(catalog: Catalog, server: Server) -> list[str]:
-    """Port groups other than compute whose NIC is RDMA-capable (a ConnectX or BlueField: NCCL lists their
-    RDMA devices too, and uses them unless NCCL_IB_HCA leaves them out)."""
-    out = []
-    for group in server.ports:
-        nic = catalog.get(group.nic, NIC) if group.nic else None
-        if group.role in ("storage", "inband") and nic is not None and group.nic and group.nic.startswith("nvidia/"):
-            out.append(f"{group.name}1-{group.count} ({group.nic})")
-    return out
-
-
 def udev_model(blueprint: str, model: str, server: Server) -> dict[str, Any]:
     """The udev rules of a model whose compute ports are pinned by PCI address (templates/nccl/udev.rules.j2):
     each port's network interface takes the port's name (the name the rail netplan uses), its RDMA device

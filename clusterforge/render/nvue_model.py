@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address
 from typing import Any
 
-from ..catalog import Catalog, Switch
-from ..expand.ports import cage_split, port_group_of, sub_port_speed
+from ..expand.breakouts import breakouts
 from ..expand.topology import Device, LanSegment, Link, Topology
 from ..gateways import OobGateway, oob_gateway
 from ..model.fabric import LeafSpineFabric, OobFabric
@@ -84,36 +83,6 @@ def _natural(name: str) -> tuple[int, list[object]]:
     return rank.get(prefix, 6), [int(part) if part.isdigit() else part for part in re.split(r"([0-9]+)", name)]
 
 
-def _next_cage(cage: str) -> str:
-    match = re.fullmatch(r"(.*?)([0-9]+)", cage)
-    assert match
-    return f"{match.group(1)}{int(match.group(2)) + 1}"
-
-
-def breakouts(catalog: Catalog, model: str, ports: list[SwitchPort]) -> dict[str, tuple[str, bool]]:
-    """Parent cage -> (breakout, whether the switch's breakout table allows it) for cages whose sub-ports
-    ('swp1s0') are cabled, and 'disabled' on the cage after one the table splits only with its neighbour off
-    (SN4600C 4x, SN5600 8x). The split follows the table (catalog `breakout_modes`) where the model has one."""
-    switch = catalog.require(model, Switch)
-    out: dict[str, tuple[str, bool]] = {}
-    for port in ports:
-        match = _SUB_PORT.fullmatch(port.name)
-        group = port_group_of(switch, port.name) if match else None
-        if not match or group is None:
-            continue
-        sub = sub_port_speed(group, port.link.speed_gbps)
-        mode = group.breakout_mode(sub)
-        if mode is None:
-            out[match.group(1)] = f"{cage_split(group, port.link.speed_gbps)[0]}x", not group.breakout_modes
-            continue
-        cage = match.group(1)
-        odd = int(re.sub(r"^.*?([0-9]+)$", r"\1", cage)) % 2 == 1
-        out[cage] = mode.mode, mode.cages == "all" or odd
-        if mode.disables_next:
-            out[_next_cage(cage)] = "disabled", True
-    return out
-
-
 class SwitchConfigs:
     """Builds the NVUE configuration of every Ethernet leaf, spine and core switch."""
 
@@ -156,7 +125,8 @@ class SwitchConfigs:
         fabric = self.fabrics[switch.group or ""]
         ports = sorted(_ports(self.topo, switch.name), key=lambda p: p.name)
         interfaces: Config = {}
-        for parent, (breakout, _) in sorted(breakouts(self.valid.catalog, switch.model, ports).items()):
+        cabled = [(p.name, p.link.speed_gbps) for p in ports]
+        for parent, (breakout, _) in sorted(breakouts(self.valid.catalog, switch.model, cabled).items()):
             interfaces[parent] = {"type": "swp", "link": {"breakout": breakout}}
         for port in ports:
             interfaces[port.name] = {

@@ -12,16 +12,16 @@ PACKAGE = REPO / "clusterforge"
 # Lowest first. A module belongs to the first entry whose name is it or its package.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("version", "errors", "codes", "codes_doc", "inputs", "yamlsafe", "schema_errors", "heap")),
-    ("model and catalog", ("model", "catalog", "physical", "schema_doc", "catalog_view")),
+    ("model and catalog", ("model", "catalog", "physical", "schema_doc", "catalog_view", "ifnames")),
     ("load and validate", ("loader", "bounds", "references", "validate")),
-    ("expand", ("expand",)),
+    ("expand", ("expand", "gateways")),
     ("workload", ("workload",)),
     ("check", ("checks",)),
     ("plan", ("plan",)),
     ("render", ("render", "export")),
     ("write", ("writer", "fsops", "output_paths", "write_behind", "write_behind_child")),
     ("pipeline", ("pipeline", "forked")),
-    ("commands", ("diff", "verify")),
+    ("commands", ("diff", "verify", "bind")),
     ("cli", ("cli", "__main__", "__init__")),
 ]
 
