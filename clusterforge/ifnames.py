@@ -2,8 +2,11 @@
 
 A planned port ('ib1', 'stor2': the cabling's names) gets its interface name from, in order:
 1. the blueprint's `bindings` (what `clusterforge bind` read from the node: name, MAC, PCI address, RDMA device);
-2. the catalog's `interface_names` for the node group's OS (names the vendor quotes);
-3. the catalog's `interface_naming` for the OS ('path') and the port's PCI address: systemd's predictable
+2. the udev rules clusterforge renders for a model whose compute ports' PCI addresses the catalog knows but
+   not their RDMA names (nccl/udev/<model>.rules: NAME="<port>" by PCI address), which give the interface
+   the planned port's own name;
+3. the catalog's `interface_names` for the node group's OS (names the vendor quotes);
+4. the catalog's `interface_naming` for the OS ('path') and the port's PCI address: systemd's predictable
    PCI-path name, ID_NET_NAME_PATH in systemd.net-naming-scheme(7): prefix 'ib' (InfiniBand) or 'en'
    (Ethernet), then [P<domain>]p<bus>s<slot>[f<function>][n<phys_port_name>], numbers in decimal, the
    domain only when not 0, the function only on multi-function devices; mlx5 Ethernet ports have
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 
 from .catalog import Catalog
 from .catalog.models import NIC, PortGroup, Server
+from .expand.nics import pinned_ports
 from .model.nodes import BoundPort, OsName
 
 
@@ -75,6 +79,9 @@ def catalog_name(catalog: Catalog, server: Server, os: OsName, port: str, infini
         return None
     group, index = found
     rdma = group.devices[index] if group.devices else None
+    pinned = pinned_ports(server)
+    if port in pinned:
+        return PortDevice(port, port, "udev", pci=pinned[port], rdma=f"rdma_{port}")
     quoted = group.interface_names.get(os)
     bus_id = _bus_ids(server).get(port)
     if quoted is not None:

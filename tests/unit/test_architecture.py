@@ -12,9 +12,9 @@ PACKAGE = REPO / "clusterforge"
 # Lowest first. A module belongs to the first entry whose name is it or its package.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("version", "errors", "codes", "codes_doc", "inputs", "yamlsafe", "schema_errors", "heap")),
-    ("model and catalog", ("model", "catalog", "physical", "schema_doc", "catalog_view", "ifnames")),
+    ("model and catalog", ("model", "catalog", "physical", "schema_doc", "catalog_view")),
     ("load and validate", ("loader", "bounds", "references", "validate")),
-    ("expand", ("expand", "gateways")),
+    ("expand", ("expand", "gateways", "ifnames")),
     ("workload", ("workload",)),
     ("check", ("checks",)),
     ("plan", ("plan",)),
