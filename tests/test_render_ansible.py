@@ -204,11 +204,11 @@ def expected_installs(case: Case, host: str) -> dict[str, str]:
         wanted[paths.UDEV_RAILS_INSTALLED] = paths.udev_rails(device.model)
     if case.topo.devices[host].kind == "node" and paths.netplan_rails(host) in case.files:
         wanted[paths.NETPLAN_RAILS_INSTALLED] = paths.netplan_rails(host)
-        network = yaml.safe_load(case.files[paths.netplan_rails(host)])["network"]
-        addressed = [
-            spec for kind in ("ethernets", "bonds") for spec in network.get(kind, {}).values() if "addresses" in spec
-        ]
-        if len(addressed) > 1:  # ARP sysctls where several interfaces share a host
+        # the plan's addressed interfaces (the netplan file leaves out ports whose interface name is not known
+        # yet, CF-NET-001, until `clusterforge bind`): rail ports and bonds
+        rails = [key for segments in case.topo.segments.values() for key in segments if key.startswith(f"{host}:")]
+        bonds = [net for net, lans in case.topo.lans.items() if host in lans]
+        if len(rails) + len(bonds) > 1:  # ARP sysctls where several interfaces share a host
             wanted[paths.SYSCTL_RAILS_INSTALLED] = paths.SYSCTL_RAILS
     domain = case.topo.devices[host].nvlink_domain
     if domain is not None and paths.imex_nodes(domain) in case.files:

@@ -149,9 +149,18 @@ def test_slurmctld_complains_about_a_broken_topology(tmp_path: Path) -> None:
         assert any("gpu033" in line for line in ctld.complaints())
 
 
+def test_gres_autodetects_by_nvml_with_the_plan_as_fallback() -> None:
+    """SchedMD's gres.conf(5) recommends AutoDetect=nvml for NVIDIA GPUs (device files, cores and links from
+    NVML); on main the file hard-coded File= lines. The plan's lines stay, commented, as the fallback."""
+    text = render_files(load_valid(Path("blueprints/h200-training-pod.yaml")))["slurm/gres.conf"]
+    active = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert active == ["AutoDetect=nvml"]
+    assert sum(line.startswith("#NodeName=gpu[001-031] Name=gpu Type=h200 File=") for line in text.splitlines()) == 8
+
+
 def test_gres_core_affinity_follows_the_pcie_layout() -> None:
     files = render_files(load_valid(Path("blueprints/h200-training-pod.yaml")))
-    lines = [line for line in files["slurm/gres.conf"].splitlines() if line.startswith("NodeName=")]
+    lines = [line[1:] for line in files["slurm/gres.conf"].splitlines() if line.startswith("#NodeName=")]
     # 8 GPUs; GPUs 0-3 behind socket 0 (cores 0-55), 4-7 behind socket 1 (cores 56-111)
     assert len(lines) == 8
     assert lines[0] == "NodeName=gpu[001-031] Name=gpu Type=h200 File=/dev/nvidia0 Cores=0-55"
@@ -164,7 +173,7 @@ def test_gb200_gpus_bind_to_their_grace_socket(tmp_path: Path) -> None:
     and the node keeps its 4 GPUs."""
     valid = with_tree(load_valid(Path("blueprints/gb200-nvl72.yaml")))
     out = rendered(valid, tmp_path / "out")
-    lines = [line for line in (out / "slurm/gres.conf").read_text().splitlines() if line.startswith("NodeName=")]
+    lines = [line[1:] for line in (out / "slurm/gres.conf").read_text().splitlines() if line.startswith("#NodeName=")]
     assert [line.rsplit(" ", 2)[1:] for line in lines] == [
         ["File=/dev/nvidia0", "Cores=0-71"],
         ["File=/dev/nvidia1", "Cores=0-71"],

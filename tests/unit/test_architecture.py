@@ -14,14 +14,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("version", "errors", "codes", "codes_doc", "inputs", "yamlsafe", "schema_errors", "heap")),
     ("model and catalog", ("model", "catalog", "physical", "schema_doc", "catalog_view")),
     ("load and validate", ("loader", "bounds", "references", "validate", "lockfile", "fragments")),
-    ("expand", ("expand", "graph")),
+    ("expand", ("expand", "graph", "gateways", "ifnames")),
     ("workload", ("workload",)),
     ("check", ("checks", "failures")),
     ("plan", ("plan",)),
     ("render", ("render", "export")),
     ("write", ("writer", "fsops", "output_paths", "write_behind", "write_behind_child")),
     ("pipeline", ("pipeline", "forked")),
-    ("commands", ("diff", "verify", "accept", "lab")),
+    ("commands", ("diff", "verify", "accept", "lab", "bind")),
     ("cli", ("cli", "__main__", "__init__")),
 ]
 
