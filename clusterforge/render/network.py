@@ -34,6 +34,9 @@ from . import paths
 from .addresses import topology_address_texts
 from .context import RenderContext, per_topology
 
+PLANNED = "planned"
+"""A PortDevice source: the port keeps its planned name (no known name, CF-NET-001)."""
+
 ARP_SYSCTLS = {"net.ipv4.conf.all.arp_ignore": 1, "net.ipv4.conf.all.arp_announce": 2}
 BOND_PARAMETERS = {
     "mode": "802.3ad",
@@ -157,6 +160,8 @@ class _RailTexts:
 def match_lines(device: PortDevice, indent: str = "      ") -> list[str]:
     """netplan's match (and set-name) for a port: by MAC with set-name where the node was read (an IPoIB
     port's 20-octet hardware address is no stable match: by name), else by the name the catalog gives."""
+    if device.source == PLANNED:  # no known name: the planned one, unmatched, as CF-NET-001 warns
+        return []
     if device.mac is not None and len(device.mac) == 17:
         mac, name = json.dumps(device.mac), json.dumps(device.name)
         return [f"{indent}match: {{macaddress: {mac}}}", f"{indent}set-name: {name}"]
@@ -254,23 +259,29 @@ class PortNames:
         return out
 
 
-def _unnamed_lines(network: NodeNetwork, devices: dict[str, PortDevice], node: str) -> list[str]:
+def _unnamed(network: NodeNetwork, devices: dict[str, PortDevice]) -> list[str]:
     missing = [p for p in network.rails if p not in devices]
-    missing += [m for bond in network.bonds for m in bond.members if m not in devices]
+    return missing + [m for bond in network.bonds for m in bond.members if m not in devices]
+
+
+def _unnamed_lines(missing: list[str], node: str) -> list[str]:
     if not missing:
         return []
     return [
-        f"# NOT CONFIGURED: {', '.join(missing)}: no interface name is known for these ports of {node} (the",
-        "# catalog neither quotes nor derives one for its model and OS): run `clusterforge bind` on the node's",
-        "# facts and include the file it writes (CF-NET-001)",
+        f"# NAMES AS PLANNED, NOT KNOWN: {', '.join(missing)}: no interface name is known for these ports of",
+        f"# {node} (the catalog neither quotes nor derives one for its model and OS), so they keep their planned",
+        "# names, which the node may not give them: run `clusterforge bind` on the node's facts and include the",
+        "# file it writes (CF-NET-001)",
     ]
 
 
-def _netplan(texts: _RailTexts, node: str, network: NodeNetwork, devices: dict[str, PortDevice]) -> str:
+def _netplan(texts: _RailTexts, node: str, network: NodeNetwork, named: dict[str, PortDevice]) -> str:
+    missing = _unnamed(network, named)
+    devices = {**{port: PortDevice(port, port, PLANNED) for port in missing}, **named}
     lines = [
         f"# clusterforge: network of {node}: rail interfaces (one subnet per rail) and storage and in-band "
         f"bonds; installed as {paths.NETPLAN_RAILS_INSTALLED}",
-        *_unnamed_lines(network, devices, node),
+        *_unnamed_lines(missing, node),
         "network:",
         "  version: 2",
         "  renderer: networkd",
