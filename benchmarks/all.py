@@ -254,6 +254,8 @@ def netlab_rows(work: Path) -> list[Row]:
 
     data = dgx_data(NETLAB_NODES)
     del data["fabrics"]["oob"]  # netlab gets the compute fabric; both sides then have the same devices
+    for group in data["node_groups"]:
+        del group["management_network"]  # named the out-of-band network, gone with it
     data["name"] = f"netlab{NETLAB_NODES}"
     blueprint = work / f"netlab{NETLAB_NODES}.yaml"
     blueprint.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

@@ -909,6 +909,35 @@ def bind_cmd(blueprint: Path, facts: tuple[Path, ...], output: Path | None, allo
     click.echo(f"wrote {display_name(target)}; include it from {display_name(blueprint)} and render again")
 
 
+@cli.command("migrate")
+@click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--write", is_flag=True, help="rewrite the blueprint in place (default: print a unified diff)")
+@ALLOW_DIR
+def migrate_cmd(blueprint: Path, write: bool, allow: tuple[Path, ...]) -> None:
+    """Rewrite an older blueprint to the current version, comments and layout kept: a unified diff, or
+    --write to change the file (README, Migrations)."""
+    from .migrate import CURRENT_VERSION, migrate
+    from .migrate import write as write_migration
+
+    try:
+        migration = migrate(blueprint, allow)
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text", err=True)
+        sys.exit(EXIT_FINDINGS)
+    name = display_name(blueprint)
+    if migration.new == migration.old:
+        click.echo(f"{name}: already version {migration.version} (current: {CURRENT_VERSION}); nothing to migrate")
+    elif write:
+        write_migration(migration)
+        click.echo(f"{name}: migrated from version {migration.version} to {CURRENT_VERSION}")
+    else:
+        click.echo(migration.diff(), nl=False)
+    for note in migration.done:
+        click.echo(f"  {note}", err=True)
+    for note in migration.by_hand:
+        click.echo(f"  by hand: {note}", err=True)
+
+
 @cli.command("schema")
 @click.option("--format", "fmt", type=click.Choice(["json", "markdown"]), default="json", show_default=True)
 def schema_cmd(fmt: str) -> None:

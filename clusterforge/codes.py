@@ -42,6 +42,7 @@ FAMILIES = {
     "ADDR": "Addresses",
     "IDENT": "Stable identity (the lock file)",
     "MGMT": "Management reachability (the network Ansible uses)",
+    "MIGRATE": "Blueprint versions (clusterforge migrate)",
     "SPACE": "Rack space",
     "WEIGHT": "Rack weight",
     "POWER": "Power",
@@ -126,10 +127,12 @@ IDENTITY_MOVES = _code("CF-IDENT-001", ERROR, "a change would renumber or rename
 IDENTITY_REPATCHED = _code("CF-IDENT-002", WARNING, "a device moves to another rack slot, or a cable to other ports", "re-patch or move it as listed, or change the blueprint so it stays where the lock file has it", "2 devices or cables the lock file holds move: compute-spine001 moves from N01 U33 to N01 U25; compute/gpu033:ib0 re-patched from compute-leaf003:p5 to compute-leaf004:p1")
 LOCK_UNREADABLE = _code("CF-IDENT-003", ERROR, "the lock file cannot be read", "fix the line shown, or delete the lock file to assign every identity afresh (`git checkout` it back otherwise)", "cannot read the lock file: it is larger than 512 MiB")
 IDENTITY_NO_ROOM = _code("CF-IDENT-004", ERROR, "the addresses the lock file holds leave no free address for a new interface", "release the held identities of removed devices (render --release-removed), or use a larger pool", "network 'inband': subnet 10.120.0.0/28 has no free address for gpu040 (the lock file holds 13 of it)")
+ADDRESS_PIN = _code("CF-IDENT-005", ERROR, "an address pinned in the blueprint cannot be applied", "pin an address of the interface's subnet that is not its network, gateway or broadcast address, on one interface only, keyed network/host or network/host:port", "address pin inband/gpu002: 10.120.0.1 is reserved in 10.120.0.0/24 (its gateway or switch addresses)")
 
-MANAGED_ON_BMC = _code("CF-MGMT-001", WARNING, "a node group on a storage network but no in-band network is reached on its BMCs", "attach the group to an in-band network, or name the network Ansible uses in the group's management_network", "node group 'gpu' is on no in-band network: Ansible reaches its nodes on their BMC addresses (network 'oob'), not on storage network 'storage'")
+MANAGED_ON_BMC = _code("CF-MGMT-001", ERROR, "a node group on no in-band network names no management network", "attach the group to an in-band network, or name the network Ansible uses in the group's management_network (the out-of-band network to reach it on its BMCs)", "node group 'gpu' is on no in-band network and names no management_network: Ansible would reach its nodes on their BMC addresses (network 'oob'), not on storage network 'storage'")
 UNREACHABLE_GROUP = _code("CF-MGMT-002", ERROR, "a node group has no network Ansible can reach it on", "attach the group to an in-band or out-of-band network, or name one in management_network", "node group 'gpu' is on no in-band or out-of-band network: Ansible cannot reach its nodes")
 WRONG_MANAGEMENT_NETWORK = _code("CF-MGMT-003", ERROR, "management_network names a network the group is not on, or a compute fabric", "name an in-band, out-of-band or storage network the group is attached to", "node group 'gpu': management_network 'compute' is a compute fabric; name an in-band, out-of-band or storage network the group is on")
+OLDER_VERSION = _code("CF-MIGRATE-001", WARNING, "an older blueprint version is read as it meant, and the current version means it otherwise", "run `clusterforge migrate BLUEPRINT --write` to write down what the older version left implicit", "blueprint version 1: node group 'gpu' is on no in-band network and is reached on its BMCs (network 'oob'), as version 1 did implicitly; version 2 needs management_network: oob")
 
 # --- rack space (expand/placement, expand/fabric, expand/oob, checks/space)
 SWITCHES_DO_NOT_FIT = _code("CF-SPACE-001", ERROR, "switches do not fit their racks", "add racks to switch_racks", "fabric 'compute': 12 switches (12 U) do not fit in racks N01 (rack space filled N01 (1 U kept per rack for its out-of-band switch))")

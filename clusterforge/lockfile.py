@@ -1,5 +1,5 @@
 """The lock file: every identity a render assigned (host names, addresses, loopbacks, rack slots, patched
-ports), kept beside the blueprint as `<blueprint>.lock.yaml` so the next render keeps them.
+ports, cable labels), kept beside the blueprint as `<blueprint>.lock.yaml` so the next render keeps them.
 
 The file is YAML a person can read and a pull request can diff: one line per identity, sorted, in sections.
 It is read here with a line reader of its own (the file is input like any other: bounded in size, every
@@ -39,6 +39,7 @@ SECTIONS: dict[str, str] = {
     "loopbacks": "switch: loopback address",
     "racks": "device: rack and the U it takes (U3, or U3-10)",
     "ports": "network/device:port: the switch and port it is patched to",
+    "cables": "network/device:port (a cable's first end in the cabling plan): the cable's label",
     "held": "device removed from the blueprint whose addresses stay reserved until released",
 }
 """The sections, in file order, and what one line of each says."""
@@ -212,6 +213,9 @@ def _bad_value(section: str, value: str) -> str | None:
     elif section == "ports":
         if ":" not in value or " " in value:
             return f"'{value[:40]}' is not 'device:port'"
+    elif section == "cables":
+        if "-" not in value or " " in value or "/" in value:
+            return f"'{value[:40]}' is not a cable label ('network-00001')"
     elif section == "held" and value != "removed":
         return f"'{value[:40]}' is not 'removed'"
     return None
@@ -237,6 +241,12 @@ def write_lock(blueprint: Path, text: str) -> bool:
             return False
     except (OSError, UnicodeDecodeError):
         pass
+    write_atomically(path, text)
+    return True
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """`text` written to `path` through a temporary file in the same folder, renamed over it."""
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     umask = os.umask(0)
     os.umask(umask)
@@ -248,4 +258,3 @@ def write_lock(blueprint: Path, text: str) -> bool:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    return True

@@ -24,6 +24,7 @@ from .lockfile import Keep, lock_text, read_lock
 from .plan import Plan, build_plan
 from .render import FAMILIES_SHOWING_CHECKS, HANDOFF_FAMILIES, RENDERERS, RenderContext, render_family, shared_by_lanes
 from .render.consistency import consistency_findings
+from .render.handoff_common import cable_table, first_ends
 from .render.made import Carried, adopt_made, carried_made
 from .render.pieces import FileText, whole
 from .validate import ValidBlueprint, validate
@@ -72,7 +73,10 @@ def keep_of(valid: ValidBlueprint, allow_renumber: bool = False, release_removed
 
 def lock_of(analysis: Analysis, keep: Keep) -> str:
     """The lock file's text after this analysis: its identities, and the held ones of `keep`'s lock."""
-    return lock_text(analysis.valid.blueprint.name, locked(analysis.topo, keep))
+    sections = locked(analysis.topo, keep)
+    table = cable_table(analysis.valid, analysis.topo)
+    sections["cables"] = {end: label for label, end in first_ends(analysis.topo, table.order, table.link_labels)}
+    return lock_text(analysis.valid.blueprint.name, sections)
 
 
 def analyse(valid: ValidBlueprint, progress: Progress = _quiet, keep: Keep | None = None) -> Analysis:

@@ -72,6 +72,7 @@ def dgx_data(
             "count": nodes,
             "role": "compute",
             "placement": {"rows": [r["name"] for r in node_rows], "per_rack": NODES_PER_RACK},
+            "management_network": "oob",  # no in-band network: Ansible reaches the nodes on their BMCs, as said
         }
     ]
     if managers:
@@ -82,9 +83,11 @@ def dgx_data(
                 "count": managers,
                 "role": "subnet-manager",
                 "placement": {"racks": [net_rack_names[-1]]},
+                "management_network": "oob",
             }
         )
     return {
+        "version": 2,  # the current format: a group on no in-band network names its management network
         "name": f"dgx-{nodes}",
         "site": {"name": "test"},
         "floor": {"rows": node_rows + net_rows},

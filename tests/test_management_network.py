@@ -1,5 +1,5 @@
 """The network Ansible reaches each node group on: in-band by default, a storage network never unless named,
-the BMCs with a warning, and no network at all an error."""
+the BMCs only when named, and a group on no in-band network that names none an error."""
 
 from __future__ import annotations
 
@@ -44,21 +44,32 @@ def test_in_band_by_default() -> None:
     assert _ansible_host(files, "inf001").startswith("10.41.")
 
 
-def test_a_storage_network_is_not_chosen_and_the_bmc_fallback_is_a_warning(tmp_path: Path) -> None:
+def test_a_group_on_no_in_band_network_is_an_error_and_a_storage_network_is_not_chosen(tmp_path: Path) -> None:
     analysis = analyse(load_valid(_blueprint(tmp_path, _as_storage)), keep=Keep())
-    warned = [f for f in analysis.findings if f.code == codes.MANAGED_ON_BMC]
-    assert {f.subject for f in warned} == {"gpu", "login", "stor"}  # mgmt and ufm are on no storage network
-    assert all(f.severity is Severity.WARNING and "not on storage network 'storage'" in f.message for f in warned)
-    files = render_analysis(analysis)
-    assert _ansible_host(files, "gpu001").startswith("10.130.")  # the BMC, said out loud
+    refused = [f for f in analysis.findings if f.code == codes.MANAGED_ON_BMC]
+    assert {f.subject for f in refused} == {"gpu", "login", "stor", "mgmt", "ufm"}
+    assert all(f.severity is Severity.ERROR for f in refused) and analysis.blocking
+    on_storage = [f for f in refused if f.subject in ("gpu", "login", "stor")]
+    assert all("not on storage network 'storage'" in f.message for f in on_storage)
+    assert all(f.location is not None and f.location.line > 0 for f in refused)
+
+
+def test_the_bmcs_are_reached_when_named(tmp_path: Path) -> None:
+    def on_bmcs(data: dict[str, Any]) -> None:
+        _as_storage(data)
+        for group in data["node_groups"]:
+            group["management_network"] = "oob"
+
+    analysis = analyse(load_valid(_blueprint(tmp_path, on_bmcs)), keep=Keep())
+    assert not [f for f in analysis.findings if f.code.startswith("CF-MGMT-")]
+    assert _ansible_host(render_analysis(analysis), "gpu001").startswith("10.130.")  # the BMC, as named
 
 
 def test_a_named_storage_network_is_used(tmp_path: Path) -> None:
     def named(data: dict[str, Any]) -> None:
         _as_storage(data)
         for group in data["node_groups"]:
-            if group["name"] in ("gpu", "stor", "login"):
-                group["management_network"] = "storage"
+            group["management_network"] = "storage" if group["name"] in ("gpu", "stor", "login") else "oob"
 
     analysis = analyse(load_valid(_blueprint(tmp_path, named)), keep=Keep())
     assert not [f for f in analysis.findings if f.code.startswith("CF-MGMT-")]

@@ -74,8 +74,11 @@ def locked(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
     held = set(gone)
     for name in ("hosts", "loopbacks"):
         sections[name].update((k, v) for k, v in keep.lock.section(name).items() if k in held)
+    present = {(k.partition("/")[0], v) for k, v in sections["addresses"].items()}  # a pin may have taken one
     sections["addresses"].update(
-        (k, v) for k, v in keep.lock.section("addresses").items() if _device_of(k.partition("/")[2]) in held
+        (k, v)
+        for k, v in keep.lock.section("addresses").items()
+        if _device_of(k.partition("/")[2]) in held and (k.partition("/")[0], v) not in present
     )
     return sections
 
@@ -136,13 +139,19 @@ class _Free:
 
 
 def keep_identities(ctx: ExpandContext) -> None:
-    """The last expander: the lock file's identities kept (see the module's text); nothing without one."""
+    """The last expander: the blueprint's pinned addresses and the lock file's identities kept (see the
+    module's text); nothing without a lock file or a pin."""
     keep = ctx.keep
+    pins = _pins(ctx)
+    if keep.lock is not None:
+        ctx.topo.held_labels = keep.lock.section("cables")
     if keep.lock is None:
+        for network, pinned in pins.items():
+            _keep_addresses(ctx, network, ctx.bp.fabrics[network].ipv4_pool, None, pinned)
         return
     moved: list[str] = []
     for network, fabric in ctx.bp.fabrics.items():
-        moved += _keep_addresses(ctx, network, fabric.ipv4_pool, keep.lock)
+        moved += _keep_addresses(ctx, network, fabric.ipv4_pool, keep.lock, pins.get(network, {}))
         pool = getattr(fabric, "loopback_pool", None)
         if pool is not None:
             moved += _keep_loopbacks(ctx, network, pool, keep.lock)
@@ -175,6 +184,52 @@ def keep_identities(ctx: ExpandContext) -> None:
         )
 
 
+def _pins(ctx: ExpandContext) -> dict[str, dict[str, int]]:
+    """The blueprint's `addresses`, checked against the topology: network -> interface -> address. A pin on
+    no interface, outside the interface's subnet, on its network, gateway or broadcast address, or on an
+    address pinned twice is a CF-IDENT-005 error at the pin's line (and is not applied)."""
+    out: dict[str, dict[str, int]] = defaultdict(dict)
+    by_address: dict[tuple[str, int], str] = {}
+    topo = ctx.topo
+    for key, address in ctx.bp.addresses.items():
+        network, _, interface = key.partition("/")
+        path = ("addresses", key)
+        fabric = ctx.bp.fabrics.get(network)
+        if fabric is None or interface not in topo.addresses.get(network, {}):
+            where = f"network '{network}' has no interface '{interface}'" if fabric else f"no network '{network}'"
+            ctx.error(
+                codes.ADDRESS_PIN,
+                f"address pin {key}: {where}",
+                path,
+                "key a pin as the lock file does: network/host (in-band, storage, BMC) or network/host:port",
+            )
+            continue
+        subnet, first, last = _subnet_and_range(topo, network, interface, fabric.ipv4_pool)
+        value = int(address)
+        why = ""
+        if address not in subnet:
+            why = f"lies outside the interface's subnet {subnet}"
+        elif value == int(subnet.network_address) and subnet.prefixlen < 31:
+            why = f"is the network address of {subnet}"
+        elif value == int(subnet.broadcast_address) and subnet.prefixlen < 31:
+            why = f"is the broadcast address of {subnet}"
+        elif value < first or value > last:
+            why = f"is reserved in {subnet} (its gateway or switch addresses)"
+        elif (network, value) in by_address:
+            why = f"is pinned for {network}/{by_address[network, value]} too"
+        if why:
+            ctx.error(
+                codes.ADDRESS_PIN,
+                f"address pin {key}: {address} {why}",
+                path,
+                f"pin an address from {IPv4Address(first)} to {IPv4Address(last)}, once",
+            )
+            continue
+        by_address[network, value] = interface
+        out[network][interface] = value
+    return dict(out)
+
+
 def _named(items: list[str]) -> str:
     more = len(items) - MAX_NAMED
     return "; ".join(items[:MAX_NAMED]) + (f"; and {more} more" if more > 0 else "")
@@ -202,45 +257,33 @@ def _as_int(text: str) -> int:
     return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
 
 
-def _keep_addresses(ctx: ExpandContext, network: str, pool: IPv4Network, lock: Lock) -> list[str]:
+def _keep_addresses(
+    ctx: ExpandContext, network: str, pool: IPv4Network, lock: Lock | None, pinned: dict[str, int]
+) -> list[str]:
+    """Pinned interfaces take their pins, those the lock holds keep theirs, new ones take the fixed order's
+    address when free, else the lowest free one (after every address claimed so none is pushed along)."""
     topo = ctx.topo
     assigned = topo.addresses.get(network)
     if not assigned:
         return []
     prefix = f"{network}/"
-    entries = lock.section("addresses")
+    entries = lock.section("addresses") if lock is not None else {}
     held = {key[len(prefix) :]: _as_int(text) for key, text in entries.items() if key.startswith(prefix)}
-    if not held:
+    if not held and not pinned:
         return []
-    kept: dict[str, int] = {}
-    """Interfaces whose locked address differs from the fixed order's but still lies in their subnet."""
-    taken: set[int] = set()
-    pending: list[str] = []
-    moved: list[str] = []
-    for key, address in assigned.items():
-        old = held.pop(key, None)
-        if old is None:
-            pending.append(key)
-        elif old == int(address):
-            taken.add(old)
-        else:
-            _, first, last = _subnet_and_range(topo, network, key, pool)
-            if first <= old <= last:
-                kept[key] = old
-                taken.add(old)
-            else:
-                moved.append(key)
-                pending.append(key)
+    kept: dict[str, int] = {key: address for key, address in pinned.items() if int(assigned[key]) != address}
+    """Interfaces whose address differs from the fixed order's: pinned, or locked and still in their subnet."""
+    taken: set[int] = set(pinned.values())
+    pending, moved = _sort_out(topo, network, pool, held, pinned, kept, taken)
     if not kept and not pending:
         return []  # every interface has the address the lock file holds
     if not ctx.keep.release_removed:
         taken.update(held.values())  # the interfaces of removed devices keep theirs reserved
+    later = [key for key in pending if int(assigned[key]) in taken]  # first every free fixed-order address
+    taken.update(int(assigned[key]) for key in pending if int(assigned[key]) not in taken)  # is claimed...
     free = _Free(taken)
-    for key in pending:
+    for key in later:  # ...then the others take the lowest free ones
         subnet, first, last = _subnet_and_range(topo, network, key, pool)
-        if int(assigned[key]) not in taken:
-            taken.add(int(assigned[key]))
-            continue
         found = free.take(subnet, first, last)
         if found is None:
             ctx.error(
@@ -255,6 +298,42 @@ def _keep_addresses(ctx: ExpandContext, network: str, pool: IPv4Network, lock: L
     changed = {key: IPv4Address(address) for key, address in kept.items()}
     topo.addresses[network] = {key: changed.get(key, address) for key, address in assigned.items()}
     return [f"{network} {key} {entries[prefix + key]} -> {topo.addresses[network][key]}" for key in moved]
+
+
+def _sort_out(
+    topo: Topology,
+    network: str,
+    pool: IPv4Network,
+    held: dict[str, int],
+    pinned: dict[str, int],
+    kept: dict[str, int],
+    taken: set[int],
+) -> tuple[list[str], list[str]]:
+    """Each interface of `network` not pinned: its locked address kept (into `kept` and `taken`) when it still
+    lies in its subnet and no pin has it; else pending (an address to find), and moved when the lock held one.
+    What remains in `held` afterwards are the addresses of removed devices."""
+    pending: list[str] = []
+    moved: list[str] = []
+    for key, address in topo.addresses[network].items():
+        old = held.pop(key, None)
+        if key in pinned:
+            continue
+        if old is None:
+            pending.append(key)
+        elif old in taken:  # another interface's pin: the pin wins
+            moved.append(key)
+            pending.append(key)
+        elif old == int(address):
+            taken.add(old)
+        else:
+            _, first, last = _subnet_and_range(topo, network, key, pool)
+            if first <= old <= last:
+                kept[key] = old
+                taken.add(old)
+            else:
+                moved.append(key)
+                pending.append(key)
+    return pending, moved
 
 
 def _keep_loopbacks(ctx: ExpandContext, network: str, pool: IPv4Network, lock: Lock) -> list[str]:

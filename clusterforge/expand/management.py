@@ -1,8 +1,9 @@
 """The network Ansible reaches each node group on (its nodes' `ansible_host`).
 
-Named in the group's `management_network`, else the first in-band network the group is attached to, else the
-out-of-band network that holds its BMCs. A storage network is never chosen unless named: one that also carries
-in-band traffic must be named, so that no render reaches the nodes on an address nobody meant.
+Named in the group's `management_network`, else the first in-band network the group is attached to. A group
+on neither is an error (checks/management.py, CF-MGMT-001): its BMCs' out-of-band network is reached only when
+named, and a storage network is never chosen unless named, so that no render reaches the nodes on an address
+nobody meant.
 """
 
 from __future__ import annotations

@@ -217,6 +217,9 @@ class Topology:
         """switch -> its loopback address, on Ethernet fabrics with a loopback pool."""
         self.lans: dict[str, dict[str, LanSegment]] = defaultdict(dict)
         """storage or in-band network -> node -> the subnet of its bond."""
+        self.held_labels: dict[str, str] = {}
+        """'network/device:port' (the A end of a cable's first link in plan order) -> the cable label the lock
+        file holds for that cable (its `cables` section): render/handoff_common keeps it."""
         self.identity_findings: list[Finding] = []
         """What moved against the lock file (CF-IDENT warnings): told by the command, kept out of the rendered
         files, which depend on the blueprint and the lock file alone (expand/identity.py)."""

@@ -1,8 +1,9 @@
 """The blueprint: the root model a cluster is described with."""
 
+from ipaddress import IPv4Address
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BeforeValidator, Field, field_validator
 
 from .base import CatalogKey, Fraction, Identifier, Label, Strict, Text
 from .fabric import Fabric
@@ -14,6 +15,19 @@ from .slurm import Slurm
 from .software import Software
 from .workload import Prices, Workload
 
+ADDRESS_KEY = r"^[a-z][a-z0-9_-]{0,62}/[A-Za-z0-9][A-Za-z0-9._-]{0,252}(:[A-Za-z0-9._/-]{1,64})?$"
+AddressKey = Annotated[str, Field(pattern=ADDRESS_KEY)]
+"""`network/host` or `network/host:port`, as the lock file's `addresses` lines."""
+
+
+def _address_text(value: object) -> object:
+    """A pin is written as text ('10.120.0.50'); the ipaddress module would also take a number."""
+    if not isinstance(value, str):
+        raise ValueError("must be an IPv4 address written as text, e.g. '10.120.0.50'")
+    return value
+
+
+PinnedAddress = Annotated[IPv4Address, BeforeValidator(_address_text), Field(strict=False)]
 DeviceClass = Literal["compute", "login", "storage", "management", "subnet-manager", "switch", "equipment"]
 
 
@@ -55,8 +69,9 @@ class Suppression(Strict):
 
 
 class Blueprint(Strict):
-    version: Literal[1] = 1
-    """Blueprint format version."""
+    version: Literal[1, 2] = 1
+    """Blueprint format version: 2 is current; left out, 1 (read as it meant, with a CF-MIGRATE-001 warning
+    per meaning that changed; `clusterforge migrate` rewrites it). See README, Migrations."""
     name: Identifier
     """Cluster name; names the output folder."""
     description: Text = ""
@@ -88,6 +103,10 @@ class Blueprint(Strict):
     resilience: Resilience | None = None
     """What one failure may take (a spine, a PDU, a rack...): `clusterforge failures` and `check` report each
     single failure that takes more (CF-FAIL findings); leave out to judge none."""
+    addresses: Annotated[dict[AddressKey, PinnedAddress], Field(max_length=1_000_000)] = Field(default_factory=dict)
+    """Addresses pinned for interfaces that already have them in the field, keyed as in the lock file:
+    `network/host` (an in-band, storage or BMC address) or `network/host:port` (a compute port). A pin wins
+    over the lock file and the fixed order, and no other interface takes a pinned address."""
     suppress: list[Suppression] = Field(default_factory=list)
     """Findings accepted with a written reason."""
     bindings: Bindings = Field(default_factory=dict)

@@ -70,9 +70,9 @@ class NodeGroup(Strict):
     every identity (a node removed from the middle renames none after it). `count` is the nodes present."""
     management_network: Identifier | None = None
     """The network Ansible reaches the nodes on (their `ansible_host`): an in-band, out-of-band or storage
-    network the group is attached to. Default: the in-band network the group is on; a group on none is reached
-    on its BMCs (out-of-band), with a warning when it is on a storage network. A storage network is used only
-    when named here."""
+    network the group is attached to. Default: the in-band network the group is on; a group on none must name
+    one (CF-MGMT-001): the out-of-band network to reach the nodes on their BMCs, or a storage network, which is
+    used only when named here."""
     nccl: dict[NcclName, NcclValue] = Field(default_factory=dict)
     """NCCL settings for this group, added to or replacing the derived ones (NCCL_* names only)."""
     os: OsName = "ubuntu"

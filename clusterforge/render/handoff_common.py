@@ -252,6 +252,47 @@ def _labels(
     return link_labels, cable_labels
 
 
+def first_ends(topo: Topology, order: list[int], link_labels: list[str]) -> Iterator[tuple[str, str]]:
+    """Each cable's label (without its leg) and 'network/device:port' of its first link in plan order: the
+    lock file's `cables` lines."""
+    seen: set[str] = set()
+    links = topo.links
+    for position, label in zip(order, link_labels, strict=True):
+        base = label.partition("/")[0]
+        if base not in seen:
+            seen.add(base)
+            link = links[position]
+            yield base, f"{link.fabric}/{link.a}:{link.a_port}"
+
+
+def _relabelled(
+    topo: Topology, order: list[int], link_labels: list[str], cable_labels: dict[int, str]
+) -> tuple[list[str], dict[int, str]]:
+    """The labels with those the lock file holds kept: a cable whose first end it holds keeps its label, a new
+    cable takes the next number of its fabric after the highest the lock file holds, in plan order."""
+    held = topo.held_labels
+    top: dict[str, int] = {}
+    for label in held.values():
+        fabric, _, number = label.rpartition("-")
+        if number.isdigit():
+            top[fabric] = max(top.get(fabric, 0), int(number))
+    rename: dict[str, str] = {}
+    used: set[str] = set()
+    new: list[tuple[str, str]] = []
+    for base, end in first_ends(topo, order, link_labels):
+        kept = held.get(end)
+        if kept is None or kept in used:
+            new.append((base, end.partition("/")[0]))
+        else:
+            rename[base] = kept
+            used.add(kept)
+    for base, fabric in new:
+        top[fabric] = next_number = top.get(fabric, 0) + 1
+        rename[base] = f"{fabric}-{next_number:0{len(base.rpartition('-')[2])}d}"
+    relabelled = [rename[base] + sep + leg for base, sep, leg in (label.partition("/") for label in link_labels)]
+    return relabelled, {cable: rename[label] for cable, label in cable_labels.items()}
+
+
 def _add_legs(topo: Topology, order: list[int], link_labels: list[str]) -> None:
     """`/<leg>` on the label of each link of a cable that carries several, legs counted in the cable's order."""
     legs = [(link, leg) for cable in topo.cables if len(cable.links) > 1 for leg, link in enumerate(cable.links, 1)]
@@ -297,6 +338,8 @@ def _cable_table(valid: ValidBlueprint, topo: Topology) -> CableTable:
     in_plan = {name: in_order(links[name], order) for name in ("fabric", "cable")}  # the table's first columns
     fabrics = Counter(in_plan["fabric"])
     link_labels, cable_labels = _labels(topo, order, in_plan["cable"], in_plan["fabric"], fabrics)
+    if topo.held_labels:
+        link_labels, cable_labels = _relabelled(topo, order, link_labels, cable_labels)
     return CableTable(
         links=links,
         order=order,
