@@ -1,6 +1,6 @@
 """Benchmark: the whole `clusterforge render` of DGX H100 clusters of 10k and 100k GPUs.
 
-    python benchmarks/render_scale.py [GPUS ...]     # default: 10000 100000
+    python benchmarks/render_scale.py [--locked] [GPUS ...]     # default: 10000 100000
 
 The synthetic blueprint (tests/factories.py) gets management nodes, Slurm with a tree topology and NCCL
 settings, so every output family has work to do. Each size runs in a fresh process so that its
@@ -10,11 +10,18 @@ output size per render family; given two sizes or more, the growth of each stage
 seconds per GPU from the smallest to the largest (1: linear). The families are rendered one after another in
 this process, as `render --jobs 1` does, so each one's CPU seconds are its own; `benchmarks/all.py` measures
 the render as a user runs it (the handoff pack in a second process), in wall and CPU seconds.
+
+The last stage, `lock`, makes the lock file's text and writes it (as `render` does beside the blueprint).
+With `--locked`, each size is rendered as a second render is, with the lock file of a first: a process of its
+own expands the blueprint and writes that lock file first (not measured), the measured one reads it
+(`read lock`) and keeps what it holds (in `expand`, and the cable labels in the cabling families).
 """
 
 from __future__ import annotations
 
+import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +34,7 @@ sys.path.insert(0, str(HERE))
 
 from sizes import max_rss_mib, run_sizes  # noqa: E402
 
-STAGES = ("validate", "expand", "check", "render", "consistency", "write")
+STAGES = ("validate", "read lock", "expand", "check", "render", "consistency", "write", "lock")
 PLANE_HCAS = 64**3 // 4
 """Ports a 3-tier fat tree of 64-port QM9700 switches holds: 65,536 HCAs per rail plane, so 65,536 DGX nodes
 (524,288 GPUs) per compute fabric."""
@@ -103,15 +110,38 @@ def _pods_data(nodes: int, pods: int, gpus: int) -> dict[str, Any]:
     return merged
 
 
+LOCKED = "CF_RENDER_SCALE_LOCKED"
+"""Set (to 1) by `--locked` for the processes that measure each size."""
+
+
+def first_lock(gpus: int, blueprint: Path) -> None:
+    """The lock file a first render of `gpus` GPUs writes beside `blueprint`, made in a process of its own."""
+    subprocess.run([sys.executable, __file__, "--first-lock", str(gpus), str(blueprint)], check=True)
+
+
+def write_first_lock(gpus: int, blueprint: Path) -> None:
+    from factories import valid_from
+
+    from clusterforge.expand import expand
+    from clusterforge.lockfile import write_lock
+    from clusterforge.pipeline import Analysis, lock_of
+
+    valid = valid_from(blueprint_data(gpus))
+    topo, findings = expand(valid)
+    write_lock(blueprint, lock_of(Analysis(valid, topo, findings)))
+
+
 def measure(gpus: int) -> dict[str, Any]:
     """The CLI's render, stage by stage: each family written into the staging folder as soon as it is
-    rendered (that writing counts as `write`, with the swap at the end)."""
+    rendered (that writing counts as `write`, with the swap at the end), then the lock file."""
     from factories import valid_from
 
     from clusterforge.checks import run_checks
     from clusterforge.expand import expand
     from clusterforge.expand.gc_paused import gc_paused
-    from clusterforge.pipeline import CONSISTENCY_READS
+    from clusterforge.inputs import InputPolicy
+    from clusterforge.lockfile import Keep, read_lock, write_lock
+    from clusterforge.pipeline import CONSISTENCY_READS, Analysis, lock_of
     from clusterforge.render import RENDERERS, RenderContext
     from clusterforge.render.consistency import consistency_findings
     from clusterforge.render.pieces import FileText, Pieces, length
@@ -137,14 +167,22 @@ def measure(gpus: int) -> dict[str, Any]:
         user[name] = round(now_user - last_user + user.get(name, 0.0), 2)
         last, last_user = now, now_user
 
+    work = tempfile.mkdtemp(prefix="cf-render-scale-")  # removed by run_sizes once every size is measured
+    blueprint = Path(work) / "bench.yaml"  # where the lock file lies; the blueprint itself is data
+    if os.environ.get(LOCKED):
+        first_lock(gpus, blueprint)
+        start = last = time.process_time()
+        last_user = user_s()
     valid = valid_from(blueprint_data(gpus))
     lap("validate")
-    topo, findings = expand(valid)
+    keep = Keep(read_lock(blueprint, InputPolicy((Path(work).resolve(),))))
+    lap("read lock")
+    topo, findings = expand(valid, keep)
+    del keep  # as render_blueprint lets the lock file read go
     lap("expand")
     findings = run_checks(valid, topo, findings)
     lap("check")
     ctx = RenderContext(valid, topo, findings)
-    work = tempfile.mkdtemp(prefix="cf-render-scale-")  # removed by run_sizes once every size is measured
     with (
         StagedTree(Path(work) / "out", keep=CONSISTENCY_READS) as staged,
         gc_paused(),  # as the pipeline renders
@@ -165,6 +203,8 @@ def measure(gpus: int) -> dict[str, Any]:
         staged.put(MANIFEST, manifest_text(staged.digests, valid.source_sha256()))
         staged.commit()
         lap("write")
+    write_lock(blueprint, lock_of(Analysis(valid, topo, findings)))
+    lap("lock")
     return {
         "gpus": gpus,
         "nodes": len(list(topo.nodes())),
@@ -208,4 +248,10 @@ def compare(small: dict[str, Any], large: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--first-lock"]:
+        write_first_lock(int(sys.argv[2]), Path(sys.argv[3]))
+        sys.exit(0)
+    if sys.argv[1:2] == ["--locked"]:
+        os.environ[LOCKED] = "1"
+        del sys.argv[1]
     run_sizes(__file__, measure, show, compare)

@@ -24,7 +24,7 @@ from .errors import (
     escape_github_data,
     sorted_findings,
 )
-from .lockfile import Keep, is_lock_file, lock_path, write_lock
+from .lockfile import is_lock_file, lock_path, write_lock
 from .pipeline import (
     CONSISTENCY_READS,
     analyse,
@@ -361,20 +361,22 @@ def render_cmd(
         valid = load_valid(blueprint, allow)
         progress("load", 1, 1)
         target = output or Path("inventories") / valid.blueprint.name
-        keep = keep_of(valid, allow_renumber, release_removed)
         if check_only:
-            checked = analyse(valid, progress, keep)
+            checked = analyse(valid, progress, keep_of(valid, allow_renumber, release_removed))
             rendered = render_analysis(checked, templates, progress)
             diff = compare_tree(rendered, target)
-            lock_fresh = _print_lock_check(blueprint, lock_of(checked, keep))
+            lock_fresh = _print_lock_check(blueprint, lock_of(checked))
             _print_tree_diff(diff, target, len(rendered))
             sys.exit(EXIT_OK if diff.fresh and lock_fresh else EXIT_FINDINGS)
         with StagedTree(target, force=force, keep=CONSISTENCY_READS) as files:
-            analysis = render_blueprint(valid, files, templates, progress, jobs=jobs, keep=keep)
+            # the lock file read is handed over, not held here: render_blueprint lets it go once expanded
+            analysis = render_blueprint(
+                valid, files, templates, progress, jobs=jobs, keep=keep_of(valid, allow_renumber, release_removed)
+            )
             progress("write", 0, 1)
             files.commit()
             progress("write", 1, 1)
-        lock_written = _write_lock(blueprint, analysis, keep)
+        lock_written = _write_lock(blueprint, analysis)
     except OutputError as exc:
         progress.stop()
         _print_findings(exc.findings, "text")
@@ -394,11 +396,11 @@ def render_cmd(
         click.echo(f"report: {display_name(target / REPORT_MD)}, {display_name(target / REPORT_HTML)}")
 
 
-def _write_lock(blueprint: Path, analysis: Any, keep: Keep) -> bool:
+def _write_lock(blueprint: Path, analysis: Any) -> bool:
     """The lock file beside the blueprint brought up to date; exit 1 when it cannot be written (the render
     itself is then written already)."""
     try:
-        return write_lock(blueprint, lock_of(analysis, keep))
+        return write_lock(blueprint, lock_of(analysis))
     except OSError as exc:
         click.echo(f"{display_name(lock_path(blueprint))}: cannot write: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_FINDINGS)
@@ -580,8 +582,7 @@ def render_check_cmd(patterns: tuple[str, ...], folder: Path, output_root: Path,
             continue
         valid = loaded[blueprint]
         try:
-            keep = keep_of(valid)
-            analysis = analyse(valid, keep=keep)
+            analysis = analyse(valid, keep=keep_of(valid))
             files = render_analysis(analysis)
         except ClusterforgeError as exc:
             _print_findings(exc.findings, "text")
@@ -589,7 +590,7 @@ def render_check_cmd(patterns: tuple[str, ...], folder: Path, output_root: Path,
             continue
         target = output_root / valid.blueprint.name
         diff = compare_tree(files, target)
-        stale |= not _print_lock_check(blueprint, lock_of(analysis, keep))  # missing: render writes it
+        stale |= not _print_lock_check(blueprint, lock_of(analysis))  # missing: render writes it
         _print_tree_diff(diff, target, len(files))
         stale |= not diff.fresh
     sys.exit(EXIT_FINDINGS if stale else EXIT_OK)

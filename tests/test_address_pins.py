@@ -53,7 +53,7 @@ def test_a_pin_wins_over_the_lock_file(tmp_path: Path) -> None:
     assert after["inband/mgmt001"] == "10.120.0.40"
     assert after["compute/gpu001:ib1"] == "10.100.0.100"
     assert list(after.values()).count("10.120.0.40") == 1
-    write_lock(path, lock_of(analysis, keep))
+    write_lock(path, lock_of(analysis))
     assert _addresses(path)["inband/mgmt001"] == "10.120.0.40"  # and the lock file keeps it from now on
 
 
@@ -94,6 +94,6 @@ def test_a_pin_on_the_address_of_a_removed_device_takes_it_from_the_held_ones(tm
     keep = keep_of(valid)
     analysis = analyse(valid, keep=keep)
     assert identities(analysis.topo)["addresses"]["inband/gpu002"] == "10.120.0.32"
-    lock = lock_of(analysis, keep)
+    lock = lock_of(analysis)
     assert "  gpu031: removed\n" in lock and "inband/gpu031: 10.120.0.32" not in lock
     assert lock.count(": 10.120.0.32\n") == 1

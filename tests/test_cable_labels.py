@@ -22,7 +22,7 @@ def _labels(path: Path, keep: Keep | None = None, write: bool = False) -> dict[s
     keep = keep_of(valid) if keep is None else keep
     analysis = analyse(valid, keep=keep)
     if write:
-        write_lock(path, lock_of(analysis, keep))
+        write_lock(path, lock_of(analysis))
     table = cable_table(valid, analysis.topo)
     labels = {end: label for label, end in first_ends(analysis.topo, table.order, table.link_labels)}
     assert len(set(labels.values())) == len(labels)  # a link with no cable (CF-CABLE-002) has a label of its own

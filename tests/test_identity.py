@@ -43,7 +43,7 @@ def _locked_render(path: Path, **allow: bool) -> dict[str, dict[str, str]]:
     valid = load_valid(path)
     keep = keep_of(valid, **allow)
     analysis = analyse(valid, keep=keep)
-    write_lock(path, lock_of(analysis, keep))
+    write_lock(path, lock_of(analysis))
     return identities(analysis.topo)
 
 
@@ -199,7 +199,7 @@ def test_the_committed_lock_file_round_trips_byte_identically(name: str) -> None
     assert lock_text(lock.blueprint, lock.sections) == text
     valid = load_valid(REPO / "blueprints" / f"{name}.yaml")
     keep = keep_of(valid)
-    assert lock_of(analyse(valid, keep=keep), keep) == text
+    assert lock_of(analyse(valid, keep=keep)) == text
 
 
 def test_a_forced_renumber_is_refused_by_plan_and_render_and_allowed_by_the_flag(tmp_path: Path) -> None:

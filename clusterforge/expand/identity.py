@@ -60,27 +60,44 @@ def _slot(device: Device) -> str:
     return f"{device.rack} U{device.u}" + (f"-{top}" if top != device.u else "")
 
 
-def locked(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
+def locked(topo: Topology) -> dict[str, dict[str, str]]:
     """What the next lock file holds: the topology's identities, and those of devices the lock held that
-    are gone (their host name and addresses, marked `held`) unless released."""
+    are gone (`held_identities`, kept by the expand stage)."""
     sections = identities(topo)
-    sections["held"] = {}
+    held = topo.held_identities
+    sections["held"] = dict(held.get("held", {}))
+    for name in ("hosts", "loopbacks", "addresses"):
+        sections[name].update(held.get(name, {}))
+    return sections
+
+
+def held_identities(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
+    """What the lock of `keep` holds of devices that are gone (their host name and addresses, marked `held`)
+    unless released; worked out when expanded, so that the lock itself need not be kept until the lock file
+    is written (at a million GPUs its sections take 0.9 GiB)."""
     if keep.lock is None or keep.release_removed:
-        return sections
+        return {}
     gone = sorted(_devices(keep.lock) - set(topo.devices))
     if not gone:
-        return sections
-    sections["held"] = dict.fromkeys(gone, "removed")
+        return {}
     held = set(gone)
+    out = {"held": dict.fromkeys(gone, "removed")}
     for name in ("hosts", "loopbacks"):
-        sections[name].update((k, v) for k, v in keep.lock.section(name).items() if k in held)
-    present = {(k.partition("/")[0], v) for k, v in sections["addresses"].items()}  # a pin may have taken one
-    sections["addresses"].update(
-        (k, v)
+        out[name] = {k: v for k, v in keep.lock.section(name).items() if k in held}
+    present = {(network, v) for network, v in _addresses(topo)}  # a pin may have taken one
+    out["addresses"] = {
+        k: v
         for k, v in keep.lock.section("addresses").items()
         if _device_of(k.partition("/")[2]) in held and (k.partition("/")[0], v) not in present
-    )
-    return sections
+    }
+    return out
+
+
+def _addresses(topo: Topology) -> Iterator[tuple[str, str]]:
+    """(network, address) of every interface, as the lock file's `addresses` section keys them."""
+    for network, keyed in topo.addresses.items():
+        for key, address in keyed.items():
+            yield f"{network}/{key}".partition("/")[0], str(address)
 
 
 LATE: tuple[Any, ...] = ((chr(0x10FFFF),),)
@@ -156,6 +173,7 @@ def keep_identities(ctx: ExpandContext) -> None:
         if pool is not None:
             moved += _keep_loopbacks(ctx, network, pool, keep.lock)
     moved += _renamed(ctx.topo, keep.lock)
+    ctx.topo.held_identities = held_identities(ctx.topo, keep)
     where = SourceLocation(keep.lock.where, 0, 0) if keep.lock.where else None
     if moved:
         ctx.findings.append(

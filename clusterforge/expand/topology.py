@@ -220,6 +220,9 @@ class Topology:
         self.held_labels: dict[str, str] = {}
         """'network/device:port' (the A end of a cable's first link in plan order) -> the cable label the lock
         file holds for that cable (its `cables` section): render/handoff_common keeps it."""
+        self.held_identities: dict[str, dict[str, str]] = {}
+        """Lock file section -> what the lock file holds of devices removed from the blueprint (their `held`
+        lines, host names, loopbacks and addresses), written into the next lock file (expand/identity.py)."""
         self.identity_findings: list[Finding] = []
         """What moved against the lock file (CF-IDENT warnings): told by the command, kept out of the rendered
         files, which depend on the blueprint and the lock file alone (expand/identity.py)."""

@@ -13,8 +13,8 @@ import re
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import add, attrgetter, mul
+from itertools import repeat, starmap
+from operator import add, attrgetter, contains, mul
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -255,6 +255,21 @@ def _labels(
 def first_ends(topo: Topology, order: list[int], link_labels: list[str]) -> Iterator[tuple[str, str]]:
     """Each cable's label (without its leg) and 'network/device:port' of its first link in plan order: the
     lock file's `cables` lines."""
+    if not any(map(contains, link_labels, repeat("/"))):
+        # No legs: every link is a cable of its own, with a label of its own (`_labels`, `_relabelled`).
+        return zip(link_labels, _ends(topo, order), strict=True)
+    return _first_ends_of_legs(topo, order, link_labels)
+
+
+_END_PARTS = attrgetter("fabric", "a", "a_port")
+
+
+def _ends(topo: Topology, order: list[int]) -> Iterator[str]:
+    """'network/device:port' of each link's A end, in plan order."""
+    return starmap("{}/{}:{}".format, map(_END_PARTS, map(topo.links.__getitem__, order)))
+
+
+def _first_ends_of_legs(topo: Topology, order: list[int], link_labels: list[str]) -> Iterator[tuple[str, str]]:
     seen: set[str] = set()
     links = topo.links
     for position, label in zip(order, link_labels, strict=True):
@@ -271,6 +286,8 @@ def _relabelled(
     """The labels with those the lock file holds kept: a cable whose first end it holds keeps its label, a new
     cable takes the next number of its fabric after the highest the lock file holds, in plan order."""
     held = topo.held_labels
+    if not any(map(contains, link_labels, repeat("/"))) and list(map(held.get, _ends(topo, order))) == link_labels:
+        return link_labels, cable_labels  # every cable keeps its label (a render after a render): 5 s at 1M GPUs
     top: dict[str, int] = {}
     for label in held.values():
         fabric, _, number = label.rpartition("-")
