@@ -19,7 +19,7 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import repeat, starmap
 from pathlib import Path
 
 from . import codes
@@ -283,8 +283,9 @@ def lock_text(blueprint: str, sections: dict[str, dict[str, str]]) -> str:
         entries = sections.get(name)
         if entries:
             parts.append(f"{name}:\n")
-            keys = sorted(entries)
-            parts.append("".join(map("  {}: {}\n".format, keys, map(entries.__getitem__, keys))))
+            # sorted as pairs (keys differ): no lookup per key in key order, which at a million GPUs reads
+            # the dict in an order far from the one it lies in memory (3.4 s for the cables against 1.4)
+            parts.append("".join(starmap("  {}: {}\n".format, sorted(entries.items()))))
     return "".join(parts)
 
 

@@ -24,7 +24,7 @@ from .lockfile import Keep, lock_text, read_lock
 from .plan import Plan, build_plan
 from .render import FAMILIES_SHOWING_CHECKS, HANDOFF_FAMILIES, RENDERERS, RenderContext, render_family, shared_by_lanes
 from .render.consistency import consistency_findings
-from .render.handoff_common import cable_table, first_ends
+from .render.handoff_common import cable_table, cables_section
 from .render.made import Carried, adopt_made, carried_made
 from .render.pieces import FileText, whole
 from .validate import ValidBlueprint, validate
@@ -76,7 +76,7 @@ def lock_of(analysis: Analysis) -> str:
     holds for removed devices."""
     sections = locked(analysis.topo)
     table = cable_table(analysis.valid, analysis.topo)
-    sections["cables"] = {end: label for label, end in first_ends(analysis.topo, table.order, table.link_labels)}
+    sections["cables"] = cables_section(analysis.topo, table.order, table.link_labels)
     return lock_text(analysis.valid.blueprint.name, sections)
 
 

@@ -255,10 +255,22 @@ def _labels(
 def first_ends(topo: Topology, order: list[int], link_labels: list[str]) -> Iterator[tuple[str, str]]:
     """Each cable's label (without its leg) and 'network/device:port' of its first link in plan order: the
     lock file's `cables` lines."""
-    if not any(map(contains, link_labels, repeat("/"))):
-        # No legs: every link is a cable of its own, with a label of its own (`_labels`, `_relabelled`).
+    if _legless(link_labels):
         return zip(link_labels, _ends(topo, order), strict=True)
     return _first_ends_of_legs(topo, order, link_labels)
+
+
+def cables_section(topo: Topology, order: list[int], link_labels: list[str]) -> dict[str, str]:
+    """The lock file's `cables` section: 'network/device:port' of each cable's first link -> its label."""
+    if _legless(link_labels):
+        return dict(zip(_ends(topo, order), link_labels, strict=True))
+    return {end: label for label, end in _first_ends_of_legs(topo, order, link_labels)}
+
+
+def _legless(link_labels: list[str]) -> bool:
+    """Whether no link is a leg of a cable that carries several: then every link is a cable of its own, with
+    a label of its own (`_labels`, `_relabelled`), and the work per cable is done by map and zip."""
+    return not any(map(contains, link_labels, repeat("/")))
 
 
 _END_PARTS = attrgetter("fabric", "a", "a_port")
@@ -286,7 +298,7 @@ def _relabelled(
     """The labels with those the lock file holds kept: a cable whose first end it holds keeps its label, a new
     cable takes the next number of its fabric after the highest the lock file holds, in plan order."""
     held = topo.held_labels
-    if not any(map(contains, link_labels, repeat("/"))) and list(map(held.get, _ends(topo, order))) == link_labels:
+    if _legless(link_labels) and list(map(held.get, _ends(topo, order))) == link_labels:
         return link_labels, cable_labels  # every cable keeps its label (a render after a render): 5 s at 1M GPUs
     top: dict[str, int] = {}
     for label in held.values():
