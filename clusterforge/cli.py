@@ -7,6 +7,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -684,7 +685,7 @@ def failures_cmd(
     except KeyError as exc:
         raise click.BadParameter(f"no element or element class named {exc.args[0]!r}", param_hint="--element") from None
     # the tolerance's findings as `check` gave them (every class judged, the blueprint's suppressions applied)
-    report.findings = [f for f in analysis.findings if codes.REGISTRY[f.code].family == "FAIL"]
+    report = replace(report, findings=[f for f in analysis.findings if codes.REGISTRY[f.code].family == "FAIL"])
     disagree: list[str] = []
     if with_networkx:
         from .failures.crosscheck import networkx_disagreements
