@@ -315,3 +315,20 @@ def test_a_suppressed_tolerance_finding_does_not_fail_the_command(tmp_path: Path
     assert result.returncode == 0, result.stdout + result.stderr
     assert "core switch: none in this cluster" in result.stdout
     assert "suppressed: four spines are what one SU of the SuperPOD reference has" in result.stdout
+
+
+def test_the_tolerance_check_the_report_and_the_command_share_one_analysis(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`failures` on a blueprint with a tolerance worked the analysis out twice (the check, then the command),
+    `diff` up to three times a side (the check, the report, its own): now once per topology."""
+    from clusterforge.failures import analysis as module
+
+    made: list[int] = []
+    real = module.baseline
+    monkeypatch.setattr(module, "baseline", lambda valid, topo: made.append(1) or real(valid, topo))
+    a = analyse(load_valid(REPO / "tests" / "failures" / "h200-resilience.yaml"))
+    assert any(f.code.startswith("CF-FAIL-") for f in a.findings) and len(made) == 1  # the check's
+    report = analyse_failures(a.valid, a.topo)
+    assert len(made) == 1 and report.findings == [f for f in report.findings if f.code.startswith("CF-FAIL-")]
+    assert analyse_failures(a.valid, a.topo, kinds=("spine",)).classes[0].kind == "spine" and len(made) == 2
+    again = analyse(load_valid(REPO / "tests" / "failures" / "h200-resilience.yaml"))  # another topology
+    assert analyse_failures(again.valid, again.topo) is not report and len(made) == 3
