@@ -58,3 +58,24 @@ def test_a_broken_cables_line_is_an_error_with_its_line() -> None:
     with pytest.raises(BlueprintError) as raised:
         parse_lock("version: 1\nblueprint: x\ncables:\n  compute/gpu001:ib1: compute 1\n", "x.lock.yaml")
     assert "x.lock.yaml:4" in str(raised.value) and "is not a cable label" in str(raised.value)
+
+
+@pytest.mark.parametrize("label", ["grow gpu by 5", "take gpu010 out"])
+def test_a_render_in_two_processes_writes_the_lock_file_an_analysis_gives(label: str, tmp_path: Path) -> None:
+    """A render that lets the lock file read go once expanded (pipeline._labels_taken: its labels in the cable
+    table, the lines of removed devices on the topology) still writes every label and held line it keeps."""
+    from helpers import run_cli
+
+    from clusterforge.lockfile import lock_path
+
+    path = _copy("h200-training-pod", tmp_path)
+    assert run_cli("render", str(path), "-o", str(tmp_path / "first"), "--jobs", "2").returncode == 0
+    first = lock_path(path).read_text(encoding="utf-8")
+    _edit(path, dict(CASES["h200-training-pod"])[label])
+    valid = load_valid(path)
+    expected = lock_of(analyse(valid, keep=keep_of(valid)))
+    result = run_cli("render", str(path), "-o", str(tmp_path / "second"), "--jobs", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert lock_path(path).read_text(encoding="utf-8") == expected != first
+    if label.startswith("take"):
+        assert "held:\n  gpu010: removed\n" in expected
