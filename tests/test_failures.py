@@ -16,12 +16,14 @@ from helpers import REPO, run_cli
 
 from clusterforge.catalog import Server
 from clusterforge.catalog.models import Equipment
+from clusterforge.expand.topology import Topology
 from clusterforge.failures import KINDS, analyse_failures
 from clusterforge.failures.baseline import Baseline, baseline, components
 from clusterforge.failures.effects import Effect, effect_of
 from clusterforge.failures.elements import candidates
 from clusterforge.graph import bisection_gbps, cut_off_nodes, switch_graph, switch_islands, write_graph
 from clusterforge.pipeline import Analysis, analyse, load_valid
+from clusterforge.validate import ValidBlueprint
 
 H200 = REPO / "blueprints" / "h200-training-pod.yaml"
 GB200 = REPO / "blueprints" / "gb200-nvl72.yaml"
@@ -324,7 +326,12 @@ def test_the_tolerance_check_the_report_and_the_command_share_one_analysis(monke
 
     made: list[int] = []
     real = module.baseline
-    monkeypatch.setattr(module, "baseline", lambda valid, topo: made.append(1) or real(valid, topo))
+
+    def counted(valid: ValidBlueprint, topo: Topology) -> Baseline:
+        made.append(1)
+        return real(valid, topo)
+
+    monkeypatch.setattr(module, "baseline", counted)
     a = analyse(load_valid(REPO / "tests" / "failures" / "h200-resilience.yaml"))
     assert any(f.code.startswith("CF-FAIL-") for f in a.findings) and len(made) == 1  # the check's
     report = analyse_failures(a.valid, a.topo)
