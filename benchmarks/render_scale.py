@@ -54,7 +54,7 @@ def blueprint_data(gpus: int) -> dict[str, Any]:
     )
     # No in-band network: when the LinkX cable catalog came, no part joined the DGX's 400G QSFP112 in-band
     # ports to leaves up to 90 m away in the network rows (single-mode QSFP112 DR4 parts came later), and
-    # README's benchmark table was measured so. Ansible reaches the nodes on their BMC address, named in each
+    # docs/speed.md's benchmark table was measured so. Ansible reaches the nodes on their BMC address, named in each
     # group's management_network (tests/factories.py).
     gpu_groups = [g["name"] for g in data["node_groups"] if g["role"] == "compute"]
     data["slurm"] = {

@@ -7,7 +7,7 @@ fifths of the bytes in large files (the cable tables, InfiniBand topologies) and
 files, host variables). Here files of that mix (4 kB and 32 MB) go through `StagedTree.put` as a render sends
 them, once into the ring and once, framed and batched the same way, through a plain pipe to a process that
 reads and drops them: how the files went before the ring, each megabyte taking the kernel fresh pages to copy
-into and out of (the README, Speed, has what that cost whole renders). Printed for each: the render's own CPU
+into and out of (docs/speed.md has what that cost whole renders). Printed for each: the render's own CPU
 seconds (user and system) and the other process's (through the ring it also creates, writes and hashes the
 files; through the pipe it only reads).
 """
