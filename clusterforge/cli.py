@@ -284,10 +284,11 @@ def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str, allow: tuple
     is_flag=True,
     help="one layout for all workloads at once that fits and meets every target, re-checked",
 )
-def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
+@ALLOW_DIR
+def fit_cmd(blueprint: Path, fmt: str, suggest: bool, allow: tuple[Path, ...]) -> None:
     """Will the workloads fit and how fast: memory per GPU, step time, tokens/s, energy and cost per token."""
     try:
-        analysis = analyse(load_valid(blueprint))
+        analysis = analyse(load_valid(blueprint, allow))
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
@@ -630,13 +631,14 @@ def _print_tree_diff(diff: TreeDiff, target: Path, count: int) -> None:
 @click.argument("old")
 @click.argument("new")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
-def diff_cmd(old: str, new: str, fmt: str) -> None:
+@ALLOW_DIR
+def diff_cmd(old: str, new: str, fmt: str, allow: tuple[Path, ...]) -> None:
     """What a blueprint change does to the cluster. OLD and NEW are paths or Git revisions of one
     (`origin/main:blueprints/x.yaml`). Exit 0 whether or not they differ: it is a report."""
     from .diff import diff_markdown, diff_specs
 
     try:
-        diff = diff_specs(old, new)
+        diff = diff_specs(old, new, allow)
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)

@@ -455,9 +455,10 @@ def _side_notes(diff: dict[str, Any]) -> list[str]:
     return lines
 
 
-def diff_specs(old_spec: str, new_spec: str) -> dict[str, Any]:
+def diff_specs(old_spec: str, new_spec: str, allow: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """`allow`: folders outside the blueprints' repository their includes and catalogs may be read from."""
     with tempfile.TemporaryDirectory(prefix="clusterforge-diff-") as tmp:
         # a revision's tree is unpacked without its .git: the unpacked tree is the blueprint's repository
-        old = snapshot(materialize(old_spec, Path(tmp), "OLD"), old_spec, (Path(tmp),))
-        new = snapshot(materialize(new_spec, Path(tmp), "NEW"), new_spec, (Path(tmp),))
+        old = snapshot(materialize(old_spec, Path(tmp), "OLD"), old_spec, (Path(tmp), *allow))
+        new = snapshot(materialize(new_spec, Path(tmp), "NEW"), new_spec, (Path(tmp), *allow))
     return semantic_diff(old, new)
