@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -76,6 +77,17 @@ def test_every_builtin_number_has_a_source(catalog) -> None:  # type: ignore[no-
         for name in sorted(_numeric_fields(entry) - set(entry.sources)):
             missing.append(f"{key}.{name}")
     assert missing == []
+
+
+def test_no_builtin_source_cites_a_file_outside_the_repository(catalog) -> None:  # type: ignore[no-untyped-def]
+    """A source names a document anyone can find (a data sheet, a guide, a URL), never a note beside the repository."""
+    outside = [
+        f"{key}.{name}: {text}"
+        for key, entry in catalog.entries.items()
+        for name, text in entry.sources.items()
+        if re.search(r"\.\./|(^|[\s(])shared/", text)
+    ]
+    assert outside == []
 
 
 def test_no_key_is_defined_twice_in_the_builtin_files() -> None:
