@@ -3,6 +3,7 @@ rows, and every link into docs/ (and between pages of docs/) reaching a file and
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -110,3 +111,22 @@ def test_the_link_check_finds_a_missing_file_and_a_missing_heading(tmp_path: Pat
     assert broken(readme, "docs/a.md#some-code-here-too") is None
     assert broken(readme, "docs/b.md") is not None
     assert broken(readme, "docs/a.md#not-a-heading") is not None
+
+
+def test_the_dependencies_section_stays_true() -> None:
+    """README, Dependencies: networkx is imported by clusterforge/graph.py alone (inside its functions), ansible
+    by no module; if that changes, so must the README (or the dependency becomes an extra)."""
+    importers: dict[str, set[str]] = {"networkx": set(), "ansible": set()}
+    for path in sorted((REPO / "clusterforge").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                if top in importers:
+                    importers[top].add(str(path.relative_to(REPO)))
+    assert importers == {"networkx": {"clusterforge/graph.py"}, "ansible": set()}
+    text = README.read_text(encoding="utf-8")
+    assert "## Dependencies" in text and "`networkx`" in text and "`ansible-core`" in text
