@@ -58,6 +58,10 @@ def readme_blocks() -> dict[str, str]:
             "validate",
             "tests/errors/unknown-server-model.yaml",
         ),
+        "clusterforge validate tests/errors/catalog-nvswitch-unsaid/blueprint.yaml": (
+            "validate",
+            "tests/errors/catalog-nvswitch-unsaid/blueprint.yaml",
+        ),
         "clusterforge plan blueprints/h200-training-pod.yaml": ("plan", "blueprints/h200-training-pod.yaml"),
         "clusterforge plan blueprints/l40s-inference.yaml": ("plan", "blueprints/l40s-inference.yaml"),
         "clusterforge bom blueprints/h200-training-pod.yaml": ("bom", "blueprints/h200-training-pod.yaml"),
