@@ -220,6 +220,16 @@ inter-token latency 18.91 ms, where reading the weights and KV cache at 80% of H
 the 5.70 ms left over the 160 all-reduces of a step is 35.6 us each."""
 
 
+PREFILL_LAYER_S = 153.8e-6
+"""Fixed time of each layer in a prefill pass, whatever the prompt's size: the kernel launches and the small
+kernels around the GEMMs (norms, rotary embedding, activation quantization), which a decode step replays as a
+CUDA graph (TensorRT-LLM captures graphs for decode batches only: DecodeCudaGraphConfig) but a prefill of a
+new prompt length launches one by one. Derived from a published measurement: TensorRT-LLM "Performance of
+TensorRT-LLM" (v0.5 data), "Low Latency", H100 FP8, batch 1, first-token latency at 128 input tokens: GPT-J 6B
+7 ms and LLaMA 7B 7 ms on one GPU (no communication), where reading their 6.05 GB and 6.74 GB of weights at
+80% of 3.35 TB/s takes 2.26 ms and 2.51 ms: the 9.23 ms left over their 28 + 32 layers is 153.8 us each."""
+
+
 def tensor_parallel_allreduce_s(
     shape: Shape, tokens: float, tp: int, gbs: float, layers: float | None = None, in_network: bool = False
 ) -> float:
@@ -308,14 +318,16 @@ def _handoffs_s(r: _Replica, shape: Shape, tokens: float) -> float:
 
 def _prefill(service: InferenceService, shape: Shape, r: _Replica, prompt: int) -> tuple[float, float]:
     """(compute, communication) seconds of one prompt: its FLOPs on one stage's GPUs (a prompt passes the stages
-    in turn), or reading the weights once where that takes longer (short prompts), the all-reduces and
-    all-to-alls of its uncached tokens through all layers, the hand-offs."""
+    in turn), or reading the weights once where that takes longer (short prompts), plus the fixed time of each
+    layer it passes (PREFILL_LAYER_S); the all-reduces and all-to-alls of its uncached tokens through all layers,
+    the hand-offs."""
     cached = prompt * service.prefix_cache_hit_rate
     new = prompt - cached
     stage_gpus = r.gpus / r.pp
     # a short prompt is bound by reading the weights once, as a decode step is (the roofline's other side)
     weights = weights_read_per_step(service, shape, new) / (stage_gpus * r.bandwidth)
-    compute = max(prefill_flops(shape, prompt, cached) / (stage_gpus * r.peak), weights)
+    fixed = 0.0 if shape.dims is None else shape.dims.layers * PREFILL_LAYER_S
+    compute = max(prefill_flops(shape, prompt, cached) / (stage_gpus * r.peak), weights) + fixed
     comm = tensor_parallel_allreduce_s(shape, new, r.tp, r.tp_gbs, in_network=r.tp_in_network)
     comm += expert_alltoall_s(shape, new, r.ep, r.ep_gbs)
     return compute, comm + _handoffs_s(r, shape, new)
