@@ -99,7 +99,7 @@ def _collectives(
             return
         nodes = -(-inner * group // hw.gpus_per_node)
         if inner * group <= hw.nvlink_domain and hw.nvlink_gbs > 0:
-            gbs, tier = hw.nvlink_gbs, "nvlink"
+            gbs, tier = hw.nvlink_collective_gbs, "nvlink"
         elif nodes <= hw.leaf_nodes:
             gbs, tier = fabric_gbs, "leaf"
         else:
@@ -230,20 +230,30 @@ TensorRT-LLM" (v0.5 data), "Low Latency", H100 FP8, batch 1, first-token latency
 80% of 3.35 TB/s takes 2.26 ms and 2.51 ms: the 9.23 ms left over their 28 + 32 layers is 153.8 us each."""
 
 
+NVLS_BUFFER_SHARE = 370 / 275
+"""An all-reduce reduced in the NVLink switches (NVLS) takes as long as moving 1.35 times its buffer at NCCL's
+effective NVLink rate. Each GPU sends its buffer into the switch once and receives the reduced result once
+("eliminating the need to send data multiple times between endpoints", NVIDIA SHARP documentation, Introduction),
+but not at the 370 GB/s a ring reaches on H100: "On 8 GPUs, you should reach a peak busBw of ~480GB/s (algbw
+~275GB/s)" (NCCL maintainer, NVIDIA/nccl-tests issue #212): the buffer once at 275 GB/s, 370/275 of it at 370 GB/s.
+NCCL takes the faster of this and the ring's 2(t-1)/t (at TP2 the ring's 1.0)."""
+
+
 def tensor_parallel_allreduce_s(
     shape: Shape, tokens: float, tp: int, gbs: float, layers: float | None = None, in_network: bool = False
 ) -> float:
     """Megatron-style tensor parallel reduces each layer's attention and MLP outputs: 2 all-reduces of
     tokens x hidden x 2 bytes per layer (Shoeybi et al. 2019, Megatron-LM, section 3), each a ring moving
     2(t-1)/t of the buffer per GPU (reduce-scatter + all-gather) at the link's bandwidth per direction, or, where
-    the NVLink switches reduce (`in_network`, NVLink SHARP), the buffer once each way: each GPU sends its
-    buffer into the switch and receives the reduced result once, plus each all-reduce's fixed latency
-    (ALLREDUCE_LATENCY_S), which dominates small decode batches."""
+    the NVLink switches reduce (`in_network`, NVLink SHARP), NVLS_BUFFER_SHARE of it where that is less, plus
+    each all-reduce's fixed latency (ALLREDUCE_LATENCY_S), which dominates small decode batches."""
     if tp <= 1 or shape.dims is None or gbs <= 0:
         return 0.0
     n = shape.dims.layers if layers is None else layers
     volume = 2 * n * tokens * shape.dims.hidden * ACTIVATION_BYTES
-    share = 1.0 if in_network else 2 * (tp - 1) / tp
+    share = 2 * (tp - 1) / tp
+    if in_network:
+        share = min(share, NVLS_BUFFER_SHARE)
     return share * volume / (gbs * 1e9) + 2 * n * ALLREDUCE_LATENCY_S
 
 

@@ -235,20 +235,22 @@ def test_training_step_time_from_flops_at_mfu() -> None:
     # data-parallel ring stays on its rail's leaf.
     assert fit.speed.collectives_s["data"] == pytest.approx(2 * 29 / 30 * 70.55e9 / 8 * 2 / 50e9)
     assert fit.speed.collective_tier == {"tensor": "nvlink", "data": "leaf"}
-    # Tensor (sequence parallel): 8 x 7/8 x s b h x 2 bytes per layer, 80 layers, 64 micro batches at 450 GB/s
-    assert fit.speed.collectives_s["tensor"] == pytest.approx(8 * 7 / 8 * 8192 * 8192 * 2 * 80 * 64 / 450e9)
+    # Tensor (sequence parallel): 8 x 7/8 x s b h x 2 bytes per layer, 80 layers, 64 micro batches at NCCL's
+    # effective 370 GB/s of NVLink 4's 450 GB/s line rate
+    assert fit.speed.collectives_s["tensor"] == pytest.approx(8 * 7 / 8 * 8192 * 8192 * 2 * 80 * 64 / 370e9)
 
 
 def test_expert_parallel_serving_pays_its_all_to_all() -> None:
     # DeepSeek-V3 on 8 GB200 at EP8 (TP1): an 8,192-token prompt sends, per layer, the 8192 / 8 tokens of each
     # GPU 8 times (top-8), 7/8 of them to other GPUs, 7168 values each, FP8 out and BF16 back (3 bytes):
-    # 61 x 1024 x 8 x 7168 x 3 x 7/8 = 9.40 GB at NVLink 5's 900 GB/s per direction = 10.4 ms.
+    # 61 x 1024 x 8 x 7168 x 3 x 7/8 = 9.40 GB at NCCL's effective 370/450 of NVLink 5's 900 GB/s per direction,
+    # 740 GB/s = 12.7 ms.
     lengths = {"prompt_tokens": 8192, "context_tokens": 16384}
     svc = inference(**DEEPSEEK, replicas=1, gpus_per_replica=8, expert_parallel=8) | lengths
     (fit,) = fits_of(cluster(1, [svc], model="nvidia/dgx-b200"))
     assert isinstance(fit, InferenceFit)
     volume = 61 * 1024 * 8 * 7168 * 3 * 7 / 8
-    assert fit.speed.prefill_comm_s == pytest.approx(volume / 900e9)
+    assert fit.speed.prefill_comm_s == pytest.approx(volume / 740e9)
 
 
 def test_checkpoint_written_at_the_storage_systems_write_rate(tmp_path: Path) -> None:
@@ -408,21 +410,22 @@ def test_prefill_time_to_first_token() -> None:
     # 8,192-token prompt on 4 H200 in fp8 at 50% of 4 x 1978.9 TFLOPS: 2 x 70.55e9 x 8192 + causal attention
     # 2 x 80 x 8192^2 x 8192 = 1.1559e15 + 8.796e13 FLOPs -> 314.3 ms; plus the tensor-parallel all-reduces
     # (Megatron-LM: 2 per layer of 8192 tokens x 8192 hidden x 2 bytes), reduced in the HGX board's NVSwitches
-    # (NVLink SHARP): each GPU sends its 80 x 2 x 134.2 MB = 21.5 GB once at NVLink's 450 GB/s per direction
-    # -> 47.7 ms (a ring would move 2 x 3/4 of it: 71.6 ms), and 160 x 35.6 us of all-reduce latency (5.7 ms);
-    # and the fixed time of 80 layers of a prefill pass, 80 x 153.8 us = 12.3 ms: 380.0 ms
+    # (NVLink SHARP): each GPU sends its 80 x 2 x 134.2 MB = 21.5 GB once, at the 275 GB/s NCCL reaches with
+    # NVLS on H100 -> 78.1 ms (a ring would move 2 x 3/4 of it at 370 GB/s: 87.1 ms), and 160 x 35.6 us of
+    # all-reduce latency (5.7 ms); and the fixed time of 80 layers of a prefill pass, 80 x 153.8 us = 12.3 ms:
+    # 410.4 ms
     data = cluster(
         1, [inference(replicas=1, gpus_per_replica=4, precision="fp8", prompt_tokens=8192, context_tokens=32768)]
     )
     (fit,) = fits_of(data)
     assert isinstance(fit, InferenceFit)
     flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
-    comm = 80 * 2 * 8192 * 8192 * 2 / 450e9 + 160 * 35.6e-6
+    comm = 80 * 2 * 8192 * 8192 * 2 / 275e9 + 160 * 35.6e-6
     assert fit.hw.nvlink_sharp
     assert fit.speed.prefill_comm_s == pytest.approx(comm)
     assert fit.speed.tp_tier == "nvlink"
     assert fit.speed.ttft_s == pytest.approx(flops / (4 * 1978.9e12 * 0.5) + 80 * LAYER_S + comm)
-    assert fit.speed.ttft_s * 1000 == pytest.approx(380.0, abs=0.1)
+    assert fit.speed.ttft_s * 1000 == pytest.approx(410.4, abs=0.1)
 
 
 def test_all_reduce_in_the_switch_only_where_nvswitch_reduces() -> None:
@@ -456,11 +459,11 @@ def test_tensor_parallel_across_nodes_slows_the_first_token() -> None:
 def test_gh200_nvl32_ttft_of_405b_at_32k_by_hand() -> None:
     # The case of docs/workloads.md's table: 3.103e16 FLOPs on 32 GPUs at 50% of 1978.9 TFLOPS = 0.980 s, 126 x
     # 153.8 us of per-layer fixed time = 0.019 s, all-reduces (reduced in the NVLink switches) 2 x 126 x 32768 x
-    # 16384 x 2 bytes / 450 GB/s = 0.601 s and 252 x 35.6 us = 0.009 s: 1.610 s. With a ring (2 x 31/32 of the
-    # buffer) it came out at 2.15 s, 0.74 of the 1.6 s measured.
+    # 16384 x 2 bytes at NCCL's 275 GB/s with NVLS = 0.983 s and 252 x 35.6 us = 0.009 s: 1.992 s, 0.80 of the 1.6 s
+    # measured. With a ring (2 x 31/32 of the buffer at 370 GB/s) it comes out at 2.43 s (0.66, outside).
     speed = nvl32_ttft("meta/llama-3.1-405b", 32768)
     flops = 2 * 405.853e9 * 32768 + 2 * 126 * 32768**2 * 16384
-    comm = 2 * 126 * 32768 * 16384 * 2 / 450e9 + 252 * 35.6e-6
+    comm = 2 * 126 * 32768 * 16384 * 2 / 275e9 + 252 * 35.6e-6
     assert speed.prefill_comm_s == pytest.approx(comm, rel=1e-3)
     assert speed.ttft_s == pytest.approx(flops / (32 * 1978.9e12 * 0.5) + 126 * 153.8e-6 + comm, rel=1e-3)
 
@@ -507,10 +510,10 @@ BASE = {"replicas": 1, "precision": "fp8", "prompt_tokens": 8192, "output_tokens
 def test_pipeline_parallel_replica_does_not_shorten_the_first_token() -> None:
     # Llama 3 70B fp8 on 4 H200 as PP4 (TP1): a prompt passes the four stages in turn, each computing a quarter
     # of 1.2438e15 FLOPs on one GPU at 50% of 1978.9 TFLOPS: 1.2571 s, plus 3 hand-offs of 8192 x 8192 x 2
-    # bytes at 450 GB/s (0.895 ms); the replica overlaps four prompts, so each occupies it for a quarter.
+    # bytes at 370 GB/s (1.09 ms); the replica overlaps four prompts, so each occupies it for a quarter.
     fit = _one(inference(gpus_per_replica=4, pipeline_parallel=4, concurrent_requests=8) | BASE)
     flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
-    handoffs = 3 * 8192 * 8192 * 2 / 450e9
+    handoffs = 3 * 8192 * 8192 * 2 / 370e9
     assert fit.speed.tensor_parallel == 1
     assert fit.speed.ttft_s == pytest.approx(flops / (1978.9e12 * 0.5) + 80 * LAYER_S + handoffs)
     assert fit.speed.prefill_busy_s == pytest.approx(fit.speed.ttft_s / 4)
@@ -519,7 +522,7 @@ def test_pipeline_parallel_replica_does_not_shorten_the_first_token() -> None:
     # plus 3 hand-offs of 2 tokens
     kv = 163_840 * 2 * (8192 + 512)
     stage = (70.55e9 + kv) / 4 / (4.8e12 * 0.8)
-    assert fit.speed.decode_step_avg_s == pytest.approx(4 * stage + 3 * 2 * 8192 * 2 / 450e9)
+    assert fit.speed.decode_step_avg_s == pytest.approx(4 * stage + 3 * 2 * 8192 * 2 / 370e9)
 
 
 def test_prefix_cache_hits_are_not_prefilled_again() -> None:
@@ -545,13 +548,13 @@ def test_speculative_decoding_yields_its_expected_tokens_per_step() -> None:
 
 def test_disaggregated_prefill_pool() -> None:
     # A prefill pool of 4 H200 (TP4) per replica of 4 decode GPUs. TTFT: 1.2438e15 FLOPs on 4 GPUs at 50%
-    # = 314.3 ms, the TP4 all-reduces 47.7 + 5.7 ms (reduced in the NVSwitches), and the prompt's fp8 KV cache,
-    # 163,840 x 8192 = 1.34 GB, sent by 4 GPUs at 450 GB/s (both pools in one 8-GPU NVLink domain): 0.746 ms. The
+    # = 314.3 ms, the TP4 all-reduces 78.1 + 5.7 ms (reduced in the NVSwitches), and the prompt's fp8 KV cache,
+    # 163,840 x 8192 = 1.34 GB, sent by 4 GPUs at 370 GB/s (both pools in one 8-GPU NVLink domain): 0.907 ms. The
     # decode GPUs run no prefill: a session's rate is the decode step's, and the replica's rate is the slower pool's.
     fit = _one(inference(gpus_per_replica=4, prefill_gpus=4, concurrent_requests=16) | BASE)
     flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
-    allreduce = 80 * 2 * 8192 * 8192 * 2 / 450e9 + 160 * 35.6e-6
-    kv = 163_840 * 8192 / (4 * 450e9)
+    allreduce = 80 * 2 * 8192 * 8192 * 2 / 275e9 + 160 * 35.6e-6
+    kv = 163_840 * 8192 / (4 * 370e9)
     assert fit.speed.ttft_s == pytest.approx(flops / (4 * 1978.9e12 * 0.5) + 80 * LAYER_S + allreduce + kv)
     decode = 1024 * fit.speed.decode_step_avg_s / 16
     assert fit.speed.tokens_per_s_replica == pytest.approx(1024 / max(decode, fit.speed.ttft_s - kv))
@@ -592,14 +595,14 @@ LONG_PROMPT = {"context_tokens": 33792, "prompt_tokens": 32768}
 def test_service_that_misses_its_latency_target() -> None:
     # 32k-token prompt on 4 H200: 2 x 70.55e9 x 32768 + 2 x 80 x 32768^2 x 8192 = 6.031e15 FLOPs at 50% of
     # 4 x 1978.9 TFLOPS = 3.958e15 FLOP/s -> 1,524 ms, plus the all-reduces, reduced in the NVSwitches, 80 x 2 x
-    # 32768 x 8192 x 2 bytes at 450 GB/s = 191 ms, 160 x 35.6 us of latency, and 80 x 153.8 us of per-layer fixed
-    # time (12 ms): 1,733 ms, shown to three figures; target 1,200 ms. Eight GPUs take 762 + 12 + 191 + 6 = 971 ms;
-    # sixteen would compute in 381 ms but all-reduce across two nodes at 50 GB/s for 3.2 s.
+    # 32768 x 8192 x 2 bytes at NCCL's 275 GB/s with NVLS = 312 ms, 160 x 35.6 us of latency, and 80 x 153.8 us of
+    # per-layer fixed time (12 ms): 1,854 ms, shown to three figures; target 1,200 ms. Eight GPUs take 762 + 12 +
+    # 312 + 6 = 1,092 ms; sixteen would compute in 381 ms but all-reduce across two nodes at 50 GB/s for 3.2 s.
     found = findings_of(
         cluster(2, [inference(replicas=1, gpus_per_replica=4, precision="fp8", ttft_target_ms=1200) | LONG_PROMPT])
     )
     (ttft,) = [f for f in found if f.code == "CF-WORK-006"]
-    assert ttft.message == ("inference service 'svc': time to first token 1,730 ms for 32,768 tokens, target 1,200 ms")
+    assert ttft.message == ("inference service 'svc': time to first token 1,850 ms for 32,768 tokens, target 1,200 ms")
     # at 8 GPUs: (70.55 GB weights + 5.54 GB of KV cache) / 8 = 9.51 GB per GPU
     assert ttft.hint == "meets it with gpus_per_replica: 8 (9.51 GB per GPU, 1 nodes)"
     assert {f.code for f in found} == {"CF-WORK-006"}
@@ -690,7 +693,7 @@ def test_suggest_plans_every_workload_at_once_and_rechecks_it() -> None:
     assert plan.ok, plan.lines()
     training_choice, serving = plan.choices
     assert training_choice.changes["tensor_parallel"] > 1
-    assert serving.changes == {"gpus_per_replica": 8}  # 8 GPUs: 971 ms (see the latency test)
+    assert serving.changes == {"gpus_per_replica": 8}  # 8 GPUs: 1,092 ms (see the latency test)
     assert plan.gpus == {"gpu": (24, 32)}
     # applied by hand, the blueprint passes the workload checks
     data["workloads"] = [job | training_choice.changes, svc | serving.changes]
