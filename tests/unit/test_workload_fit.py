@@ -4,13 +4,14 @@ finding. The published measurements are tests/workload_cases.py, asserted in tes
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from factories import dgx_data, valid_from
-from helpers import REPO, run_cli
+from helpers import BLUEPRINTS, REPO, run_cli
 from workload_cases import CATALOG, DEEPSEEK, LLAMA2_70B, cluster, fits_of, nvl32_ttft, serving
 
 from clusterforge.catalog import GPU
@@ -24,7 +25,6 @@ from clusterforge.workload.hardware import switch_reduces
 from clusterforge.workload.memory import inference_memory, mlp_width, training_memory
 from clusterforge.workload.plan import Plan, plan_layouts
 from clusterforge.workload.shape import resolve_shape
-
 
 LAYER_S = 153.8e-6
 """Fixed time of each layer in a prefill pass (PREFILL_LAYER_S, derived in docs/workloads.md)."""
@@ -709,12 +709,46 @@ def test_suggest_says_when_no_combined_layout_passes() -> None:
     assert plan.lines()[-1].startswith("no combined layout found that passes the re-check (gpu: 4 of 16 GPUs)")
 
 
-@pytest.mark.parametrize("example", ["h200-training-pod", "gb200-nvl72", "l40s-inference"])
-def test_fit_suggest_on_the_examples_passes_its_recheck(example: str) -> None:
-    result = run_cli("fit", f"blueprints/{example}.yaml", "--suggest", "--format", "json")
+PLAN_FINDINGS = {
+    "CF-WORK-001",
+    "CF-WORK-002",
+    "CF-WORK-004",
+    "CF-WORK-005",
+    "CF-WORK-006",
+    "CF-WORK-007",
+    "CF-WORK-008",
+}
+"""What a suggested layout must leave none of: too many GPUs, layouts that do not divide, memory, targets."""
+
+
+@pytest.mark.parametrize("example", BLUEPRINTS, ids=[p.stem for p in BLUEPRINTS])
+def test_fit_suggest_on_every_example_passes_when_run_again(example: Path, tmp_path: Path) -> None:
+    # One combined layout for all the example's workloads, then, independently of the plan's own re-check, the
+    # blueprint with the suggested changes written into it and `clusterforge fit` run on it again: no finding of
+    # PLAN_FINDINGS, every workload within its usable memory, and the GPUs used within the node groups'.
+    result = run_cli("fit", str(example.relative_to(REPO)), "--suggest", "--format", "json")
     suggestions = json.loads(result.stdout)["suggestions"]
     assert suggestions["ok"], suggestions
     assert all(g["used"] <= g["available"] for g in suggestions["gpus"].values())
+    copy = tmp_path / "blueprints"
+    shutil.copytree(REPO / "blueprints", copy)
+    data = yaml.safe_load(example.read_text(encoding="utf-8"))
+    changes = {name: w["changes"] for name, w in suggestions["workloads"].items()}
+    data["workloads"] = [w | changes.get(w["name"], {}) for w in data["workloads"]]
+    (copy / example.name).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    again = json.loads(run_cli("fit", str(copy / example.name), "--format", "json").stdout)
+    assert not [f for f in again["findings"] if f["code"] in PLAN_FINDINGS], again["findings"]
+    for name, fit in again["workloads"].items():
+        memory = fit["memory_gb"]  # per GPU for training, per replica for a service
+        held = memory["total"] if fit["kind"] == "training" else memory["weights"] + memory["kv_cache"]
+        assert held <= memory["usable"], name
+        if name in changes:
+            assert all(fit["layout"].get(_layout_key(k), v) == v for k, v in changes[name].items()), (name, fit)
+
+
+def _layout_key(change: str) -> str:
+    """The fit output's layout names the parallel dimensions without `_parallel`."""
+    return change.removesuffix("_parallel")
 
 
 def test_unknown_model_is_a_reference_error() -> None:
