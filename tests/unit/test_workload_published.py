@@ -7,6 +7,7 @@ import pytest
 from helpers import REPO
 from workload_cases import CASES, GPTJ_6B, LLAMA2_7B, TOLERANCE, Case, serving, table_markdown, with_table
 
+from clusterforge.model import InferenceService
 from clusterforge.workload.speed import ALLREDUCE_LATENCY_S, PREFILL_LAYER_S
 
 
@@ -29,6 +30,17 @@ def test_prefill_layer_time_is_derived_from_the_single_gpu_128_token_rows() -> N
         for s in (GPTJ_6B, LLAMA2_7B)
     )
     assert together == pytest.approx(14e-3, rel=0.01)
+
+
+def test_prefill_mfu_lies_between_the_single_gpu_2048_token_rows() -> None:
+    # The same table at 2,048 tokens, less the layers' fixed time: GPT-J 6B computes 2 x 6.05e9 x 2048 + 2 x 28 x
+    # 2048^2 x 4096 FLOPs in 29 ms - 28 x 153.8 us, LLaMA 7B 2 x 6.738e9 x 2048 + 2 x 32 x 2048^2 x 4096 in 36 ms -
+    # 32 x 153.8 us: 52.7% and 46.7% of the H100's 1978.9 TFLOPS FP8 peak, the default prefill_mfu 0.5 between them.
+    gptj = (2 * 6.05e9 * 2048 + 2 * 28 * 2048**2 * 4096) / (29e-3 - 28 * PREFILL_LAYER_S) / 1978.9e12
+    llama = (2 * 6.738e9 * 2048 + 2 * 32 * 2048**2 * 4096) / (36e-3 - 32 * PREFILL_LAYER_S) / 1978.9e12
+    assert gptj == pytest.approx(0.527, abs=0.001) and llama == pytest.approx(0.467, abs=0.001)
+    default = InferenceService.model_fields["prefill_mfu"].default
+    assert llama < default < gptj
 
 
 def test_allreduce_latency_is_derived_from_the_nim_tp2_inter_token_latency() -> None:
