@@ -171,7 +171,9 @@ def llama31_405b_params() -> float:
 
 def llama3_70b_mlp_width() -> float:
     _, shape = _training(model="meta/llama-3-70b", gpus=8, tensor_parallel=8)
-    return mlp_width(shape)
+    width = mlp_width(shape)
+    assert width is not None
+    return width
 
 
 def deepseek_v3_adam_gb() -> float:
@@ -228,6 +230,15 @@ def _perf(model: str, server: str, tp: int, isl: int, osl: int) -> Callable[[], 
 def _launch(batch: int, tp: int, isl: int, osl: int) -> Callable[[], float]:
     fields = {"shape": LLAMA2_70B, "gpus_per_replica": tp, "concurrent_requests": batch}
     return lambda: serving(fields, isl, osl).tokens_per_s_replica
+
+
+def _nvl32(model: str, isl: int) -> Callable[[], float]:
+    return lambda: nvl32_ttft(model, isl).ttft_s
+
+
+def _nim_ms(isl: int, osl: int, figure: str) -> Callable[[], float]:
+    """`figure` of the NIM case in milliseconds: ttft_s or decode_step_avg_s."""
+    return lambda: float(getattr(_nim(isl, osl), figure)) * 1000
 
 
 def _first_token(shape: dict[str, Any], tp: int, isl: int) -> Callable[[], float]:
@@ -292,7 +303,7 @@ def _cases() -> list[Case]:
             value,
             "s",
             "measured",
-            lambda model=model, isl=isl: nvl32_ttft(model, isl).ttft_s,
+            _nvl32(model, isl),
         )
         for name, model, isl, value in [
             ("Llama 3.1 70B", "meta/llama-3-70b", 32768, 0.472),
@@ -322,28 +333,20 @@ def _cases() -> list[Case]:
         ]
     ]
     itl_note = "ALLREDUCE_LATENCY_S is derived from this row"
+    nim = "NVIDIA NIM benchmarking, 2 x H100 fp8 TP2, concurrency 1"
     for isl, osl, ttft, itl in [(5000, 500, 406.77, 18.58), (500, 2000, 47.77, 18.91)]:
+        note = itl_note if osl == 2000 else ""
+        cases.append(Case(NIM, nim, f"{isl}/{osl}: TTFT", ttft, "ms", "measured", _nim_ms(isl, osl, "ttft_s")))
         cases.append(
             Case(
                 NIM,
-                "NVIDIA NIM benchmarking, 2 x H100 fp8 TP2, concurrency 1",
-                f"{isl}/{osl}: TTFT",
-                ttft,
-                "ms",
-                "measured",
-                lambda isl=isl, osl=osl: _nim(isl, osl).ttft_s * 1000,
-            )
-        )
-        cases.append(
-            Case(
-                NIM,
-                "NVIDIA NIM benchmarking, 2 x H100 fp8 TP2, concurrency 1",
+                nim,
                 f"{isl}/{osl}: inter-token latency",
                 itl,
                 "ms",
                 "measured",
-                lambda isl=isl, osl=osl: _nim(isl, osl).decode_step_avg_s * 1000,
-                itl_note if osl == 2000 else "",
+                _nim_ms(isl, osl, "decode_step_avg_s"),
+                note,
             )
         )
     cases += [
