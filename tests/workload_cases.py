@@ -136,9 +136,9 @@ def nvl32_ttft(model: str, isl: int) -> InferenceSpeed:
     return inference_speed(svc, shape, hw, inference_memory(svc, shape, hw.gpu.memory_gb))
 
 
-def _batch_one(shape: dict[str, Any], tp: int, isl: int, osl: int = 1) -> InferenceSpeed:
+def _batch_one(shape: dict[str, Any], tp: int, isl: int, server: str = "nvidia/dgx-h100") -> InferenceSpeed:
     fields = {"shape": shape, "gpus_per_replica": tp, "concurrent_requests": 1}
-    return serving(fields, isl, osl, "nvidia/dgx-h100")
+    return serving(fields, isl, 1, server)
 
 
 def _nim(isl: int, osl: int) -> InferenceSpeed:
@@ -241,13 +241,31 @@ def _nim_ms(isl: int, osl: int, figure: str) -> Callable[[], float]:
     return lambda: float(getattr(_nim(isl, osl), figure)) * 1000
 
 
-def _first_token(shape: dict[str, Any], tp: int, isl: int) -> Callable[[], float]:
-    return lambda: _batch_one(shape, tp, isl).ttft_s * 1000
+def _first_token(shape: dict[str, Any], tp: int, isl: int, server: str) -> Callable[[], float]:
+    return lambda: _batch_one(shape, tp, isl, server).ttft_s * 1000
 
 
+LOW_LATENCY = {
+    "H100": [
+        ("GPT-J 6B", GPTJ_6B, 1, 128, 7),
+        ("GPT-J 6B", GPTJ_6B, 1, 2048, 29),
+        ("LLaMA 7B", LLAMA2_7B, 1, 128, 7),
+        ("LLaMA 7B", LLAMA2_7B, 1, 2048, 36),
+        ("LLaMA 70B", LLAMA2_70B, 4, 128, 26),
+        ("LLaMA 70B", LLAMA2_70B, 4, 2048, 109),
+    ],
+    "L40S": [
+        ("GPT-J 6B", GPTJ_6B, 1, 128, 12),
+        ("GPT-J 6B", GPTJ_6B, 1, 2048, 71),
+        ("LLaMA 7B", LLAMA2_7B, 1, 128, 14),
+        ("LLaMA 7B", LLAMA2_7B, 1, 2048, 73),
+    ],
+}
+"""TensorRT-LLM v0.5 "Low Latency" tables, "H100 GPUs (FP8)" and "L40S GPUs (FP8)": (model, shape, TP, input tokens,
+first-token latency in ms). The "A100 GPUs (FP16)" table is not used (docs/workloads.md says why)."""
 PERF = "TensorRT-LLM perf overview v1.0"
 LAUNCH = "TensorRT-LLM H200 launch note (v0.5), H200 FP8 max throughput"
-LOW = "TensorRT-LLM v0.5 low latency, H100 FP8, batch 1"
+LOW = "TensorRT-LLM v0.5 low latency, FP8, batch 1"
 
 
 def _cases() -> list[Case]:
@@ -316,21 +334,15 @@ def _cases() -> list[Case]:
         Case(
             TRTLLM_LOW_LATENCY,
             LOW,
-            f"{name}, TP{tp}, 1st token, {isl:,} tokens",
+            f"{name}, {gpu} TP{tp}, 1st token, {isl:,} tokens",
             value,
             "ms",
             "measured",
-            _first_token(shape, tp, isl),
-            derivation if tp == 1 and isl == 128 else "",
+            _first_token(shape, tp, isl, server),
+            derivation if gpu == "H100" and tp == 1 and isl == 128 else "",
         )
-        for name, shape, tp, isl, value in [
-            ("GPT-J 6B", GPTJ_6B, 1, 128, 7),
-            ("GPT-J 6B", GPTJ_6B, 1, 2048, 29),
-            ("LLaMA 7B", LLAMA2_7B, 1, 128, 7),
-            ("LLaMA 7B", LLAMA2_7B, 1, 2048, 36),
-            ("LLaMA 70B", LLAMA2_70B, 4, 128, 26),
-            ("LLaMA 70B", LLAMA2_70B, 4, 2048, 109),
-        ]
+        for gpu, server in (("H100", "nvidia/dgx-h100"), ("L40S", "generic/l40s-4u-8gpu"))
+        for name, shape, tp, isl, value in LOW_LATENCY[gpu]
     ]
     itl_note = "ALLREDUCE_LATENCY_S is derived from this row"
     nim = "NVIDIA NIM benchmarking, 2 x H100 fp8 TP2, concurrency 1"
