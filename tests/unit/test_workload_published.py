@@ -16,6 +16,9 @@ def test_within_tolerance_of_the_published_figure(case: Case) -> None:
     tool = case.figure()
     ratio = case.ratio(tool)
     print(f"{case.what}: {tool:,.4g} against {case.published:,} ({case.source}): {ratio:.3f}")
+    if case.outside:  # a figure the model cannot match, said why in the case and in docs/workloads.md
+        assert not case.within(tool), f"{case.what} is within its tolerance now ({ratio:.3f}): drop its reason"
+        return
     assert 1 - TOLERANCE[case.kind] <= ratio <= 1 + TOLERANCE[case.kind], f"{case.what}: ratio {ratio:.3f}"
 
 
