@@ -5,6 +5,7 @@ python tests/regen.py schema      # docs/blueprint.schema.json and docs/referenc
 python tests/regen.py codes       # docs/codes.md from clusterforge/codes.py
 python tests/regen.py inventories # inventories/<name>/ from blueprints/*.yaml
 python tests/regen.py readme      # command output shown in README.md and docs/*.md
+python tests/regen.py workloads   # the table of published measurements in docs/workloads.md
 """
 
 from __future__ import annotations
@@ -133,6 +134,14 @@ def regen_inventories() -> None:
         print(out.stdout.strip() or out.stderr.strip())
 
 
+def regen_workloads() -> None:
+    from workload_cases import table_markdown, with_table
+
+    path = REPO / "docs" / "workloads.md"
+    path.write_text(with_table(path.read_text(encoding="utf-8"), table_markdown()), encoding="utf-8")
+    print("wrote docs/workloads.md")
+
+
 if __name__ == "__main__":
     jobs = {
         "errors": regen_errors,
@@ -140,6 +149,7 @@ if __name__ == "__main__":
         "codes": regen_codes,
         "inventories": regen_inventories,
         "readme": regen_readme,
+        "workloads": regen_workloads,
     }
     for name in sys.argv[1:] or list(jobs):
         jobs[name]()

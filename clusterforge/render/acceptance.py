@@ -30,8 +30,10 @@ from .nccl import NcclGroup, nccl_groups
 
 ACCEPTANCE_MD = "handoff/acceptance.md"
 FLOOR = 0.8
-"""Acceptance floor as a share of the bound: an estimate for the site to set (nccl-tests large messages
-typically reach 80-95% of the bottleneck link)."""
+"""Acceptance floor as a share of the bound, just under what healthy links measure: NCCL moves 370 of NVLink 4's
+450 GB/s line rate (82%, "protocol overhead (~20%)", NCCL maintainer, NVIDIA/nccl-tests issue #212), copy-engine
+copies 380 (84%, NVIDIA/nccl issue #1264), one 400 Gb/s fabric port 392 Gb/s with perftest (98%, NVIDIA/nccl
+issue #2409); docs/workloads.md, "Link rates, the acceptance floor and rails". A site may set its own."""
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,11 @@ class BurnInGroup:
         return any(len(d) > 1 for d in self.domains)
 
     def gpu_of_rail(self, rail: int) -> int:
-        """The GPU beside rail `rail`'s NIC (GPU i with NIC i, or GPUs shared evenly among the NICs)."""
+        """The GPU beside rail `rail`'s NIC: GPU i with NIC i (an HGX board puts each GPU on a PCIe switch with one
+        compute NIC, `nvidia-smi topo -m` in NVIDIA/nccl issue #1264; rail-optimized fabrics give each GPU's NIC
+        its own leaf, NVIDIA InfiniBand Cluster Bring-up Procedure), or, with fewer NICs than GPUs, the GPUs
+        shared out evenly in order (an assumption; docs/workloads.md, "Link rates, the acceptance floor and
+        rails"). The burn-in template works out the same index."""
         return (rail - 1) * self.bounds.gpus_per_node // max(1, self.rails)
 
     def set_name(self, index: int) -> str:

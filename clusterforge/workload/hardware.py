@@ -16,6 +16,13 @@ PCIE_GEN4_X16_GBS = 16 * 16 * 128 / 130 / 8
 specification; the L40S data sheet gives 64 GB/s both directions)."""
 
 
+NCCL_NVLINK_SHARE = 370 / 450
+"""Share of NVLink's line rate that NCCL's collectives move data at: "450GB/s is the line rate. With the protocol
+overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s" (H100, NVLink 4; NCCL maintainer, NVIDIA/
+nccl-tests issue #212, https://github.com/NVIDIA/nccl-tests/issues/212). Taken as the same share on other NVLink
+generations."""
+
+
 @dataclass(frozen=True)
 class Hardware:
     groups: list[str]
@@ -46,19 +53,27 @@ class Hardware:
     nvlink_sharp: bool = False
     """The NVLink domain is switched by NVSwitch chips of the third generation or later (NVLink 4 and 5: HGX and
     DGX H100/H200/B200 boards, GH200 NVL32, GB200 NVL72), which reduce in the switch (NVLink SHARP, "NVLS"): an
-    all-reduce among its GPUs moves each GPU's buffer once each way instead of a ring's 2(n-1)/n."""
+    all-reduce among its GPUs sends each GPU's buffer into the switch once and receives the result once, at the
+    rate NCCL measured (speed.NVLS_BUFFER_SHARE), instead of a ring's 2(n-1)/n."""
 
     @property
     def nvlink_gbs(self) -> float:
         """NVLink bandwidth per GPU and direction in GB/s (the catalog gives both directions together)."""
         return (self.gpu.gpu_link_gbs or 0.0) / 2
 
+    @property
+    def nvlink_collective_gbs(self) -> float:
+        """What NCCL's collectives move per GPU and direction over NVLink: the line rate less the protocol overhead
+        (NCCL_NVLINK_SHARE; 370 GB/s on H100)."""
+        return self.nvlink_gbs * NCCL_NVLINK_SHARE
+
     def tensor_parallel_link(self, group: int) -> tuple[str, float]:
         """The tier a tensor-parallel group of `group` GPUs crosses and its bandwidth per GPU and direction in GB/s:
-        NVLink inside an NVLink domain; PCIe inside a node without NVLink (Gen4 x16, 31.5 GB/s); the compute
-        fabric beyond, under one leaf while its nodes fit a scalable unit, else at bandwidth / oversubscription."""
+        NVLink inside an NVLink domain (at NCCL's effective rate); PCIe inside a node without NVLink (Gen4 x16,
+        31.5 GB/s); the compute fabric beyond, under one leaf while its nodes fit a scalable unit, else at
+        bandwidth / oversubscription."""
         if group <= self.nvlink_domain and self.nvlink_gbs > 0:
-            return "nvlink", self.nvlink_gbs
+            return "nvlink", self.nvlink_collective_gbs
         if group <= self.gpus_per_node:
             return "pcie", PCIE_GEN4_X16_GBS
         fabric = self.nic_gbps_per_gpu / 8
