@@ -110,12 +110,12 @@ def measure(gpus: int) -> dict[str, Any]:
 
     from clusterforge.checks import run_checks
     from clusterforge.expand import expand
-    from clusterforge.expand.gc_paused import gc_paused
+    from clusterforge.output.pieces import FileText, Pieces, length
+    from clusterforge.output.writer import MANIFEST, StagedTree, manifest_text
     from clusterforge.pipeline import CONSISTENCY_READS
     from clusterforge.render import RENDERERS, RenderContext
     from clusterforge.render.consistency import consistency_findings
-    from clusterforge.render.pieces import FileText, Pieces, length
-    from clusterforge.writer import MANIFEST, StagedTree, manifest_text
+    from clusterforge.runtime.gc_paused import gc_paused
 
     def made(text: FileText) -> FileText:
         """A text made in pieces as it is written, made now: its time is the family's, not the writer's."""

@@ -23,10 +23,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from clusterforge.heap import keep_freed_memory
-from clusterforge.write_behind import WriteBehind
-from clusterforge.write_behind_child import write_all
-from clusterforge.writer import StagedTree
+from clusterforge.output.write_behind import WriteBehind
+from clusterforge.output.write_behind_child import write_all
+from clusterforge.output.writer import StagedTree
+from clusterforge.runtime.heap import keep_freed_memory
 
 SMALL, LARGE = 4_000, 32 << 20
 """A small file's bytes (a netplan file, a host's variables) and a large one's (a slice of the cable table)."""

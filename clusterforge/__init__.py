@@ -16,12 +16,12 @@ try:
     from .errors import BlueprintError, CatalogError, ClusterforgeError, Finding, Severity
     from .expand import Topology, expand
     from .loader import load_blueprint
+    from .output.writer import write_tree
     from .pipeline import Analysis, analyse, load_valid, render_analysis
     from .plan import Plan, build_plan
     from .render import render
     from .validate import ValidBlueprint, validate
     from .version import __version__
-    from .writer import write_tree
 finally:
     _gc.freeze()
     if _collecting:

@@ -25,6 +25,7 @@ from .errors import (
     sorted_findings,
 )
 from .lockfile import Keep, is_lock_file, lock_path, write_lock
+from .output.writer import OutputError, StagedTree, TreeDiff, compare_tree
 from .pipeline import (
     CONSISTENCY_READS,
     analyse,
@@ -36,13 +37,12 @@ from .pipeline import (
     render_files,
 )
 from .plan import plan_text
-from .render.bom import bom_text
 from .render.context import RenderContext
-from .render.report import REPORT_HTML, REPORT_MD
+from .render.handoff.bom import bom_text
+from .render.handoff.report import REPORT_HTML, REPORT_MD
 from .version import __version__
 from .workload import fit_json, fit_text, fit_workloads
 from .workload.plan import plan_layouts
-from .writer import OutputError, StagedTree, TreeDiff, compare_tree
 
 # Modules only some commands need (verify, diff, export, schema, catalog) are imported inside those commands:
 # start-up is most of a small render's time.

@@ -15,20 +15,20 @@ from typing import Any, cast
 from .checks import run_checks
 from .errors import BlueprintError, Finding, Severity
 from .expand import Topology, expand
-from .expand.gc_paused import gc_paused
 from .expand.identity import locked
-from .forked import Forked, Note, can_fork, cpus_usable
-from .heap import keep_freed_memory
 from .loader import load_blueprint
 from .lockfile import Keep, lock_text, read_lock
+from .output.pieces import FileText, whole
+from .output.writer import MANIFEST, StagedTree, manifest_text, with_manifest
 from .plan import Plan, build_plan
 from .render import FAMILIES_SHOWING_CHECKS, HANDOFF_FAMILIES, RENDERERS, RenderContext, render_family, shared_by_lanes
+from .render.ansible.made import Carried, adopt_made, carried_made
 from .render.consistency import consistency_findings
-from .render.handoff_common import cable_table, first_ends
-from .render.made import Carried, adopt_made, carried_made
-from .render.pieces import FileText, whole
+from .render.handoff.handoff_common import cable_table, first_ends
+from .runtime.forked import Forked, Note, can_fork, cpus_usable
+from .runtime.gc_paused import gc_paused
+from .runtime.heap import keep_freed_memory
 from .validate import ValidBlueprint, validate
-from .writer import MANIFEST, StagedTree, manifest_text, with_manifest
 
 Progress = Callable[[str, int, int], None]
 """Told (stage, steps done, steps in all) as long work goes on; the CLI draws it on a terminal."""

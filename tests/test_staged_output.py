@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 from helpers import REPO
 
-from clusterforge import forked, pipeline
+from clusterforge import pipeline
 from clusterforge.errors import ClusterforgeError, Finding, Severity
+from clusterforge.output.pieces import FileText
+from clusterforge.output.writer import MANIFEST, StagedTree, manifest_files, manifest_text, with_manifest, write_tree
 from clusterforge.pipeline import (
     CONSISTENCY_READS,
     analyse,
@@ -25,10 +27,10 @@ from clusterforge.pipeline import (
     render_blueprint,
     render_staged,
 )
-from clusterforge.render import Renderer, handoff_common
+from clusterforge.render import Renderer
 from clusterforge.render.context import RenderContext
-from clusterforge.render.pieces import FileText
-from clusterforge.writer import MANIFEST, StagedTree, manifest_files, manifest_text, with_manifest, write_tree
+from clusterforge.render.handoff import handoff_common
+from clusterforge.runtime import forked
 
 BP = REPO / "blueprints/l40s-inference.yaml"
 IB_BP = REPO / "blueprints/h200-training-pod.yaml"
@@ -186,7 +188,7 @@ def test_a_text_written_piece_by_piece_is_its_utf8_whole(
     bytes in UTF-8) on every side of a piece's end, and an empty file stays empty."""
     import hashlib
 
-    import clusterforge.writer as writer
+    import clusterforge.output.writer as writer
 
     monkeypatch.setattr(writer, "ENCODE_PIECE", 3)
     text = "rack é1 € 😀 gpu001\n" * 7
@@ -212,7 +214,7 @@ def test_write_behind_sends_large_and_small_files_whole(
     many times, with frames and paths split at its end, the render waiting for room."""
     import hashlib
 
-    from clusterforge import write_behind
+    from clusterforge.output import write_behind
 
     monkeypatch.setattr(write_behind, "BATCH", 64)
     if ring is not None:
@@ -240,7 +242,7 @@ def test_a_full_ring_goes_on_when_word_of_room_came_while_telling(
     import select as select_module
     import time
 
-    from clusterforge import write_behind
+    from clusterforge.output import write_behind
 
     monkeypatch.setattr(write_behind, "RING_BYTES", 1000)
     monkeypatch.setattr(write_behind, "BATCH", 64)
@@ -273,7 +275,7 @@ def test_a_full_ring_goes_on_when_word_of_room_came_while_telling(
 def test_a_position_read_in_two_parts_counts_once_whole() -> None:
     """Either end of the ring reads positions off a pipe: one cut between two reads counts when its rest
     comes, the latest whole one is kept, and the end of the input reads False."""
-    from clusterforge.write_behind_child import POSITION, Positions
+    from clusterforge.output.write_behind_child import POSITION, Positions
 
     read_end, write_end = os.pipe()
     positions = Positions(read_end)
@@ -308,7 +310,7 @@ def test_without_memfd_the_ring_is_an_unlinked_temporary_file(tmp_path: Path, mo
 def test_a_failed_write_behind_is_an_output_error_and_leaves_nothing(tmp_path: Path) -> None:
     """The second process cannot create a file (here: one sent twice): the render gets OutputError naming the
     file, as if it had written it itself, and nothing is left."""
-    from clusterforge.writer import OutputError
+    from clusterforge.output.writer import OutputError
 
     out = tmp_path / "out"
     with (
@@ -323,7 +325,7 @@ def test_a_failed_write_behind_is_an_output_error_and_leaves_nothing(tmp_path: P
 
 
 def test_a_killed_write_behind_process_is_an_output_error(tmp_path: Path) -> None:
-    from clusterforge.writer import OutputError
+    from clusterforge.output.writer import OutputError
 
     out = tmp_path / "out"
     with pytest.raises(OutputError, match="ended early"), StagedTree(out) as staged:

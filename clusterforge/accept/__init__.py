@@ -28,11 +28,11 @@ import hostlist
 
 from .. import codes
 from ..expand.topology import Topology
-from ..render.acceptance import FLOOR
-from ..render.burnin import BURN_IN_DIR, BurnInGroup, RailPort, burn_in_groups, ring_pairs, spine_columns
 from ..render.context import RenderContext, host_range
-from ..render.handoff_common import cable_table
-from ..render.infiniband_plan import plan_subnets
+from ..render.handoff.acceptance import FLOOR
+from ..render.handoff.burnin import BURN_IN_DIR, BurnInGroup, RailPort, burn_in_groups, ring_pairs, spine_columns
+from ..render.handoff.handoff_common import cable_table
+from ..render.infiniband.infiniband_plan import plan_subnets
 from ..validate import ValidBlueprint
 from ..verify import IbResolver, switch_name
 from .results import Result, ResultError, read_results

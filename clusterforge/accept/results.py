@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import codes
 from ..inputs import InputRefused, read_regular
-from ..render.burnin import HEADER
+from ..render.handoff.burnin import HEADER
 
 MAX_FILES = 200_000
 """Result files read from the folders given, at most (a cluster of 100,000 nodes writes about 20 a node)."""

@@ -10,25 +10,25 @@ from jinja2.sandbox import SecurityError
 from .. import codes
 from ..errors import ClusterforgeError, Finding, Severity
 from ..expand.topology import Topology
+from ..output.pieces import FileText, whole
 from ..plan import Plan
 from ..validate import ValidBlueprint
-from .acceptance import render_acceptance
-from .ansible import render_ansible
-from .bom import render_bom
-from .cabling import render_cabling
+from .ansible.ansible import render_ansible
 from .context import RenderContext
-from .elevation import render_elevation
-from .handoff_common import shared_cable_table
-from .imex import render_imex
-from .infiniband import render_infiniband
+from .handoff.acceptance import render_acceptance
+from .handoff.bom import render_bom
+from .handoff.cabling import render_cabling
+from .handoff.elevation import render_elevation
+from .handoff.handoff_common import shared_cable_table
+from .handoff.report import render_report
+from .imex.imex import render_imex
+from .infiniband.infiniband import render_infiniband
 from .jinja import TemplateRefused, site_template_location
-from .nccl import render_nccl
-from .network import render_network
-from .nvue import render_switches
-from .pieces import FileText, whole
-from .report import render_report
-from .slurm import render_slurm
-from .software import render_software
+from .nccl.nccl import render_nccl
+from .network.network import render_network
+from .slurm.slurm import render_slurm
+from .software.software import render_software
+from .switches.nvue import render_switches
 
 Renderer = Callable[[RenderContext], Mapping[str, FileText]]
 

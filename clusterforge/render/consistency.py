@@ -34,12 +34,12 @@ from ..errors import Finding, Severity
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from . import paths
-from .ansible import INVENTORY, inventory_as_made
-from .ansible_model import interfaces
+from .ansible.ansible import INVENTORY, inventory_as_made
+from .ansible.ansible_model import interfaces
+from .ansible.host_data import HOST_DATA_DIR, HostFacts, host_data_as_made, host_facts
+from .ansible.inventory_json import UNSAFE_KEY
 from .context import network_of_kind
-from .host_data import HOST_DATA_DIR, HostFacts, host_data_as_made, host_facts
-from .inventory_json import UNSAFE_KEY
-from .nccl import hca_devices, nccl_groups
+from .nccl.nccl import hca_devices, nccl_groups
 
 _KEY = re.compile(r"(\w+)=(\S+)")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -19,9 +19,9 @@ from ..checks.fat_tree import fat_tree_faults
 from ..expand.topology import Link, Topology
 from ..inputs import CAPTURE_LIMITS, Reads
 from ..model.fabric import LeafSpineFabric
-from ..render.handoff_common import cable_table
-from ..render.infiniband import guid_files
-from ..render.infiniband_plan import IbEnd, IbSubnet, numbering_of, plan_subnets, port_name
+from ..render.handoff.handoff_common import cable_table
+from ..render.infiniband.infiniband import guid_files
+from ..render.infiniband.infiniband_plan import IbEnd, IbSubnet, numbering_of, plan_subnets, port_name
 from ..render.jinja import render_template
 from ..validate import ValidBlueprint
 from .compare import Cable, Comparison, Key, Place, Planned, Problem, compare

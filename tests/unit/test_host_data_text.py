@@ -10,8 +10,8 @@ from dataclasses import replace
 from factories import dgx_blueprint
 
 from clusterforge.expand import expand
-from clusterforge.render.host_data import build_host_data, host_data_json, host_data_path, render_host_data
-from clusterforge.render.inventory_json import UNSAFE_KEY
+from clusterforge.render.ansible.host_data import build_host_data, host_data_json, host_data_path, render_host_data
+from clusterforge.render.ansible.inventory_json import UNSAFE_KEY
 
 
 def test_the_written_files_are_the_encoders_text_of_the_entries() -> None:

@@ -11,12 +11,12 @@ from helpers import REPO
 from clusterforge.expand.topology import Topology
 from clusterforge.pipeline import analyse, load_valid
 from clusterforge.render import RenderContext
-from clusterforge.render.ansible import INVENTORY, made_inventory, render_ansible
-from clusterforge.render.host_data import made_host_data
-from clusterforge.render.made import adopt_made, carried_made
+from clusterforge.render.ansible.ansible import INVENTORY, made_inventory, render_ansible
+from clusterforge.render.ansible.host_data import made_host_data
+from clusterforge.render.ansible.made import adopt_made, carried_made
 
-ANSIBLE = sys.modules["clusterforge.render.ansible"]
-HOST_DATA = sys.modules["clusterforge.render.host_data"]
+ANSIBLE = sys.modules["clusterforge.render.ansible.ansible"]
+HOST_DATA = sys.modules["clusterforge.render.ansible.host_data"]
 
 
 def _rendered() -> tuple[Topology, dict[str, str]]:
