@@ -7,14 +7,12 @@ The roles only copy: every host's list of files (source in the output folder, de
 
 from __future__ import annotations
 
-from typing import Any
-from weakref import WeakKeyDictionary
-
 from ...expand.topology import Topology
 from ...validate import ValidBlueprint
 from .. import paths
 from ..context import RenderContext
 from ..nccl.nccl import nccl_groups, pinned_ports
+from ..rendered import Rendered
 from ..slurm.slurm import slurm_paths
 from ..software.software import hosts_text
 from .ansible_model import (
@@ -25,34 +23,13 @@ from .ansible_model import (
     slurm_role_vars,
     software_role_vars,
 )
-from .host_data import render_host_data
+from .host_data import host_data_files
 from .inventory_json import factored, factored_json
+from .made import Made, MadeHostData, MadeInventory
 from .yaml_text import text_mapping_yaml
 
 INVENTORY = "ansible/inventory.json"
 HOSTS_VARS = "ansible/roles/cf_hosts/vars/main.yml"
-_MADE: WeakKeyDictionary[Topology, tuple[str, dict[str, Any]]] = WeakKeyDictionary()
-
-
-def made_inventory(topo: Topology) -> tuple[str, dict[str, Any]] | None:
-    """The inventory last rendered for `topo`: the JSON text the template was given and the groups
-    (`all.children`, shared vars factored) it was written from, so the consistency check need not parse a
-    file that is that text."""
-    return _MADE.get(topo)
-
-
-def inventory_as_made(topo: Topology, text: str) -> dict[str, Any] | None:
-    """The groups the inventory file `text` was written from, when it is the JSON text last made for `topo`
-    (and at most white space after it); else None."""
-    made = _MADE.get(topo)
-    if made is None or not text.startswith(made[0]) or text[len(made[0]) :].strip():
-        return None
-    return made[1]
-
-
-def remember_inventory(topo: Topology, text: str, groups: dict[str, Any]) -> None:
-    """What `made_inventory(topo)` gives from now on."""
-    _MADE[topo] = text, groups
 
 
 # Files of the family that are the same for every blueprint: template -> output path.
@@ -86,7 +63,8 @@ def installable_paths(valid: ValidBlueprint, topo: Topology) -> set[str]:
     return rendered
 
 
-def render_ansible(ctx: RenderContext) -> dict[str, str]:
+def render_ansible(ctx: RenderContext) -> Rendered:
+    """The family's files, with what the inventory and the host data were made from (render/ansible/made.py)."""
     model = {"cluster": ctx.valid.blueprint.name}
     inventory = build_inventory(ctx.valid, ctx.topo)
     rendered = installable_paths(ctx.valid, ctx.topo)
@@ -100,7 +78,6 @@ def render_ansible(ctx: RenderContext) -> dict[str, str]:
     groups = factored(inventory)
     text = factored_json(groups)
     files = {INVENTORY: ctx.render("ansible/inventory.json.j2", {**model, "inventory": text})}
-    remember_inventory(ctx.topo, text, groups["all"]["children"])
     for path, values in data.items():
         files[path] = ctx.render(f"{path}.j2", {**model, "vars": values})
     hosts_block = hosts_text(ctx).rstrip()
@@ -116,5 +93,7 @@ def render_ansible(ctx: RenderContext) -> dict[str, str]:
     )
     for template, path in STATIC.items():
         files[path] = ctx.render(template, model)
-    files.update(render_host_data(ctx.topo))
-    return dict(sorted(files.items()))
+    host_data, facts = host_data_files(ctx.topo)
+    files.update(host_data)
+    made = Made(MadeInventory(INVENTORY, text, groups["all"]["children"]), MadeHostData(host_data, facts))
+    return Rendered(dict(sorted(files.items())), made)

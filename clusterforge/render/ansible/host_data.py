@@ -11,10 +11,8 @@ parse a small file each, and at 100,000 GPUs the render writes 3,600 files inste
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Mapping
 from json.encoder import encode_basestring_ascii  # what json.dumps does with a str
 from typing import Any, NamedTuple
-from weakref import WeakKeyDictionary
 
 from ...expand.topology import Topology
 from ..addresses import topology_address_texts
@@ -196,30 +194,8 @@ def host_facts(rack: str, entry: dict[str, Any]) -> HostFacts:
     )
 
 
-_MADE: WeakKeyDictionary[Topology, tuple[dict[str, str], dict[str, HostFacts]]] = WeakKeyDictionary()
-
-
-def made_host_data(topo: Topology) -> tuple[dict[str, str], dict[str, HostFacts]] | None:
-    """The host data last rendered for `topo`: its files' texts by path, and each host's facts as the texts
-    were written from them (so the consistency check need not parse 15 MB of JSON at 100,000 GPUs)."""
-    return _MADE.get(topo)
-
-
-def host_data_as_made(topo: Topology, files: Mapping[str, str], paths: Collection[str]) -> dict[str, HostFacts] | None:
-    """Each host's facts, when the files at `paths` are exactly the host data files last made for `topo`; else
-    None."""
-    made = _MADE.get(topo)
-    if made is None or len(made[0]) != len(paths) or not all(made[0].get(p) == files[p] for p in paths):
-        return None
-    return made[1]
-
-
-def remember_host_data(topo: Topology, files: dict[str, str], facts: dict[str, HostFacts]) -> None:
-    """What `made_host_data(topo)` gives from now on."""
-    _MADE[topo] = files, facts
-
-
-def render_host_data(topo: Topology) -> dict[str, str]:
+def host_data_files(topo: Topology) -> tuple[dict[str, str], dict[str, HostFacts]]:
+    """The host data files by path, and each host's facts as they were written from them."""
     sources = _Sources(topo)
     writer = _HostTexts(sources)
     files: dict[str, str] = {}
@@ -230,5 +206,4 @@ def render_host_data(topo: Topology) -> dict[str, str]:
             text = host_data_json({node: sources.entry(node) for node in nodes})
         files[host_data_path(rack)] = text
         facts.update((node, sources.facts(rack, node)) for node in nodes)
-    remember_host_data(topo, files, facts)
-    return files
+    return files, facts

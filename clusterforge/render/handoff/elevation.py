@@ -20,7 +20,7 @@ from markupsafe import Markup
 from ...errors import Finding, SourceLocation
 from ...expand.topology import Device, Rack
 from ...output.pieces import FileText, Pieces
-from ..context import RenderContext, shared_plan
+from ..context import RenderContext
 from .rack_drawing import (
     OTHER_COLOUR,
     RESERVED_FILL,
@@ -112,7 +112,7 @@ def _drawn_racks(ctx: RenderContext) -> dict[str, str]:
 
 def _rack_drawings(ctx: RenderContext) -> dict[str, Callable[[], str]]:
     """What draws each rack's SVG file, by rack name, floor order."""
-    racks = shared_plan(ctx).power.racks
+    racks = ctx.plan.power.racks
     placed: dict[str, list[Device]] = defaultdict(list)
     for device in ctx.topo.devices.values():
         if device.rack is not None:

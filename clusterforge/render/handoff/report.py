@@ -17,7 +17,7 @@ from ...errors import Finding
 from ...expand.topology import Topology
 from ...plan import FabricPlan, OobPlan, Plan
 from ...validate import ValidBlueprint
-from ..context import RenderContext, shared_plan
+from ..context import RenderContext
 from ..escape import Escaped, md_cell
 from .elevation import escaped, finding_where, legend_model, page_drawings, rows_model, xml_text
 from .rack_drawing import num, xml_escape
@@ -248,7 +248,7 @@ def report_model(ctx: RenderContext) -> dict[str, Any]:
     """The report as plain data: a header and titled tables, unescaped."""
     valid, topo = ctx.valid, ctx.topo
     bp = valid.blueprint
-    plan = shared_plan(ctx)
+    plan = ctx.plan
     overridden = sorted(valid.catalog.overridden)
     site = bp.site.name + (f", {bp.site.location}" if bp.site.location else "")
     return {
