@@ -113,11 +113,11 @@ def group_bounds(ctx: RenderContext, entry: NcclGroup) -> GroupBounds:
     gpu = ctx.valid.catalog.require(server.gpus.model, GPU)
     per_node = server.gpus.count
     nic_gbs = sum(p.count * p.speed_gbps for p in server.port_groups("compute")) / per_node / 8
-    rails = ctx.topo.fabrics[entry.fabric_name].topology == "rail-optimized"
+    fabric = ctx.topo.fabrics[entry.fabric_name]  # as expanded (what the plan shows), not as the blueprint asks
     domain = server.gpus.nvlink_domain if gpu.gpu_link_gbs else 1
     nvlink = (gpu.gpu_link_gbs or 0.0) / 2  # the catalog gives both directions together
-    leaf = "rail (one scalable unit)" if rails else "one leaf"
-    return GroupBounds(per_node, domain, nvlink, nic_gbs, float(entry.fabric.oversubscription), leaf)
+    leaf = "rail (one scalable unit)" if fabric.topology == "rail-optimized" else "one leaf"
+    return GroupBounds(per_node, domain, nvlink, nic_gbs, fabric.oversubscription_target, leaf)
 
 
 def group_figures(ctx: RenderContext, entry: NcclGroup) -> list[TierFigure]:
@@ -151,7 +151,7 @@ def acceptance_model(ctx: RenderContext) -> dict[str, Any]:
             for f in group_figures(ctx, entry)
         ]
         groups.append({"name": md_cell(entry.group.name), "fabric": md_cell(entry.fabric_name), "rows": rows})
-    return {"blueprint": md_cell(ctx.valid.blueprint.name), "groups": groups, "floor": f"{FLOOR:.0%}"}
+    return {"blueprint": md_cell(ctx.topo.name), "groups": groups, "floor": f"{FLOOR:.0%}"}
 
 
 def render_acceptance(ctx: RenderContext) -> dict[str, str]:
