@@ -45,9 +45,9 @@ class Strategy(enum.Enum):
     """Every stage in this process but the file writing; what CHECKS_BESIDE comes to once checked already."""
 
 
-TWO_LANES_MIN_LINKS = 10_000
+TWO_LANES_MIN_LINKS = 20_000
 """Below this many links a render stays in one process unless `--jobs 2` asks otherwise: the second process
-saves less wall time than it costs CPU time."""
+saves less than a tenth of the command's time (benchmarks/lanes_cost.py)."""
 TWO_LANES_MAX_LINKS = 1_000_000
 """Above this many links a render checks beside instead (unless `--jobs 2`): two lanes take about 1.35 times
 the memory of one (pages of the topology both touch are copied, both lanes' peaks meet)."""
