@@ -2,7 +2,7 @@
 
     python benchmarks/write_behind_cost.py [--gb 4.4] [--work DIR]    # DIR: where the files go (a temporary folder)
 
-A million-GPU render sends 4.4 GB in 192,288 files to the process that writes them (write_behind.py), four
+A million-GPU render sends 4.4 GB in 192,288 files to the process that writes them (output/write_behind.py), four
 fifths of the bytes in large files (the cable tables, InfiniBand topologies) and the rest in small ones (netplan
 files, host variables). Here files of that mix (4 kB and 32 MB) go through `StagedTree.put` as a render sends
 them, once into the ring and once, framed and batched the same way, through a plain pipe to a process that

@@ -8,7 +8,7 @@ import gc as _gc
 
 # Importing makes some 80,000 objects that live on and no garbage: left on, the collector walked them a hundred
 # times, and once more at the first allocation after the import. So it is off meanwhile, and what the import made
-# is frozen (`gc.freeze`: never walked again), as a stage's objects are (expand/gc_paused.py).
+# is frozen (`gc.freeze`: never walked again), as a stage's objects are (runtime/gc_paused.py).
 _collecting = _gc.isenabled()
 _gc.disable()
 try:

@@ -428,7 +428,7 @@ def test_cabling_csv_equals_its_cells_written_one_by_one(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["h200-training-pod", "gb200-nvl72"])
 def test_cable_tables_in_pieces_are_the_whole_tables(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """cabling.csv and links.csv are made in pieces of a few thousand lines (render/pieces.py), as they are
+    """cabling.csv and links.csv are made in pieces of a few thousand lines (output/pieces.py), as they are
     read: pieces of 7 lines, regular and irregular cables (twin-port and splitter cables) among them, join to
     the tables made in one piece, and a second reading gives the same pieces again."""
     from clusterforge.output import pieces

@@ -1,7 +1,7 @@
 """`clusterforge accept`: burn-in results read back and judged against the plan, per node, cable and tier.
 
-The results come from the jobs under handoff/burn-in/ (clusterforge/render/burnin.py); each names its test and
-nodes, and its floor is worked out from those nodes with the acceptance figures (render/acceptance.py). What
+The results come from the jobs under handoff/burn-in/ (clusterforge/render/handoff/burnin.py); each names its test and
+nodes, and its floor is worked out from those nodes with the acceptance figures (render/handoff/acceptance.py). What
 fails gets its likely cause:
 
 - a pair test on one rail below floor: the node in every low pair of its ring is the suspect, its rail's cable

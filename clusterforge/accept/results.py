@@ -1,6 +1,6 @@
 """Read burn-in results back: nccl-tests text output, `dcgmi diag -j` JSON, nvbandwidth output, `nvidia-smi -q`
 output (its Fabric section) and ibdiagnet2.log, each after the `# clusterforge-burn-in:` line the rendered
-jobs write first (clusterforge/render/burnin.py).
+jobs write first (clusterforge/render/handoff/burnin.py).
 
 Every file is read with the bounded reader of clusterforge/inputs.py (regular files only, 8 MiB at most). A
 file that is not what its header says, or stops early, is a `ResultError` naming the file and line: never a

@@ -1,14 +1,13 @@
 """Files written by a second process while the render goes on (write behind).
 
-Writing a large render's files is mostly the kernel's work: creating 190,000 files and copying 4.4 GB into
-the page cache took 24 of 125 s at 1,000,000 GPUs, with the render waiting. Instead, a file costs the render
-one copy into a ring of shared memory (small files batched into one copy) and a word on a pipe saying how far
-it has put; a process of its own (`write_behind_child.py`, the standard library only, started fresh so that it
-shares none of the render's memory but the ring) creates the files, writes them straight from the ring and
-works out their digests on the second CPU. The ring's pages are touched once and used round and round: through
-a pipe, each megabyte took the kernel fresh pages to copy into and out of (5.6 CPU s of the render's at
-1,000,000 GPUs, 2026-12-05, `perf`), against 0.9 s for 4.4 GB into the ring (`benchmarks/write_behind_cost.py`
-compares the two alone).
+Writing a large render's files is mostly the kernel's work: creating the files and copying their bytes into
+the page cache, with the render waiting. Instead, a file costs the render one copy into a ring of shared memory
+(small files batched into one copy) and a word on a pipe saying how far it has put; a process of its own
+(`write_behind_child.py`, the standard library only, started fresh so that it shares none of the render's memory
+but the ring) creates the files, writes them straight from the ring and works out their digests on the second
+CPU. The ring's pages are touched once and used round and round, where a pipe took the kernel fresh pages to
+copy each megabyte into and out of (docs/architecture.md, Scheduling, has the figures;
+`benchmarks/write_behind_cost.py` compares the two alone).
 """
 
 from __future__ import annotations

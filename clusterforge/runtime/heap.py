@@ -3,9 +3,8 @@
 A render frees and allocates gigabytes over its stages (each family's text, the cable table's columns). By
 default glibc returns a large free block to the system at once (an `mmap`ed one when it is freed, the top of
 the heap once it passes 128 KiB) and the next stage asks for it again: each page then costs a fault and is
-zeroed by the kernel once more. At 1,000,000 GPUs that was 3.9 million page faults (15 GB zeroed) and a
-third of the render's system time; with freed memory kept, 2.9 million and 21 s of system time instead of 52,
-for the same peak. Elsewhere (another C library, no `mallopt`) nothing changes.
+zeroed by the kernel once more (a third of a million-GPU render's system time: docs/architecture.md, Memory).
+Elsewhere (another C library, no `mallopt`) nothing changes.
 """
 
 from __future__ import annotations

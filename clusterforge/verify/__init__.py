@@ -2,7 +2,7 @@
 
 InfiniBand: every subnet of the plan that the discovered file reaches (any of its switches seen) is compared
 cable by cable; switch names may carry the vendor's decoration (`MF0;compute-leaf001:MQM9700/U1`), host
-adapters are named `<host> <RDMA device>` or `<host> <port>` (see render/infiniband_plan.py). LLDP: the
+adapters are named `<host> <RDMA device>` or `<host> <port>` (see render/infiniband/infiniband_plan.py). LLDP: the
 Ethernet cables with an end on a host that reported (one file per host, or a merged file) are compared.
 """
 

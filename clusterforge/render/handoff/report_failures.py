@@ -20,7 +20,7 @@ DOWN, HIT, FAILED, IDLE = "#c0392b", "#f39c12", "#7b241c", "#d5d8dc"
 FAILURES_MAX_LINKS = 10_000
 """Above this many links the report leaves the analysis to `clusterforge failures`: it costs 0.11 CPU s at
 10,000 GPUs (32,530 links) and 1.5 CPU s at 100,000 (320,940), 15% of that render (docs/failures.md); below,
-where the render runs in one process (pipeline.TWO_LANES_MIN_LINKS), 10-20 ms on the examples."""
+where the render runs in one process (schedule.TWO_LANES_MIN_LINKS), 10-20 ms on the examples."""
 
 
 def failure_report(ctx: RenderContext) -> FailureReport:

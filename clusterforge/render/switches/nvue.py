@@ -1,5 +1,5 @@
 """switches output family: per Ethernet fabric switch (RoCE compute, storage, in-band leaves, spines and
-cores) its NVUE configuration, the YAML `nv config apply` reads (render/nvue_model.py builds it).
+cores) its NVUE configuration, the YAML `nv config apply` reads (render/switches/nvue_model.py builds it).
 
 The YAML is written by hand rather than by a YAML library, to print it as NVUE itself does (`enable: on`
 plain, VLAN and priority keys quoted) and to quote every MAC address (a YAML 1.1 reader takes
