@@ -25,6 +25,7 @@ from .errors import (
     sorted_findings,
 )
 from .lockfile import Keep, is_lock_file, lock_path, write_lock
+from .output.writer import OutputError, StagedTree, TreeDiff, compare_tree
 from .pipeline import (
     CONSISTENCY_READS,
     analyse,
@@ -32,17 +33,16 @@ from .pipeline import (
     load_valid,
     lock_of,
     render_analysis,
-    render_blueprint,
     render_files,
 )
 from .plan import plan_text
-from .render.bom import bom_text
 from .render.context import RenderContext
-from .render.report import REPORT_HTML, REPORT_MD
+from .render.handoff.bom import bom_text
+from .render.handoff.report import REPORT_HTML, REPORT_MD
+from .schedule import render_blueprint
 from .version import __version__
 from .workload import fit_json, fit_text, fit_workloads
 from .workload.plan import plan_layouts
-from .writer import OutputError, StagedTree, TreeDiff, compare_tree
 
 # Modules only some commands need (verify, diff, export, schema, catalog) are imported inside those commands:
 # start-up is most of a small render's time.
@@ -333,8 +333,8 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool, allow: tuple[Path, ...]) -
     "--jobs",
     "-j",
     type=click.IntRange(1, 2),
-    help="processes that render: 2 uses a second CPU where there is one, 1 less memory "
-    "[default: 2 from 10,000 up to a million links]",
+    help="processes that render: 1 starts no other process, 2 uses a second CPU where there is one "
+    "[default: chosen by the cluster's size]",
 )
 @ALLOW_RENUMBER
 @click.option(

@@ -21,11 +21,11 @@ from clusterforge import codes
 from clusterforge.accept import Acceptance, accept
 from clusterforge.accept.report import accept_html, accept_json, accept_markdown, drain_lines
 from clusterforge.accept.results import HEADER, read_result
+from clusterforge.output.writer import write_tree
 from clusterforge.pipeline import Analysis, analyse, load_valid, render_files
-from clusterforge.render.burnin import burn_in_groups
 from clusterforge.render.context import RenderContext
-from clusterforge.render.infiniband_plan import plan_subnets
-from clusterforge.writer import write_tree
+from clusterforge.render.handoff.burnin import burn_in_groups
+from clusterforge.render.infiniband.infiniband_plan import plan_subnets
 
 GB200 = Path("blueprints/gb200-nvl72.yaml")
 
@@ -395,7 +395,7 @@ def test_the_other_examples_pass_clean_and_name_a_slow_rail(name: str, tmp_path:
 
 
 def cable_labels(analysis: Analysis, device: str, port: str) -> list[str]:
-    from clusterforge.render.handoff_common import cable_table
+    from clusterforge.render.handoff.handoff_common import cable_table
 
     return [
         row.label

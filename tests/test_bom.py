@@ -16,8 +16,8 @@ from helpers import run_cli
 from clusterforge import codes
 from clusterforge.expand import expand
 from clusterforge.pipeline import analyse, load_valid
-from clusterforge.render.bom import BOM_CSV, POWER_CSV, render_bom
 from clusterforge.render.context import RenderContext
+from clusterforge.render.handoff.bom import BOM_CSV, POWER_CSV, render_bom
 from clusterforge.validate import ValidBlueprint
 from clusterforge.yamlsafe import read_yaml
 

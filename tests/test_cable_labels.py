@@ -10,7 +10,7 @@ from test_identity import CASES, _copy, _edit
 
 from clusterforge.lockfile import Keep, read_lock, write_lock
 from clusterforge.pipeline import analyse, keep_of, load_valid, lock_of
-from clusterforge.render.handoff_common import cable_table, first_ends
+from clusterforge.render.handoff.handoff_common import cable_table, first_ends
 
 GROWN = [(name, change) for name, cases in CASES.items() for label, change in cases if label.startswith("grow")]
 NAMES = [f"{name}: {label}" for name, cases in CASES.items() for label, _ in cases if label.startswith("grow")]

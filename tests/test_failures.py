@@ -286,8 +286,8 @@ def test_diff_shows_how_a_change_moves_the_worst_case() -> None:
 
 
 def test_the_report_shows_the_table_and_a_floor_map_per_class(monkeypatch: pytest.MonkeyPatch) -> None:
-    from clusterforge.render import report_failures
     from clusterforge.render.context import RenderContext
+    from clusterforge.render.handoff import report_failures
 
     a = analysed(GB200)
     ctx = RenderContext(a.valid, a.topo, a.findings)

@@ -21,7 +21,7 @@ from clusterforge.checks.fat_tree import check_fat_trees, level_faults
 from clusterforge.expand.topology import Topology
 from clusterforge.pipeline import Analysis, analyse, load_valid
 from clusterforge.render.context import RenderContext
-from clusterforge.render.infiniband import render_infiniband
+from clusterforge.render.infiniband.infiniband import render_infiniband
 from clusterforge.validate import ValidBlueprint
 from clusterforge.verify import verify
 

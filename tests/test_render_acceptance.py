@@ -15,8 +15,8 @@ from factories import dgx_blueprint
 from helpers import REPO
 
 from clusterforge.pipeline import analyse, load_valid
-from clusterforge.render.acceptance import ACCEPTANCE_MD, render_acceptance
 from clusterforge.render.context import RenderContext
+from clusterforge.render.handoff.acceptance import ACCEPTANCE_MD, render_acceptance
 from clusterforge.validate import ValidBlueprint
 
 

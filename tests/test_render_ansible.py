@@ -18,11 +18,11 @@ from helpers import BLUEPRINTS, ansible
 from clusterforge.catalog import Server
 from clusterforge.expand import expand
 from clusterforge.expand.topology import Device, RailSegment, Topology
+from clusterforge.output.writer import write_tree
 from clusterforge.pipeline import load_valid, render_files
 from clusterforge.render import paths
 from clusterforge.render.context import ansible_name
 from clusterforge.validate import ValidBlueprint
-from clusterforge.writer import write_tree
 
 
 @dataclass

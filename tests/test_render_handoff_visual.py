@@ -27,11 +27,11 @@ from clusterforge.checks import run_checks
 from clusterforge.errors import Finding, Severity
 from clusterforge.expand import expand
 from clusterforge.expand.topology import Topology
+from clusterforge.output.pieces import Pieces, whole
 from clusterforge.pipeline import load_valid, render_files
 from clusterforge.render.context import RenderContext
-from clusterforge.render.elevation import TOP, U_PX, render_elevation
-from clusterforge.render.pieces import Pieces, whole
-from clusterforge.render.report import render_report
+from clusterforge.render.handoff.elevation import TOP, U_PX, render_elevation
+from clusterforge.render.handoff.report import render_report
 from clusterforge.validate import ValidBlueprint
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -469,7 +469,7 @@ def test_large_clusters_link_the_rack_drawings_instead_of_inlining_them(tmp_path
     SVG file (every link resolves), so the pages stay small; the browser loads them without errors."""
     from factories import dgx_data, valid_from
 
-    from clusterforge.render.elevation import INLINE_RACKS_MAX
+    from clusterforge.render.handoff.elevation import INLINE_RACKS_MAX
 
     valid = valid_from(dgx_data(4 * INLINE_RACKS_MAX + 4))
     files = render_files(valid)
@@ -494,7 +494,7 @@ def test_large_clusters_link_the_rack_drawings_instead_of_inlining_them(tmp_path
 def test_large_clusters_draw_each_rack_as_it_is_written(monkeypatch: pytest.MonkeyPatch) -> None:
     """Above INLINE_RACKS_MAX racks no page inlines the drawings, so each rack's SVG is drawn when its file is
     written (a Pieces), not all of them first: the same drawing, made only when read, anew at each reading."""
-    from clusterforge.render import elevation, rack_drawing
+    from clusterforge.render.handoff import elevation, rack_drawing
 
     ctx = RenderContext(*expanded("h200-training-pod.yaml"))
     drawn = {rel: text for rel, text in render_elevation(ctx).items() if rel.endswith(".svg")}

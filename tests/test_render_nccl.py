@@ -19,7 +19,7 @@ from clusterforge.model.fabric import RoCE
 from clusterforge.model.nccl import nccl_variables
 from clusterforge.pipeline import load_valid, render_files
 from clusterforge.render import paths
-from clusterforge.render.nccl import hca_devices
+from clusterforge.render.nccl.nccl import hca_devices
 from clusterforge.validate import ValidBlueprint
 
 

@@ -22,7 +22,7 @@ from clusterforge.expand import expand
 from clusterforge.expand.topology import LanSegment, Topology
 from clusterforge.pipeline import load_valid
 from clusterforge.render import RenderContext, paths
-from clusterforge.render.network import render_network
+from clusterforge.render.network.network import render_network
 
 NETPLAN = shutil.which("netplan") or "/usr/sbin/netplan"
 

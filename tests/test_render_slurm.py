@@ -19,9 +19,9 @@ from clusterforge import codes
 from clusterforge.catalog import Server
 from clusterforge.errors import ClusterforgeError
 from clusterforge.loader import load_blueprint
+from clusterforge.output.writer import write_tree
 from clusterforge.pipeline import analyse, load_valid, render_files
 from clusterforge.validate import ValidBlueprint, validate
-from clusterforge.writer import write_tree
 
 EXAMPLES = [p.name for p in BLUEPRINTS]
 BLUEPRINTS_DIR = REPO / "blueprints"

@@ -11,7 +11,7 @@ import pytest
 from factories import valid_from
 
 from clusterforge.pipeline import load_valid, render_files
-from clusterforge.render.software import group_software
+from clusterforge.render.software.software import group_software
 
 DRIVER = "570.172.08"
 

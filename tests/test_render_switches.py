@@ -21,7 +21,7 @@ from helpers import BLUEPRINTS
 
 from clusterforge.pipeline import analyse, load_valid, render_analysis
 from clusterforge.render import paths
-from clusterforge.render.nvue import to_yaml
+from clusterforge.render.switches.nvue import to_yaml
 
 ETHERNET_SWITCH_TIERS = ("leaf", "spine", "core")
 

@@ -1,7 +1,7 @@
 """`clusterforge accept`: burn-in results read back and judged against the plan, per node, cable and tier.
 
-The results come from the jobs under handoff/burn-in/ (clusterforge/render/burnin.py); each names its test and
-nodes, and its floor is worked out from those nodes with the acceptance figures (render/acceptance.py). What
+The results come from the jobs under handoff/burn-in/ (clusterforge/render/handoff/burnin.py); each names its test and
+nodes, and its floor is worked out from those nodes with the acceptance figures (render/handoff/acceptance.py). What
 fails gets its likely cause:
 
 - a pair test on one rail below floor: the node in every low pair of its ring is the suspect, its rail's cable
@@ -28,11 +28,11 @@ import hostlist
 
 from .. import codes
 from ..expand.topology import Topology
-from ..render.acceptance import FLOOR
-from ..render.burnin import BURN_IN_DIR, BurnInGroup, RailPort, burn_in_groups, ring_pairs, spine_columns
 from ..render.context import RenderContext, host_range
-from ..render.handoff_common import cable_table
-from ..render.infiniband_plan import plan_subnets
+from ..render.handoff.acceptance import FLOOR
+from ..render.handoff.burnin import BURN_IN_DIR, BurnInGroup, RailPort, burn_in_groups, ring_pairs, spine_columns
+from ..render.handoff.handoff_common import cable_table
+from ..render.infiniband.infiniband_plan import plan_subnets
 from ..validate import ValidBlueprint
 from ..verify import IbResolver, switch_name
 from .results import Result, ResultError, read_results

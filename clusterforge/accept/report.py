@@ -13,7 +13,7 @@ from .. import codes
 from ..errors import Finding, Severity
 from ..render.context import host_range
 from ..render.escape import md_cell
-from ..render.handoff_common import natural_key
+from ..render.handoff.handoff_common import natural_key
 from ..render.jinja import render_template
 from . import Acceptance, Problem
 

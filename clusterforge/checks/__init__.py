@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from .. import codes
 from ..errors import Finding, Severity, sorted_findings
-from ..expand.gc_paused import gc_paused
 from ..expand.topology import Topology
+from ..runtime.gc_paused import gc_paused
 from ..validate import ValidBlueprint
 from .addresses import check_address_agreement
 from .airflow import check_airflow

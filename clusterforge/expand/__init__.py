@@ -6,12 +6,12 @@ from collections.abc import Callable
 
 from ..errors import BlueprintError, Finding, Severity
 from ..lockfile import Keep
+from ..runtime.gc_paused import gc_paused
 from ..validate import ValidBlueprint
 from .addressing import assign_addresses
 from .cabling import cable_links
 from .context import ExpandContext
 from .fabric import build_fabrics
-from .gc_paused import gc_paused
 from .identity import keep_identities
 from .nvlink import build_domains
 from .oob import build_oob

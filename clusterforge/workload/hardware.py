@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from ..catalog import GPU, Catalog, Server
-from ..expand.topology import Topology
+from ..expand.topology import FabricSummary, Topology
 from ..model import Blueprint, ComputeFabric
 from ..model.workload import Precision, WorkloadBase
 from ..physical import planned_w
@@ -121,7 +121,7 @@ def hardware_for(
         gpus_per_node=per_node,
         nvlink_domain=server.gpus.nvlink_domain,
         nic_gbps_per_gpu=nic / per_node,
-        oversubscription=_oversubscription(bp, group.name),
+        oversubscription=_oversubscription(bp, group.name, topo),
         leaf_nodes=_leaf_nodes(bp, group.name, topo),
         storage_gbps_per_node=storage,
         storage_write_gbs=_storage_write_gbs(bp, catalog),
@@ -163,14 +163,22 @@ def _compute_fabric(bp: Blueprint, group: str) -> tuple[str, ComputeFabric] | No
     return None
 
 
-def _oversubscription(bp: Blueprint, group: str) -> float:
+def _expanded_fabric(bp: Blueprint, group: str, topo: Topology | None) -> FabricSummary | None:
+    """The group's compute fabric as expanded (what the plan shows); None without one, or before expansion."""
     found = _compute_fabric(bp, group)
+    return None if found is None or topo is None else topo.fabrics.get(found[0])
+
+
+def _oversubscription(bp: Blueprint, group: str, topo: Topology | None) -> float:
+    expanded = _expanded_fabric(bp, group, topo)
+    if expanded is not None:
+        return expanded.oversubscription_target
+    found = _compute_fabric(bp, group)  # before expansion: as the blueprint asks
     return 1.0 if found is None else float(found[1].oversubscription)
 
 
 def _leaf_nodes(bp: Blueprint, group: str, topo: Topology | None) -> int:
-    found = _compute_fabric(bp, group)
-    if found is None or topo is None or found[0] not in topo.fabrics:
+    summary = _expanded_fabric(bp, group, topo)
+    if summary is None:
         return 1
-    summary = topo.fabrics[found[0]]
     return summary.scalable_unit or 1 if summary.topology == "rail-optimized" else 1
