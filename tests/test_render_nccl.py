@@ -191,7 +191,7 @@ def test_topology_xml_parses_with_the_models_gpus_and_nics(path: Path) -> None:
     for model in models:
         server = valid.catalog.require(model, Server)
         name = paths.nccl_topology(model)
-        if server.pcie is None:
+        if server.pcie is None or amd(valid, server):
             assert name not in files
             continue
         root = ET.fromstring(files[name])
