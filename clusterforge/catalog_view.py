@@ -2,7 +2,8 @@
 
 `list` gives one line per entry: its kind (what a blueprint field takes it as), its key, vendor and product
 name, how many of its figures are estimates, and the document most of its other figures cite (the source
-text up to its first comma, semicolon, colon or parenthesis; a web address whole). `show KEY` gives every field of one entry and, per field,
+text up to its first comma, semicolon, colon or parenthesis; a web address whole). `show KEY` gives every
+field of one entry and, per field,
 the source the catalog names for it (a data sheet or reference architecture, or `estimate: ...`).
 """
 

@@ -19,32 +19,31 @@ from helpers import BLUEPRINTS, REPO
 INVENTORIES = REPO / "inventories"
 FIBRE = {"MMF", "SMF"}
 
-SPARE_PSUS = {
-    "psu:nvidia/qm9700",
-    "psu:nvidia/sn2201",
-    "psu:nvidia/sn4600c",
-    "psu:nvidia/sn5600",
-    "psu:supermicro/as-1125hs-tnr",
-    "psu:supermicro/as-1125hs-tnr-ndr",
-    "psu:supermicro/as-8125gs-tnmr2-mi300x",
-    "psu:supermicro/sys-421ge-tnrt-l40s",
-    "psu:supermicro/sys-821ge-tnhr-h200",
-    "psu:supermicro/sys-a21ge-nbrt-spectrum-x",
-}
 CAT6A = "generic/cat6a"
-GB200_RACK = {"nvidia/gb200-nvl72-rack", "nvidia/gb200-nvl72-tray", "pdu:415V-3ph-60A"}
+SWITCH_PSUS = {"psu:nvidia/sn2201", "psu:nvidia/sn4600c", "psu:nvidia/sn5600"}
+CPU_PSUS = {"psu:supermicro/as-1125hs-tnr"}
 KNOWN_GAPS = {
-    "b200-spectrum-x": {CAT6A} | {p for p in SPARE_PSUS if "sn2201" in p or "sn4600c" in p or "sn5600" in p}
-    | {"psu:supermicro/as-1125hs-tnr", "psu:supermicro/sys-a21ge-nbrt-spectrum-x"},
-    "gb200-nvl72": {CAT6A} | GB200_RACK
-    | {p for p in SPARE_PSUS if "nvidia/" in p}
-    | {"psu:supermicro/as-1125hs-tnr", "psu:supermicro/as-1125hs-tnr-ndr"},
-    "h200-training-pod": {CAT6A} | {p for p in SPARE_PSUS if "nvidia/" in p}
-    | {"psu:supermicro/as-1125hs-tnr", "psu:supermicro/as-1125hs-tnr-ndr", "psu:supermicro/sys-821ge-tnhr-h200"},
-    "l40s-inference": {CAT6A} | {p for p in SPARE_PSUS if "sn2201" in p or "sn4600c" in p or "sn5600" in p}
-    | {"psu:supermicro/as-1125hs-tnr", "psu:supermicro/sys-421ge-tnrt-l40s"},
-    "mi300x-roce": {CAT6A} | {p for p in SPARE_PSUS if "sn2201" in p or "sn4600c" in p or "sn5600" in p}
-    | {"psu:supermicro/as-1125hs-tnr", "psu:supermicro/as-8125gs-tnmr2-mi300x"},
+    "b200-spectrum-x": {CAT6A, *SWITCH_PSUS, *CPU_PSUS, "psu:supermicro/sys-a21ge-nbrt-spectrum-x"},
+    "gb200-nvl72": {
+        CAT6A,
+        *SWITCH_PSUS,
+        *CPU_PSUS,
+        "psu:nvidia/qm9700",
+        "psu:supermicro/as-1125hs-tnr-ndr",
+        "nvidia/gb200-nvl72-rack",
+        "nvidia/gb200-nvl72-tray",
+        "pdu:415V-3ph-60A",
+    },
+    "h200-training-pod": {
+        CAT6A,
+        *SWITCH_PSUS,
+        *CPU_PSUS,
+        "psu:nvidia/qm9700",
+        "psu:supermicro/as-1125hs-tnr-ndr",
+        "psu:supermicro/sys-821ge-tnhr-h200",
+    },
+    "l40s-inference": {CAT6A, *SWITCH_PSUS, *CPU_PSUS, "psu:supermicro/sys-421ge-tnrt-l40s"},
+    "mi300x-roce": {CAT6A, *SWITCH_PSUS, *CPU_PSUS, "psu:supermicro/as-8125gs-tnmr2-mi300x"},
 }
 
 

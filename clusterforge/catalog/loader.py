@@ -294,9 +294,14 @@ def _cross_references(catalog: Catalog) -> list[Finding]:
                 if group.nic:
                     need(group.nic, NIC, key, "NIC model")
         if isinstance(entry, RackType):
-            for fixed in entry.fixed_devices:
-                need(fixed.model, (Equipment, Switch), key, "equipment or switch model")
-            if entry.pdu:
-                need(entry.pdu, PDU, key, "PDU model")
-                findings += _pdu_fits(catalog, key, entry)
+            _rack_type_references(key, entry, need)
+            findings += _pdu_fits(catalog, key, entry)
     return findings
+
+
+def _rack_type_references(key: str, rack: RackType, need: Callable[..., None]) -> None:
+    """A rack type's built-in devices and PDU are catalog entries of their kinds."""
+    for fixed in rack.fixed_devices:
+        need(fixed.model, (Equipment, Switch), key, "equipment or switch model")
+    if rack.pdu:
+        need(rack.pdu, PDU, key, "PDU model")

@@ -29,7 +29,7 @@ def assign_outlets(ctx: ExpandContext) -> None:
     for device in topo.devices.values():
         if device.rack is not None:
             by_rack[device.rack].append(device)
-    over: dict[str, int] = {}
+    over: dict[str, tuple[int, int]] = {}
     for rack_name, devices in by_rack.items():
         rack_type = topo.racks[rack_name].rack_type
         feeds = rack_type.feeds
