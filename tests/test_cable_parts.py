@@ -50,10 +50,9 @@ def test_h200_pod_cables_by_hand() -> None:
         ("compute", "leaf-spine", "nvidia/mca4j80", 2): 128,
         # 31 x 8 + 2 = 250 node ports, 7-15 m to the leaves: one MPO fibre each.
         ("compute", "node-leaf", "nvidia/mfp7e10", 1): 250,
-        # storage: 31 x 2 400G QSFP112 ports, one fibre each; 4 storage + 2 login hosts x 2 100G QSFP56
-        # ports = 12, at 2 x 50G on a 4-way split SN5600 cage: 6 1:2 splitter fibres.
-        ("storage", "node-leaf", "nvidia/mfp7e10", 1): 62,
-        ("storage", "node-leaf", "generic/om4-mpo12-upc-splitter", 2): 6,
+        # storage: 31 x 2 400G QSFP112 ports and 4 storage + 2 login hosts (AS-1125HS-TNR) x 2 400G QSFP112
+        # ports, one fibre each: 62 + 12.
+        ("storage", "node-leaf", "nvidia/mfp7e10", 1): 62 + 12,
         # the pairs' two peer links each, 2.09 m between neighbouring U: 800G past the 2 m DAC (ACC),
         # 100G QSFP28 within the 5 m of passive copper
         ("storage", "leaf-peer", "nvidia/mca4j80", 1): 2,
@@ -66,15 +65,14 @@ def test_h200_pod_cables_by_hand() -> None:
         # 42 nodes' BMCs and 16 managed switches' management ports (8 + 4 QM9700, 2 SN5600, 2 SN4600C)
         ("oob", "oob", "generic/cat6a", 1): 42 + 16,
     }
-    assert sum(c.pieces for c in topo.cables) == 128 + 250 + 62 + 6 + 2 + 2 + 42 + 3 + 11 + 58
+    assert sum(c.pieces for c in topo.cables) == 128 + 250 + 74 + 2 + 2 + 42 + 3 + 11 + 58
     modules = Counter(topo.modules.values())
-    # switch cages: 8 leaves x 16 cages of node ports (6 leaves have 31 ports, 2 have 32) + 2 x 16 SN5600
-    # cages (31 400G storage ports per leaf of the pair)
-    assert modules["nvidia/mma4z00-ns"] == 8 * 16 + 2 * 16
+    # switch cages: 8 leaves x 16 cages of node ports (6 leaves have 31 ports, 2 have 32) + 2 x 19 SN5600
+    # cages (31 + 6 = 37 400G storage ports per leaf of the pair, two per twin-port cage)
+    assert modules["nvidia/mma4z00-ns"] == 8 * 16 + 2 * 19
     assert modules["nvidia/mma4z00-ns400"] == 250  # one flat-top module per node port
-    assert modules["nvidia/mma1z00-ns400"] == 62
-    # 12 100G QSFP56 ports, 6 per leaf of the pair at four per SN5600 cage: 2 cages per leaf
-    assert (modules["nvidia/mma1t00-vs"], modules["generic/osfp-400g-2xsr4"]) == (12, 2 * 2)
+    assert modules["nvidia/mma1z00-ns400"] == 62 + 12
+    assert (modules["nvidia/mma1t00-vs"], modules["generic/osfp-400g-2xsr4"]) == (0, 0)
 
 
 def test_gb200_cables_by_hand() -> None:
@@ -84,11 +82,8 @@ def test_gb200_cables_by_hand() -> None:
     assert cables_by(topo) == {
         ("compute", "leaf-spine", "nvidia/mca4j80", 2): 384 // 2,
         ("compute", "node-leaf", "nvidia/mfp7e10", 1): 72 * 4 + 1,
-        ("storage", "node-leaf", "nvidia/mfp7e10", 1): 72 * 2,
-        # 3 login hosts x 2 100G QSFP56 ports (2 x 50G), 3 per leaf of the pair on one 4-way split SN5600 cage:
-        # per leaf one 1:2 splitter fibre with both legs used and one with one leg
-        ("storage", "node-leaf", "generic/om4-mpo12-upc-splitter", 2): 2,
-        ("storage", "node-leaf", "generic/om4-mpo12-upc-splitter", 1): 2,
+        # 72 trays x 2 and 3 login hosts (AS-1125HS-TNR) x 2 400G QSFP112 ports, one fibre each
+        ("storage", "node-leaf", "nvidia/mfp7e10", 1): 72 * 2 + 3 * 2,
         ("storage", "leaf-spine", "nvidia/mca4j80", 1): 42,  # 800G, one link per cable
         # In-band, SN4600C (64 x 100G QSFP28), 4:1: a leaf keeps 2 ports for its MLAG peer links and takes d
         # downlinks and u = ceil(d / 4) uplinks with d + u <= 62: d = 49, u = 13. Trays first: 49 on the first

@@ -89,9 +89,9 @@ def test_grow_render_diff_check_in_a_git_repository(tmp_path: Path) -> None:
         "rows: [A, B], per_rack: 3", "rows: [A, B, C], per_rack: 3"
     )
     data = data.replace(
-        "    - {name: B, racks: 5, rack_type: generic/air-42u-40kw}\n",
-        "    - {name: B, racks: 5, rack_type: generic/air-42u-40kw}\n"
-        "    - {name: C, racks: 2, rack_type: generic/air-42u-40kw}\n",
+        "    - {name: B, racks: 5, rack_type: apc/ar3300-4x-ap8888}\n",
+        "    - {name: B, racks: 5, rack_type: apc/ar3300-4x-ap8888}\n"
+        "    - {name: C, racks: 2, rack_type: apc/ar3300-4x-ap8888}\n",
     )
     pod.write_text(data, encoding="utf-8")
     stale = cf(repo, *hook_args("clusterforge-render-check"))

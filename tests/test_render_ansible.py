@@ -198,7 +198,10 @@ def expected_installs(case: Case, host: str) -> dict[str, str]:
         device = case.topo.devices[host]
         assert device.group is not None
         conf = paths.nccl_conf(device.group)
-        wanted[paths.NCCL_CONF_INSTALLED] = conf
+        if paths.rccl_conf(device.group) in case.files:  # AMD GPUs: RCCL reads /etc/rccl.conf, not nccl.conf
+            wanted[paths.RCCL_CONF_INSTALLED] = paths.rccl_conf(device.group)
+        else:
+            wanted[paths.NCCL_CONF_INSTALLED] = conf
         if f"NCCL_TOPO_FILE={paths.NCCL_TOPOLOGY_INSTALLED}" in case.files.get(conf, ""):
             wanted[paths.NCCL_TOPOLOGY_INSTALLED] = paths.nccl_topology(device.model)
         wanted[paths.UDEV_RAILS_INSTALLED] = paths.udev_rails(device.model)

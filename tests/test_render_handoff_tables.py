@@ -306,9 +306,9 @@ def _hostile() -> ValidBlueprint:
     site = bp.site.model_copy(update={"name": INJECTION, "location": MARKUP})
     hostile = bp.model_copy(update={"site": site, "description": MARKUP})
     entries = dict(valid.catalog.entries)
-    server = entries["generic/l40s-4u-8gpu"]
+    server = entries["supermicro/sys-421ge-tnrt-l40s"]
     assert isinstance(server, Sourced)
-    entries["generic/l40s-4u-8gpu"] = server.model_copy(update={"name": INJECTION, "vendor": "@evil|<i>"})
+    entries["supermicro/sys-421ge-tnrt-l40s"] = server.model_copy(update={"name": INJECTION, "vendor": "@evil|<i>"})
     catalog = dataclasses.replace(valid.catalog, entries=entries)
     return dataclasses.replace(valid, blueprint=hostile, catalog=catalog)
 
@@ -317,7 +317,7 @@ def test_hostile_text_cannot_break_csv_or_markdown() -> None:
     _, files = render_handoff(_hostile())
     bom = read_csv(files[BOM_CSV])
     assert all(len(r) == len(BOM_HEADER) and None not in r for r in bom)
-    server = next(r for r in bom if r["item"] == "generic/l40s-4u-8gpu")
+    server = next(r for r in bom if r["item"] == "supermicro/sys-421ge-tnrt-l40s")
     assert server["description"] == "'@evil|<i> " + INJECTION
     assert server["quantity"] == "8"
     for text in (files[BOM_CSV], files[CABLING_CSV]):

@@ -353,6 +353,16 @@ class Feed(Strict):
         return factor * self.voltage_v * self.current_a / 1000.0
 
 
+class PDU(Sourced):
+    """A rack power distribution unit: the input it is made for (one per rack feed) and its outlets."""
+
+    kind: Literal["pdu"] = "pdu"
+    part_number: Label
+    feed: Feed
+    """Input the PDU takes: a rack type naming it must have this feed."""
+    outlets: Count
+
+
 class RackCooling(Strict):
     method: Literal["air", "rear-door", "liquid"]
     air_kw: PositiveFloat
@@ -376,6 +386,10 @@ class RackType(Sourced):
     cooling: RackCooling
     reserved: list[ReservedU] = Field(default_factory=list)
     fixed_devices: list[FixedDevice] = Field(default_factory=list)
+    part_number: Label | None = None
+    """Orderable part number of the enclosure (or of the rack-scale system it is part of)."""
+    pdu: CatalogKey | None = None
+    """Catalog key of the rack PDU, one per feed; left out, the BOM names a PDU by the feed only."""
 
 
 Top = Literal["finned", "flat", "any"]
@@ -479,6 +493,7 @@ ENTRY_TYPES: dict[str, type[Sourced]] = {
     "switches": Switch,
     "equipment": Equipment,
     "racks": RackType,
+    "pdus": PDU,
     "cables": CableMedia,
     "optics": Transceiver,
     "models": ModelShapeEntry,

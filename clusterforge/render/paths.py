@@ -19,9 +19,19 @@ NCCL_CONF_INSTALLED = "/etc/nccl.conf"
 NCCL_TOPOLOGY_INSTALLED = "/etc/nccl/topology.xml"
 
 
+RCCL_CONF_INSTALLED = "/etc/rccl.conf"
+"""Where RCCL (AMD's NCCL) reads its settings: ~/.rccl.conf or /etc/rccl.conf (RCCL environment variables,
+NCCL_CONF_FILE, in AMD's ROCm documentation); it takes the same NCCL_* names."""
+
+
 def nccl_conf(group: str) -> str:
     """Rendered nccl.conf of a GPU node group."""
     return f"nccl/{group}.conf"
+
+
+def rccl_conf(group: str) -> str:
+    """Rendered rccl.conf of a node group of AMD GPUs."""
+    return f"nccl/{group}.rccl.conf"
 
 
 def _model_file(model: str) -> str:

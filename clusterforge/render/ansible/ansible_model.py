@@ -92,9 +92,10 @@ def slurm_files(rendered: set[str]) -> list[InstallFile]:
 
 
 def nccl_files(group: str, model: str, rendered: set[str]) -> list[InstallFile]:
-    """A GPU node group's NCCL files, where the NCCL family rendered them."""
+    """A GPU node group's NCCL (or, for AMD GPUs, RCCL) files, where the NCCL family rendered them."""
     wanted = [
         InstallFile(paths.nccl_conf(group), paths.NCCL_CONF_INSTALLED),
+        InstallFile(paths.rccl_conf(group), paths.RCCL_CONF_INSTALLED),
         InstallFile(paths.nccl_topology(model), paths.NCCL_TOPOLOGY_INSTALLED),
         InstallFile(paths.udev_rails(model), paths.UDEV_RAILS_INSTALLED),
     ]

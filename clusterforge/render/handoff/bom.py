@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from operator import itemgetter
 
-from ...catalog import CableMedia, Switch, Transceiver
+from ...catalog import PDU, CableMedia, RackType, Switch, Transceiver
 from ...catalog.models import Airflow, Sourced
 from ...catalog.models import Device as CatalogDevice
 from ...physical import required_airflow
@@ -123,18 +123,26 @@ def _count_racks(ctx: RenderContext, bom: Bom) -> None:
     """Each rack, and its PDUs: one per feed."""
     for rack in ctx.topo.racks.values():
         rack_type = rack.rack_type
-        bom.per_rack[rack.name][_part("rack", rack.type_key, _product(rack_type, rack.type_key))] += 1
-        feed = rack_type.feed
-        kw = feed.capacity_kw
-        phases = "3-phase" if feed.phases == 3 else "single-phase"
-        pdu = _part(
-            "pdu",
-            f"pdu:{feed.voltage_v:g}V-{feed.phases}ph-{feed.current_a:g}A",
-            f"Rack PDU, {feed.voltage_v:g} V {phases} {feed.current_a:g} A ({kw:.1f} kW), "
-            f"{ctx.valid.blueprint.procurement.pdu_outlets} outlets",
-        )
+        rack_part = _part("rack", rack.type_key, _product(rack_type, rack.type_key), rack_type.part_number or "")
+        bom.per_rack[rack.name][rack_part] += 1
+        pdu = _pdu_part(ctx, rack_type)
         bom.per_rack[rack.name][pdu] += rack_type.feeds
         bom.notes[pdu] = f"one per feed per rack; outlets per device in {POWER_CSV}"
+
+
+def _pdu_part(ctx: RenderContext, rack_type: RackType) -> Part:
+    """The rack type's PDU from the catalog, or one described by the rack's feed alone."""
+    entry = ctx.valid.catalog.get(rack_type.pdu or "", PDU)
+    if entry is not None and rack_type.pdu:
+        return _part("pdu", rack_type.pdu, _product(entry, rack_type.pdu), entry.part_number)
+    feed = rack_type.feed
+    phases = "3-phase" if feed.phases == 3 else "single-phase"
+    return _part(
+        "pdu",
+        f"pdu:{feed.voltage_v:g}V-{feed.phases}ph-{feed.current_a:g}A",
+        f"Rack PDU, {feed.voltage_v:g} V {phases} {feed.current_a:g} A ({feed.capacity_kw:.1f} kW), "
+        f"{ctx.valid.blueprint.procurement.pdu_outlets} outlets",
+    )
 
 
 def _count_devices(ctx: RenderContext, bom: Bom) -> None:

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...catalog import PortGroup, Server
+from ...catalog import GPU, PortGroup, Server
 from ...expand.topology import Topology
 from ...model import ComputeFabric
 from ...model.fabric import InbandFabric, RoCE
@@ -62,14 +62,21 @@ class NcclGroup:
     fabric: ComputeFabric
     inband: str | None
     """The in-band network the group is on, if any."""
+    rccl: bool = False
+    """AMD GPUs: RCCL, AMD's fork of NCCL, reads the same NCCL_* settings from /etc/rccl.conf."""
 
     @property
     def conf(self) -> str:
-        return paths.nccl_conf(self.group.name)
+        return paths.rccl_conf(self.group.name) if self.rccl else paths.nccl_conf(self.group.name)
+
+    @property
+    def installed_as(self) -> str:
+        return paths.RCCL_CONF_INSTALLED if self.rccl else paths.NCCL_CONF_INSTALLED
 
     @property
     def topology(self) -> str | None:
-        return paths.nccl_topology(self.group.model) if self.server.pcie is not None else None
+        """NVIDIA systems only: the file is NCCL's topology format, checked against nvidia-smi."""
+        return paths.nccl_topology(self.group.model) if self.server.pcie is not None and not self.rccl else None
 
     @property
     def installs_topology(self) -> bool:
@@ -105,7 +112,9 @@ def nccl_groups(valid: ValidBlueprint, topo: Topology) -> list[NcclGroup]:
             name for name, f in valid.blueprint.fabrics.items() if name in attached and isinstance(f, InbandFabric)
         ]
         if server.gpus is not None and compute:
-            found.append(NcclGroup(group, server, *compute[0], inband[0] if inband else None))
+            gpu = valid.catalog.get(server.gpus.model, GPU)
+            rccl = gpu is not None and gpu.vendor == "AMD"
+            found.append(NcclGroup(group, server, *compute[0], inband[0] if inband else None, rccl))
     return found
 
 
@@ -186,10 +195,13 @@ def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | 
     group, server, fabric, fabric_name = entry.group, entry.server, entry.fabric, entry.fabric_name
     devices, known = hca_devices(server)
     settings: dict[str, str] = {}
+    library = "RCCL" if entry.rccl else "NCCL"
     notes = [
-        f"clusterforge: NCCL settings of node group {group.name} ({group.model}) in blueprint {bp.name}",
-        f"installed as {paths.NCCL_CONF_INSTALLED}; one NAME and value per line, names sorted",
+        f"clusterforge: {library} settings of node group {group.name} ({group.model}) in blueprint {bp.name}",
+        f"installed as {entry.installed_as}; one NAME and value per line, names sorted",
     ]
+    if entry.rccl:
+        notes.append("RCCL, AMD's fork of NCCL, takes the NCCL_* names; it reads /etc/rccl.conf, not /etc/nccl.conf")
     if known:
         settings["NCCL_IB_HCA"] = "=" + ",".join(f"{d}:1" for d in devices)
         notes.append(
