@@ -229,7 +229,19 @@ class ComputeFabric(LeafSpineFabric):
     topology: Literal["rail-optimized", "fat-tree"] = "rail-optimized"
     """Rail-optimized: NIC k of every node in a scalable unit goes to leaf k of that unit."""
     scalable_unit: Annotated[int, Field(ge=1, le=4096)] | None = None
-    """Nodes per scalable unit; default: as many as one leaf's downlinks allow."""
+    """Nodes per scalable unit; default: as many as one leaf's downlinks allow, or eight NVLink domains
+    (racks) of a rack-scale system such as GB200 NVL72, the scalable unit of the DGX SuperPOD GB200 RA."""
+    rail_leaves: Literal["per-scalable-unit", "per-rack"] | None = None
+    """Rail-optimized: 'per-scalable-unit' gives each rail of a scalable unit its leaf (split when the unit
+    holds more nodes than a leaf takes); 'per-rack' gives each rack of a unit a leaf per rail, as the DGX
+    SuperPOD GB200 RA cables its NVL72 racks. Default: 'per-rack' for rack-scale NVLink systems (an NVLink
+    domain of several nodes), 'per-scalable-unit' otherwise."""
+    spine_groups: Literal["pods", "rail-groups"] | None = None
+    """Three tiers: which leaves share a set of spines. 'pods': runs of leaves of up to half a spine's ports,
+    every rail together (DGX SuperPOD H100 and B200 RAs); 'rail-groups': the leaves of one rail in one
+    scalable unit, the 'rail group' of the DGX SuperPOD GB200 RA (section 4.2: per scalable unit 4 rail
+    groups of 8 leaves and 6 spines). Spine j of every group joins core group j either way. Default:
+    'rail-groups' for rack-scale NVLink systems, 'pods' otherwise."""
     roce: RoCE | None = None
     """RoCE settings for Ethernet fabrics."""
     rail_addressing: RailAddressing = "per-rail"

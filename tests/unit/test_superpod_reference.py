@@ -47,24 +47,35 @@ B200_FULL_SU = [
 ]
 
 
-def rows_of(prefix: str, racks: int) -> tuple[list[str], list[str]]:
+def rows_of(prefix: str, racks: int, rack_type: str = "generic/rear-door-48u-60kw") -> tuple[list[str], list[str]]:
     """Row lines of `racks` racks (at most 200 a row, the schema's limit) and the rack names they make."""
     lines, names = [], []
     for i in range(math.ceil(racks / 200)):
         count = min(200, racks - 200 * i)
         lines.append(
-            f"    - {{name: {prefix}{i + 1}, racks: {count}, rack_type: generic/rear-door-48u-60kw, "
+            f"    - {{name: {prefix}{i + 1}, racks: {count}, rack_type: {rack_type}, "
             f'rack_names: "{{row}}-{{index:03d}}"}}'
         )
         names += [f"{prefix}{i + 1}-{n:03d}" for n in range(1, count + 1)]
     return lines, names
 
 
-def superpod_yaml(nodes: int, model: str, per_rack: int, ufm: int) -> str:
-    """The blueprint an architect writes for a SuperPOD: DGX nodes, UFM appliances, a rail-optimized
-    NDR fabric of QM9700 with 32-node scalable units, and racks for it all."""
-    node_rows, _ = rows_of("A", math.ceil(nodes / per_rack))
-    network_rows, network_racks = rows_of("N", 2 * math.ceil(nodes * 8 * 3 / 32 / 40) + 1)  # 1U switches
+def superpod_yaml(
+    nodes: int,
+    model: str,
+    per_rack: int,
+    ufm: int,
+    *,
+    node_rack: str = "generic/rear-door-48u-60kw",
+    switch: str = "nvidia/qm9700",
+    fabric: str = "scalable_unit: 32",
+    switch_racks: int = 0,
+) -> str:
+    """The blueprint an architect writes for a SuperPOD: DGX nodes (or rack-scale trays), UFM appliances,
+    a rail-optimized non-blocking InfiniBand fabric (QM9700 with 32-node scalable units unless told), and
+    racks for it all."""
+    node_rows, _ = rows_of("A", math.ceil(nodes / per_rack), node_rack)
+    network_rows, network_racks = rows_of("N", switch_racks or 2 * math.ceil(nodes * 8 * 3 / 32 / 40) + 1)
     node_row_names = ", ".join(f"A{i + 1}" for i in range(len(node_rows)))
     ufm_group = (
         f"  - {{name: ufm, model: generic/cpu-1u-ndr, count: {ufm}, role: subnet-manager, "
@@ -87,11 +98,11 @@ node_groups:
     kind: compute
     technology: infiniband
     topology: rail-optimized
-    leaf: nvidia/qm9700
-    spine: nvidia/qm9700
-    core: nvidia/qm9700
+    leaf: {switch}
+    spine: {switch}
+    core: {switch}
     oversubscription: "1:1"
-    scalable_unit: 32
+    {fabric}
     ipv4_pool: 10.0.0.0/16
     switch_racks: [{", ".join(network_racks)}]
   oob: {{kind: oob, switch: nvidia/sn2201, ipv4_pool: 172.16.0.0/16}}
