@@ -152,16 +152,18 @@ def test_4096_host_adapters_over_three_tiers(tmp_path: Path) -> None:
 
 def test_a_partial_last_pod_is_routed_with_updn_and_comes_up(tmp_path: Path) -> None:
     """352 DGX H100 = 88 leaves: pods of 32 leaves, two full and one of 24, whose 32 spines meet 24 leaves
-    each. Core group j (spine j of the 3 pods: 32 + 32 + 24 uplinks) is 2 cores with 16, 16 and 12 links per
-    pair, so our check says no fat tree and the configuration routes with updn. OpenSM agrees: given such a
-    fabric its ftree engine refuses it even when the spine-core pairs are made even (ERR AB0A, different
-    numbers of downward port groups: the partial pod's spines meet fewer leaves; tried 2026-12-03)."""
+    each. A core group per spine position (32 + 32 + 24 uplinks) would take 2 cores each, 64 for 2,816 links;
+    the core tier takes the fewest, 44 (2,816 / 64 ports), in one group, each spine's 32 or 24 uplinks one
+    a core round the group, so our check says no fat tree and the configuration routes with updn. OpenSM
+    agrees: given such a fabric its ftree engine refuses it even when the spine-core pairs are made even
+    (ERR AB0A, different numbers of downward port groups: the partial pod's spines meet fewer leaves;
+    tried 2026-12-03)."""
     valid = dgx_blueprint(352, scalable_unit=32)
     analysis = analyse(valid)
     assert codes.NOT_A_FAT_TREE in {f.code for f in analysis.findings}
     folder = rendered(valid, analysis.topo, tmp_path)
     net = (folder / "topology.net").read_text(encoding="utf-8")
-    assert net.count("\nSwitch ") == 88 + 96 + 64
+    assert net.count("\nSwitch ") == 88 + 96 + 44
     assert "routing_engine updn" in (folder / "opensm.conf").read_text(encoding="utf-8")
     run = bring_up(folder, tmp_path / "run")
     assert run.opensm_rc == 0

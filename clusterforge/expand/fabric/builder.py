@@ -207,6 +207,7 @@ class LeafSpineBuilder:
         order = ("spine", "leaf", "core") if self.fabric.reserved_ports.spine else TIERS
         switches = [s for tier in order for s in topo.switches(self.name, tier) if wiring.reserved(tier, s.name)]
         turn = 0
+        spare = iter(leaves.spare)
         for manager, port, speed in leaves.unplaced:
             placed = False
             for step in range(len(switches)):
@@ -215,6 +216,8 @@ class LeafSpineBuilder:
                     turn += step + 1
                     placed = True
                     break
+            if not placed and (position := next(spare, None)) is not None:
+                placed = wiring.node_link(manager.device, port, speed, *position)
             if not placed:
                 self.ctx.error(
                     codes.MANAGER_WITHOUT_PORT,

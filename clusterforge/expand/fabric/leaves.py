@@ -26,6 +26,10 @@ class LeafTier:
     """(leaf, rail) positions left free by absent nodes, in the order subnet managers take them."""
     unplaced: list[tuple[Endpoint, str, float]] = field(default_factory=list)
     """Subnet manager ports that found no free position."""
+    spare: list[tuple[Device, int | None]] = field(default_factory=list)
+    """(leaf, rail) ports a leaf has beyond the downlinks it is planned for, last unit first, rails in turn:
+    where a subnet manager goes when no node slot is free and no port is reserved (a GB200 NVL72 rack's
+    leaf is planned for its 18 trays and has ports to spare)."""
 
 
 def rail_slots(endpoints: list[Endpoint], su_size: int, per_rack: bool) -> list[tuple[int, int, int]]:
@@ -84,6 +88,12 @@ def rail_leaves(
                 for rail in range(1, rails + 1)
                 if (key := (su, rack, slot // per_leaf, rail)) in by_key
             ]
+    parts: dict[tuple[int, int, int], list[Device]] = {}
+    for (su, rack, part, _), device in by_key.items():
+        parts.setdefault((su, rack, part), []).append(device)
+    for part_leaves in reversed(list(parts.values())):
+        room = per_leaf - tier.planned[part_leaves[0].name]
+        tier.spare += [(leaf, leaf.rail) for _ in range(room) for leaf in part_leaves]
     return tier
 
 
