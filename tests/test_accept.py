@@ -74,11 +74,11 @@ def test_a_clean_run_of_every_job_passes(gb200: Analysis, tmp_path: Path) -> Non
     run = Run(gb200, tmp_path / "results")
     result = judged(gb200, run)
     assert result.problems == [] and result.untested == [] and result.passed
-    # every node, rail pair and tier was measured: 72 nodes' copies, 4 NVLink domains, 2 scalable units (the
-    # third, 8 trays, stays inside one NVLink domain), the spine, each with two collectives; 72 rail pairs
-    # and 48 spine pairs per rail
+    # every node, rail pair and tier was measured: 72 nodes' copies, 4 NVLink domains and the spine, each with
+    # two collectives (no leaf job: a leaf takes one rack, whose 18 trays are one NVLink domain); 72 rail
+    # pairs and 72 spine pairs per rail (every pair of racks meets at the spines)
     counts = {t: sum(1 for m in result.measurements if m.test == t) for t in {m.test for m in result.measurements}}
-    assert counts == {"nvbandwidth": 72, "nvlink": 8, "leaf": 4, "spine": 2, "rail-pair": 288, "spine-pair": 192}
+    assert counts == {"nvbandwidth": 72, "nvlink": 8, "spine": 2, "rail-pair": 288, "spine-pair": 288}
     spine = next(m for m in result.measurements if m.test == "spine" and m.detail == "alltoall")
     # acceptance.md's spine row: 50 GB/s per NIC x (288 - 1) / (288 - 72) ranks outside the NVLink domain
     assert (round(spine.expected, 2), round(spine.floor, 2)) == (66.44, 53.15)

@@ -9,6 +9,16 @@ Sources (figures copied into the tables below):
   switch and cable counts for 2-64 SU (leaf, spine, core; node-leaf, leaf-spine, spine-core).
   https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-b200/latest/dgx-superpod-architecture.html
 Both: SU = 32 DGX nodes, 8 rails of 400G NDR, QM9700 switches (64 ports), non-blocking.
+- GB200: NVIDIA DGX SuperPOD Reference Architecture, DGX GB200 (RA-11336-001), section 4.2 "Compute
+  Fabric", Table 4.1: per SU 8 DGX GB200 racks (18 trays of 4 NDR ports), 4 rail groups of 8 leaves (one
+  per rack) and 6 spines; 2/4/8/16 SU give leaves 64/128/256/512, spines 48/96/192/384, cores
+  18/36/72/144 (switch counts only; the cables below are the hand computation: 72 ports a rack, every
+  tier non-blocking).
+  https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-gb200/latest/network-fabrics.html
+- B300 XDR: NVIDIA DGX SuperPOD with DGX B300 systems, Quantum-X800 InfiniBand and AC power (RA-11339-001,
+  V01), "DGX SuperPOD Architecture", Table 3 "Example Compute Fabric Components": SU = 72 DGX B300, 8 rails
+  of 800G XDR (ConnectX-8), Q3400 switches (144 ports); leaf, spine, node-leaf and leaf-spine cables.
+  https://docs.nvidia.com/dgx-superpod/reference-architecture/scalable-infrastructure-b300-xdr/latest/dgx-superpod-architecture.html
 """
 
 from __future__ import annotations
@@ -44,6 +54,19 @@ B200_FULL_SU = [
     (16, 512, 4096, 128, 128, 64, 4096, 4096, 4096),
     (32, 1024, 8192, 256, 256, 128, 8192, 8192, 8192),
     (64, 2048, 16384, 512, 512, 256, 16384, 16384, 16384),
+]
+
+# (SU, leaf, spine, core) of the GB200 RA's Table 4.1
+GB200_TABLE_4_1 = [(2, 64, 48, 18), (4, 128, 96, 36), (8, 256, 192, 72), (16, 512, 384, 144)]
+
+# (SU, nodes, GPUs, leaf, spine, node-leaf, leaf-spine) of the B300 XDR RA's Table 3. Its 18-SU row prints
+# 9,216 GPUs, which is 1,296 nodes x 8 = 10,368 (as its cable counts are): the table's slip, tested as 10,368.
+B300_XDR_TABLE_3 = [
+    (1, 72, 576, 8, 4, 576, 576),
+    (2, 144, 1152, 16, 8, 1152, 1152),
+    (4, 288, 2304, 32, 18, 2304, 2304),
+    (8, 576, 4608, 64, 36, 4608, 4608),
+    (18, 1296, 10368, 144, 72, 10368, 10368),
 ]
 
 
@@ -172,3 +195,92 @@ def test_plan_command_shows_the_reference_design(tmp_path: Path) -> None:
     fabric = json.loads(out.stdout)["fabrics"]["compute"]
     assert fabric["switches"] == {"leaf": 8, "spine": 4}
     assert fabric["uplinks_for"] == "planned"
+
+
+@pytest.mark.parametrize("row", GB200_TABLE_4_1, ids=[f"{r[0]}su" for r in GB200_TABLE_4_1])
+def test_gb200_table_4_1_rail_groups(tmp_path: Path, row: tuple[int, ...]) -> None:
+    su, leaves, spines, cores = row
+    racks = 8 * su
+    # the RA's three tiers; a leaf per rack and rail, rail-group spines and an SU of 8 racks are the defaults
+    # for rack-scale NVLink systems
+    text = superpod_yaml(
+        18 * racks, "nvidia/gb200-nvl72-tray", 18, 0, node_rack="nvidia/gb200-nvl72-rack", fabric="tiers: 3"
+    )
+    plan = plan_of(tmp_path, text)
+    fabric = plan["fabrics"]["compute"]
+    assert plan["gpus"] == 72 * racks
+    assert fabric["scalable_unit"] == 144
+    assert fabric["switches"] == {"leaf": leaves, "spine": spines, "core": cores}
+    # by hand: 18 trays x 4 rails a rack; a leaf's 18 downlinks and 18 uplinks (3 to each of its group's 6
+    # spines); a spine's 24 down and 24 up; each core's 64 ports all in use
+    ports = 72 * racks
+    assert fabric["links"] == {"node-leaf": ports, "leaf-spine": ports, "spine-core": ports}
+    assert ports == 64 * cores
+    assert [f["code"] for f in plan["findings"] if f["severity"] != "info"] == []
+
+
+def test_gb200_rail_group_spines_serve_one_rail_of_one_scalable_unit(tmp_path: Path) -> None:
+    path = tmp_path / "gb200.yaml"
+    path.write_text(
+        superpod_yaml(288, "nvidia/gb200-nvl72-tray", 18, 0, node_rack="nvidia/gb200-nvl72-rack", fabric="tiers: 3")
+    )
+    topo, _ = expand(validate(load_blueprint(path)))
+    leaf_racks = {
+        link.b: {topo.devices[other.a].rack for other in topo.fabric_links("compute", "node-leaf") if other.b == link.b}
+        for link in topo.fabric_links("compute", "node-leaf")
+    }
+    assert all(len(racks) == 1 for racks in leaf_racks.values())  # a leaf per rack
+    groups: dict[str, set[tuple[int | None, int | None]]] = {}
+    for link in topo.fabric_links("compute", "leaf-spine"):
+        leaf = topo.devices[link.a]
+        groups.setdefault(link.b, set()).add((leaf.su, leaf.rail))
+    assert all(len(g) == 1 for g in groups.values())  # each spine: one rail of one SU
+    per_pair = Counter((link.a, link.b) for link in topo.fabric_links("compute", "leaf-spine"))
+    assert set(per_pair.values()) == {3}
+
+
+def test_pods_when_asked_give_the_spine_count_the_issue_reported(tmp_path: Path) -> None:
+    # spine_groups: pods is the H100/B200 way: pods of 32 leaves across rails, 18 spines each
+    text = superpod_yaml(
+        288,
+        "nvidia/gb200-nvl72-tray",
+        18,
+        0,
+        node_rack="nvidia/gb200-nvl72-rack",
+        fabric="tiers: 3\n    spine_groups: pods",
+    )
+    assert plan_of(tmp_path, text)["fabrics"]["compute"]["switches"] == {"leaf": 64, "spine": 36, "core": 18}
+
+
+@pytest.mark.parametrize("row", B300_XDR_TABLE_3, ids=[f"{r[0]}su" for r in B300_XDR_TABLE_3])
+def test_b300_xdr_table_3(tmp_path: Path, row: tuple[int, ...]) -> None:
+    _su, nodes, gpus, leaves, spines, node_leaf, leaf_spine = row
+    text = superpod_yaml(nodes, "nvidia/dgx-b300", 3, 0, switch="nvidia/q3400", fabric="scalable_unit: 72")
+    plan = plan_of(tmp_path, text)
+    fabric = plan["fabrics"]["compute"]
+    assert plan["gpus"] == gpus
+    assert fabric["switches"] == {"leaf": leaves, "spine": spines}
+    assert fabric["links"] == {"node-leaf": node_leaf, "leaf-spine": leaf_spine}
+    assert fabric["tiers"] == 2 and fabric["subnets"] == 1
+    assert [f["code"] for f in plan["findings"] if f["severity"] != "info"] == []
+
+
+def test_b300_xdr_links_are_cabled_with_xdr_optics(tmp_path: Path) -> None:
+    path = tmp_path / "b300.yaml"
+    path.write_text(superpod_yaml(72, "nvidia/dgx-b300", 3, 0, switch="nvidia/q3400", fabric="scalable_unit: 72"))
+    topo, _ = expand(validate(load_blueprint(path)))
+    modules = Counter((link.tier, link.a_module, link.b_module) for link in topo.fabric_links("compute"))
+    assert modules == {
+        ("node-leaf", "nvidia/mms4a20-xm800", "nvidia/mms4a00-xm"): 576,
+        ("leaf-spine", "nvidia/mms4a00-xm", "nvidia/mms4a00-xm"): 576,
+    }
+
+
+@pytest.mark.parametrize(("su", "cores"), [(20, 80), (24, 96)])
+def test_the_core_tier_is_the_fewest_for_its_links(tmp_path: Path, su: int, cores: int) -> None:
+    # B200 grown past the table: 32 spine uplinks x 32 spines a pod; a core group per spine position would
+    # take 3 (20 SU) or 4 (24 SU) cores each, 96 or 128; the links need 5,120 / 64 = 80 and 6,144 / 64 = 96
+    plan = plan_of(tmp_path, superpod_yaml(32 * su, "nvidia/dgx-b200", 3, 0))
+    fabric = plan["fabrics"]["compute"]
+    assert fabric["switches"]["core"] == cores
+    assert fabric["links"]["spine-core"] == 64 * cores
