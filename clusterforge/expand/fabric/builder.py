@@ -122,6 +122,7 @@ class LeafSpineBuilder:
             rack_size = (rack_scale_domain(ctx, nodes) or 1) if sizing.per_rack else 0
             leaves = rail_leaves(wiring, nodes, sizing.su_size, sizing.per_leaf, sizing.rails, rack_size)
             summary.scalable_unit = sizing.su_size
+            summary.rail_leaves = "per-rack" if sizing.per_rack else "per-scalable-unit"
         else:
             leaves = self._leaves(wiring, nodes, sizing.per_leaf)
         place_managers(wiring, leaves, managers)

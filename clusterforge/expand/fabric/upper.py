@@ -10,7 +10,7 @@ whole fabric, or one rail when the blueprint asks for `planes: per-rail`.
 from __future__ import annotations
 
 from ..topology import Device
-from .spread import fewest_switches, spread, switch_count
+from .spread import spread, switch_count
 from .wiring import FabricWiring
 
 
@@ -79,18 +79,18 @@ def three_tier(
 def core_tier(
     wiring: FabricWiring, plane: int, by_position: list[list[Device]], spine_up: dict[str, int], core_ports: int
 ) -> bool:
-    """Cores over a plane's spines: a core group per spine position (spine j of every pod) where that
-    takes no more cores than the links need; else the fewest cores for every spine-core link, one group
-    (the pairs then carry k or k+1 links, no fat tree for OpenSM, as a per-position group of 3 over 32
-    uplinks is not either: a B200 design of 20 SU takes 80 cores for its 5,120 links, not 96)."""
+    """Cores over a plane's spines: a core group per spine position (spine j of every pod) where that takes
+    no more cores than one group over all spines would; else that one group, sized by `switch_count` like
+    every tier (a B200 design of 20 SU takes 80 cores for its 5,120 links, not 3 per position, 96; its pairs
+    carry 0 or 1 link, no fat tree for OpenSM, as 32 uplinks over 3 cores is not either)."""
     model = wiring.fabric.core
     assert model is not None
     groups = [[spine_up[spine.name] for spine in group] for group in by_position]
-    fewest = fewest_switches([u for ups in groups for u in ups], core_ports)
     counts = [switch_count(ups, core_ports) for ups in groups]
-    if sum(counts) > fewest:
+    together = switch_count([u for ups in groups for u in ups], core_ports)
+    if sum(counts) > together:
         by_position = [[spine for group in by_position for spine in group]]
-        groups, counts = [[spine_up[spine.name] for spine in by_position[0]]], [fewest]
+        groups, counts = [[spine_up[spine.name] for spine in by_position[0]]], [together]
     for spines, ups, count in zip(by_position, groups, counts, strict=True):
         cores = [wiring.switch("core", model, plane=plane) for _ in range(count)]
         if not wiring.mesh("spine-core", spines, cores, spread(ups, len(cores))):
