@@ -78,8 +78,9 @@ def test_h200_pod_cables_by_hand() -> None:
 
 
 def test_gb200_cables_by_hand() -> None:
-    """72 GB200 trays x 4 compute ports + 1 UFM on 22 QM9700 (a leaf per rack and rail, 6 spines); SN5600 storage leaf/spine; in-band management on
-    SN4600C leaf pairs and a spine, which also take the SN2201 OOB switches' uplinks: every link has a part."""
+    """72 GB200 trays x 4 compute ports + 1 UFM on 22 QM9700 (a leaf per rack and rail, 6 spines); SN5600
+    storage leaf/spine; in-band management on SN4600C leaf pairs and a spine, which also take the SN2201 OOB
+    switches' uplinks: every link has a part."""
     topo, findings = example("gb200-nvl72")
     assert cables_by(topo) == {
         # 16 leaves x 18 uplinks, 3 to each of 6 spines: a pair's third link shares its twin-port cage with

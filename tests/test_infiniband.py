@@ -262,3 +262,26 @@ def test_per_rail_planes_are_subnets_of_their_own(tmp_path: Path) -> None:
     refused = bring_up(folder, tmp_path / "run-ftree", conf_file=ftree)
     assert any("ERR AB0B" in line for line in refused.errors())
     assert [f.code for f in analysis.findings if f.code == codes.NOT_A_FAT_TREE] == [codes.NOT_A_FAT_TREE]
+
+
+def test_the_subnet_manager_on_the_switches() -> None:
+    """`subnet_manager: switches`: the MLNX-OS commands of the user manual (`ib smnode <name> enable`,
+    `sm-priority`) for the first two spines, master 15 and standby 14; the OpenSM files stay for a host."""
+    valid = dgx_blueprint(64, scalable_unit=32, subnet_manager="switches")
+    analysis = analyse(valid)
+    files = render_infiniband(RenderContext(valid, analysis.topo, analysis.findings))
+    sm = sorted(name for name in files if name.endswith(".mlnxos"))
+    assert sm == ["infiniband/compute/sm-compute-spine001.mlnxos", "infiniband/compute/sm-compute-spine002.mlnxos"]
+    master = files[sm[0]].splitlines()
+    assert master[-2:] == ["ib smnode compute-spine001 enable", "ib smnode compute-spine001 sm-priority 15"]
+    assert files[sm[1]].splitlines()[-1] == "ib smnode compute-spine002 sm-priority 14"
+    assert "(this subnet: 536)" in files[sm[0]]  # 512 host ports, 16 leaves, 8 spines
+    assert codes.SWITCH_SM_TOO_MANY_NODES not in {f.code for f in analysis.findings}
+
+
+def test_the_switches_subnet_manager_refuses_a_fabric_past_2048_nodes() -> None:
+    # 288 DGX H100 x 8 ports = 2,304 host adapters, past the 2,048 nodes of MLNX-OS's embedded SM; switches:
+    # 72 leaves in pods of 32, 32 and 8 with 32 + 32 + 8 spines, and 2,304 spine-core links on 36 cores
+    analysis = analyse(dgx_blueprint(288, scalable_unit=32, subnet_manager="switches"))
+    (finding,) = [f for f in analysis.findings if f.code == codes.SWITCH_SM_TOO_MANY_NODES]
+    assert "this subnet has 2484 (2304 host ports and 180 switches)" in finding.message

@@ -166,6 +166,12 @@ class LeafSpineFabric(FabricBase):
     planes: Literal["one", "per-rail"] = "one"
     """'one': a single connected fabric (one InfiniBand subnet); 'per-rail': each rail its own plane when
     two tiers cannot hold every leaf under one spine group."""
+    subnet_manager: Literal["hosts", "switches"] = "hosts"
+    """InfiniBand: where the subnet manager runs. 'hosts': OpenSM or UFM on the fabric's hosts of role
+    subnet-manager (an `opensm-<host>.conf` each). 'switches': the subnet manager built into the fabric's
+    managed switches (MLNX-OS `ib smnode`), master on the first switch of the top tier, standby on the
+    second: the MLNX-OS user manual gives it fabrics of up to 2,048 nodes, without adaptive routing, SHARP
+    or congestion control (small fabrics; UFM beyond)."""
     partitions: list[IbPartition] = Field(default_factory=list)
     """InfiniBand partitions (P_Keys) beyond the default one (0x7fff, every port); InfiniBand only."""
     loopback_pool: Annotated[IPv4Network, BeforeValidator(_network_text), Field(strict=False)] | None = None
@@ -187,6 +193,8 @@ class LeafSpineFabric(FabricBase):
             raise ValueError(f"a {self.tiers}-tier fabric needs a spine model")
         if self.tiers == 3 and self.core is None:
             raise ValueError("a 3-tier fabric needs a core model")
+        if self.subnet_manager == "switches" and self.technology != "infiniband":
+            raise ValueError("subnet_manager: switches needs an InfiniBand fabric (its switches run the SM)")
         if self.partitions and self.technology != "infiniband":
             raise ValueError("partitions (P_Keys) apply only to InfiniBand fabrics")
         names = [p.name for p in self.partitions]

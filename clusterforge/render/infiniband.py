@@ -5,6 +5,8 @@
   attaches its clients to the first node);
 - `opensm-<host>.conf` per subnet-manager host (master priority 15, standby 14): the routing engine chosen
   from the topology (`ftree` for a fat tree, `updn` otherwise), the root GUID file and the partitions;
+- `sm-<switch>.mlnxos` where the switches run the subnet manager (`subnet_manager: switches`): the MLNX-OS
+  commands that enable it on the first two switches of the top tier, master and standby;
 - `root-guids.conf`: the top tier's switches (the spines, or the cores of three tiers);
 - `partitions.conf`: the default partition and the blueprint's P_Keys.
 
@@ -156,7 +158,29 @@ def render_infiniband(ctx: RenderContext) -> dict[str, str]:
             )
         for name, text in guid_files(subnet, fabrics[subnet.fabric], groups, blueprint, ctx.render).items():
             files[f"{folder}/{name}"] = text
+        if fabrics[subnet.fabric].subnet_manager == "switches":
+            for switch, model in switch_sm_models(subnet, blueprint).items():
+                files[f"{folder}/sm-{switch}.mlnxos"] = ctx.render("infiniband/switch-sm.mlnxos.j2", model)
     return files
+
+
+def switch_sm_models(subnet: IbSubnet, blueprint: str) -> dict[str, dict[str, Any]]:
+    """The subnet manager on the switches: the first two of the top tier, master (priority 15) and standby
+    (14), each enabled with MLNX-OS `ib smnode <name> enable` and `sm-priority` (MLNX-OS user manual,
+    Subnet Manager)."""
+    switches = [n.name for n in subnet.switches(top_tier(subnet))][:2]
+    return {
+        name: {
+            "blueprint": blueprint,
+            "subnet": subnet.folder.removeprefix("infiniband/"),
+            "switch": name,
+            "role": "master" if i == 0 else "standby",
+            "others": [s for s in switches if s != name],
+            "priority": MASTER_PRIORITY if i == 0 else STANDBY_PRIORITY,
+            "nodes": len(subnet.nodes),
+        }
+        for i, name in enumerate(switches)
+    }
 
 
 def guid_files(
