@@ -285,3 +285,18 @@ def test_the_switches_subnet_manager_refuses_a_fabric_past_2048_nodes() -> None:
     analysis = analyse(dgx_blueprint(288, scalable_unit=32, subnet_manager="switches"))
     (finding,) = [f for f in analysis.findings if f.code == codes.SWITCH_SM_TOO_MANY_NODES]
     assert "this subnet has 2484 (2304 host ports and 180 switches)" in finding.message
+
+
+def test_a_ufm_on_the_spines_free_ports_is_an_io_node_and_ftree_comes_up(tmp_path: Path) -> None:
+    """96 DGX H100 fill 3 SU: no node slot is free and a leaf has no port to spare, but the 16 spines use 48
+    of their 64 ports, so the two UFM take spine ports. OpenSM's fat-tree engine refuses a compute node on a
+    spine (ERR AB26); listed in io_guid_file, with the root GUID file, it routes the fabric as a fat tree."""
+    valid = dgx_blueprint(96, scalable_unit=32, managers=2)
+    analysis = analyse(valid)
+    ufm = [(link.a, link.b) for link in analysis.topo.fabric_links("compute", "node-leaf") if link.a.startswith("ufm")]
+    assert ufm == [("ufm001", "compute-spine001"), ("ufm002", "compute-spine002")]
+    folder = rendered(valid, analysis.topo, tmp_path)
+    conf = (folder / "opensm-ufm001.conf").read_text(encoding="utf-8")
+    assert "\nroot_guid_file /etc/opensm/root-guids.conf\nio_guid_file /etc/opensm/io-guids.conf\n" in conf
+    assert len((folder / "io-guids.conf").read_text(encoding="utf-8").split()) == 2
+    assert_fat_tree_up(bring_up(folder, tmp_path / "run"))

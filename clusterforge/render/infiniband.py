@@ -123,7 +123,9 @@ def partitions_model(subnet: IbSubnet, fabric: LeafSpineFabric, groups: dict[str
 
 def opensm_model(subnet: IbSubnet, blueprint: str, host: str | None, faults: list[str]) -> dict[str, Any]:
     managers = subnet.managers
+    io = io_adapters(subnet)
     return {
+        "io_nodes": [n.name for n in io],
         "blueprint": blueprint,
         "subnet": subnet.folder.removeprefix("infiniband/"),
         "host": host,
@@ -194,7 +196,25 @@ def guid_files(
     fabric's, which `verify --opensm-out` puts in). `groups`: host -> node group."""
     roots = [{"guid": f"0x{n.guid:016x}", "name": n.name} for n in subnet.switches(top_tier(subnet))]
     partitions = partitions_model(subnet, fabric, groups)
-    return {
+    files = {
         "root-guids.conf": render("infiniband/root-guids.conf.j2", {"roots": roots}),
         "partitions.conf": render("infiniband/partitions.conf.j2", {"blueprint": blueprint, "partitions": partitions}),
     }
+    io = [{"guid": f"0x{n.guid + 1:016x}", "name": n.name} for n in io_adapters(subnet)]
+    if io:  # the same one-GUID-a-line form as the root file
+        files["io-guids.conf"] = render("infiniband/root-guids.conf.j2", {"roots": io})
+    return files
+
+
+def io_adapters(subnet: IbSubnet) -> list[IbNode]:
+    """Host adapters cabled to a switch above the leaves (a UFM on a spine's free port): OpenSM's fat-tree
+    engine takes them as I/O nodes from `io_guid_file`, else it refuses the fabric (ERR AB26, a compute node
+    on a switch of another rank than the leaves; measured with 96 DGX H100 and two UFM on the spines)."""
+    above = {n.name for n in subnet.switches() if n.tier != "leaf"}
+    links = subnet.links
+    names = {
+        low
+        for tier, low, high in zip(links.tiers, links.lower, links.upper, strict=True)
+        if tier == "node-leaf" and high in above
+    }
+    return [subnet.nodes[name] for name in sorted(names)]

@@ -27,6 +27,18 @@ MANAGER_HINT = (
 )
 
 
+def _in_turn(
+    wiring: FabricWiring, switches: list[Device], turns: list[int], which: int, end: tuple[Device, str, float]
+) -> bool:
+    """A subnet manager port on the first of `switches` from `turns[which]` on with a port for it: a reserved
+    one (which 0) or one left free (which 1); the turn moves past that switch."""
+    for step in range(len(switches)):
+        if wiring.reserved_link(*end, switches[(turns[which] + step) % len(switches)], reserved=which == 0):
+            turns[which] += step + 1
+            return True
+    return False
+
+
 def rack_scale_domain(ctx: ExpandContext, nodes: list[Endpoint]) -> int:
     """Nodes in one NVLink domain when the fabric's nodes are rack-scale systems (a domain of several
     nodes, as GB200 NVL72's 18 trays), else 0."""
@@ -201,24 +213,24 @@ class LeafSpineBuilder:
         )
 
     def _reserved_managers(self, wiring: FabricWiring, leaves: LeafTier) -> None:
-        """Subnet manager ports that found no free node slot go to reserved ports, switch by switch in turn."""
+        """Subnet manager ports that found no free node slot go to reserved ports, switch by switch in turn;
+        then to spare leaf ports; then to ports the top tier left free (the spines of 3 SU use 48 of 64)."""
         if not leaves.unplaced:
             return
         topo = self.ctx.topo
         order = ("spine", "leaf", "core") if self.fabric.reserved_ports.spine else TIERS
         switches = [s for tier in order for s in topo.switches(self.name, tier) if wiring.reserved(tier, s.name)]
-        turn = 0
+        top = next(tier for tier in reversed(TIERS) if topo.switches(self.name, tier))
+        tops = topo.switches(self.name, top) if top != "leaf" else []
+        turns = [0, 0]
         spare = iter(leaves.spare)
         for manager, port, speed in leaves.unplaced:
-            placed = False
-            for step in range(len(switches)):
-                switch = switches[(turn + step) % len(switches)]
-                if wiring.reserved_link(manager.device, port, speed, switch):
-                    turn += step + 1
-                    placed = True
-                    break
+            end = (manager.device, port, speed)
+            placed = _in_turn(wiring, switches, turns, 0, end)
             if not placed and (position := next(spare, None)) is not None:
-                placed = wiring.node_link(manager.device, port, speed, *position)
+                placed = wiring.node_link(*end, *position)
+            if not placed:
+                placed = _in_turn(wiring, tops, turns, 1, end)
             if not placed:
                 self.ctx.error(
                     codes.MANAGER_WITHOUT_PORT,
