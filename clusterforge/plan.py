@@ -158,8 +158,6 @@ def fabric_plan(topo: Topology, name: str, booked: dict[str, dict[str, tuple[flo
         if link.tier == "leaf-peer":  # MLAG peer links join a pair; they carry no node traffic up or down
             continue
         tier_capacity[link.tier] += link.speed_gbps
-        if topo.devices[link.a].role == "subnet-manager":  # management datagrams: as the oversubscription check
-            continue
         down[link.b] += link.speed_gbps
         up[link.a] += link.speed_gbps
     oversubscription: dict[str, float] = {}

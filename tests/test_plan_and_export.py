@@ -43,8 +43,7 @@ def test_plan_of_the_h200_pod() -> None:
     # per leaf-spine pair: the DGX SuperPOD reference's 1 SU (8 leaves, 4 spines)
     assert compute["switches"] == {"leaf": 8, "spine": 4}
     assert compute["links"] == {"node-leaf": 250, "leaf-spine": 256}
-    # the UFM ports are left out: 31 nodes' 400G against 32 uplinks
-    assert compute["oversubscription"] == {"leaf": 0.969}
+    assert compute["oversubscription"] == {"leaf": 1.0}
     assert plan["nvlink_domains"] == {"8": 31}
 
 

@@ -62,14 +62,11 @@ def check_unconnected_ports(ctx: CheckContext) -> Iterator[Finding]:
 
 
 def check_oversubscription(ctx: CheckContext) -> Iterator[Finding]:
-    """Down:up capacity of every switch against the target (leaves) or 1:1 (upper tiers). A subnet
-    manager's port is left out: it carries management datagrams, not the traffic uplinks are sized for
-    (a GB200 rack's leaf takes its 18 trays and the UFM on a spare port)."""
+    """Down:up capacity of every switch against the target (leaves) or 1:1 (upper tiers)."""
     down: dict[str, float] = defaultdict(float)
     up: dict[str, float] = defaultdict(float)
-    devices = ctx.topo.devices
     for link in ctx.topo.links:
-        if link.tier in ("node-leaf", "leaf-spine", "spine-core") and devices[link.a].role != "subnet-manager":
+        if link.tier in ("node-leaf", "leaf-spine", "spine-core"):
             down[link.b] += link.speed_gbps
             up[link.a] += link.speed_gbps
     for name, summary in ctx.topo.fabrics.items():

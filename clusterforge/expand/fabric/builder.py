@@ -214,7 +214,8 @@ class LeafSpineBuilder:
 
     def _reserved_managers(self, wiring: FabricWiring, leaves: LeafTier) -> None:
         """Subnet manager ports that found no free node slot go to reserved ports, switch by switch in turn;
-        then to spare leaf ports; then to ports the top tier left free (the spines of 3 SU use 48 of 64)."""
+        then to ports the top tier left free (the spines of 3 SU use 48 of 64; a top-tier switch has no uplinks
+        to oversubscribe); then to a leaf's spare ports (beyond what its uplinks are sized for)."""
         if not leaves.unplaced:
             return
         topo = self.ctx.topo
@@ -226,11 +227,9 @@ class LeafSpineBuilder:
         spare = iter(leaves.spare)
         for manager, port, speed in leaves.unplaced:
             end = (manager.device, port, speed)
-            placed = _in_turn(wiring, switches, turns, 0, end)
+            placed = _in_turn(wiring, switches, turns, 0, end) or _in_turn(wiring, tops, turns, 1, end)
             if not placed and (position := next(spare, None)) is not None:
                 placed = wiring.node_link(*end, *position)
-            if not placed:
-                placed = _in_turn(wiring, tops, turns, 1, end)
             if not placed:
                 self.ctx.error(
                     codes.MANAGER_WITHOUT_PORT,

@@ -2,8 +2,9 @@
 leaf is planned to carry (the figure its uplinks are sized for).
 
 Rail-optimized: node j of the fabric sits in slot j mod SU of scalable unit j div SU; its port for rail k
-goes to the SU's leaf for rail k. A subnet manager takes a free slot of the last SU, as the DGX SuperPOD
-reference places its UFM where a node is left out: its ports go to that slot's rail leaves in turn.
+goes to the SU's leaf for rail k, or, with leaves per rack (GB200 NVL72), to the leaf for rail k of its rack
+in the SU. A subnet manager takes a free slot of the last SU, as the DGX SuperPOD reference places its UFM
+where a node is left out: its ports go to that slot's rail leaves in turn.
 Fat-tree: the ports fill leaves in order; subnet managers take what the last leaf has left.
 """
 
