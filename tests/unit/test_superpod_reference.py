@@ -284,3 +284,20 @@ def test_the_core_tier_is_the_fewest_for_its_links(tmp_path: Path, su: int, core
     fabric = plan["fabrics"]["compute"]
     assert fabric["switches"]["core"] == cores
     assert fabric["links"]["spine-core"] == 64 * cores
+
+
+def test_rail_leaves_can_be_asked_either_way(tmp_path: Path) -> None:
+    # per scalable unit on GB200 trays (SU of 32): 72 trays cut across racks, 3 leaves a rail, the old layout
+    gb200 = superpod_yaml(
+        72,
+        "nvidia/gb200-nvl72-tray",
+        18,
+        0,
+        node_rack="nvidia/gb200-nvl72-rack",
+        fabric="scalable_unit: 32\n    rail_leaves: per-scalable-unit",
+    )
+    assert plan_of(tmp_path, gb200)["fabrics"]["compute"]["switches"]["leaf"] == 12
+    # per rack on DGX B200 (3 a rack): 9 nodes (72 ports, past one switch) in 3 racks, a leaf per rack and rail
+    b200 = superpod_yaml(9, "nvidia/dgx-b200", 3, 0, fabric="scalable_unit: 32\n    rail_leaves: per-rack")
+    (tmp_path / "b").mkdir()
+    assert plan_of(tmp_path / "b", b200)["fabrics"]["compute"]["switches"]["leaf"] == 24

@@ -122,6 +122,7 @@ class LeafSpineBuilder:
         rail_groups = (getattr(fabric, "spine_groups", None) or ("rail-groups" if domain else "")) == "rail-groups"
         sizing = Sizing(down_speed, up_speed, d_max, rails, rail_optimized, su_size)
         sizing.per_rack, sizing.rail_groups = per_rack and rail_optimized, rail_groups and rail_optimized
+        sizing.rack_size = (domain or 1) if sizing.per_rack else 0
         return sizing
 
     def _multi_tier(
@@ -131,8 +132,7 @@ class LeafSpineBuilder:
         if sizing.rail_optimized:
             if sizing.su_size > sizing.d_max and not sizing.per_rack:
                 self._su_split_warning(sizing)
-            rack_size = (rack_scale_domain(ctx, nodes) or 1) if sizing.per_rack else 0
-            leaves = rail_leaves(wiring, nodes, sizing.su_size, sizing.per_leaf, sizing.rails, rack_size)
+            leaves = rail_leaves(wiring, nodes, sizing.su_size, sizing.per_leaf, sizing.rails, sizing.rack_size)
             summary.scalable_unit = sizing.su_size
             summary.rail_leaves = "per-rack" if sizing.per_rack else "per-scalable-unit"
         else:

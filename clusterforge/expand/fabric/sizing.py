@@ -52,6 +52,8 @@ class Sizing:
     """Nodes per scalable unit (rail-optimized) or 0."""
     per_rack: bool = False
     """Rail-optimized: a leaf per rack and rail in each scalable unit (`rail_leaves: per-rack`)."""
+    rack_size: int = 0
+    """With a leaf per rack: the nodes a rack's leaf is planned for (an NVLink domain's, else 1: the rack's)."""
     rail_groups: bool = False
     """Three tiers: spines shared by the leaves of one rail in one scalable unit (`spine_groups: rail-groups`)."""
 
