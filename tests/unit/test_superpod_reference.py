@@ -5,18 +5,21 @@ Sources (figures copied into the tables below):
   Table 4 "Compute fabric component count": 1-4 SU of 32 nodes where one DGX is removed to make room
   for the UFM connections; cable counts "Compute and UFM" and "Spine-Leaf".
   https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-h100/latest/network-fabrics.html
-- B200: NVIDIA DGX SuperPOD Reference Architecture, DGX B200, "DGX SuperPOD Architecture", the table of
+- B200: NVIDIA DGX SuperPOD Reference Architecture, DGX B200, "Network Fabrics", Table 4 "Compute fabric
+  component count" (the H100 table's rows again: 1-4 SU of 31 nodes and the UFM cables), and
+  "DGX SuperPOD Architecture", the table of
   switch and cable counts for 2-64 SU (leaf, spine, core; node-leaf, leaf-spine, spine-core).
   https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-b200/latest/dgx-superpod-architecture.html
 Both: SU = 32 DGX nodes, 8 rails of 400G NDR, QM9700 switches (64 ports), non-blocking.
-- GB200: NVIDIA DGX SuperPOD Reference Architecture, DGX GB200 (RA-11336-001), section 4.2 "Compute
-  Fabric", Table 4.1: per SU 8 DGX GB200 racks (18 trays of 4 NDR ports), 4 rail groups of 8 leaves (one
+- GB200: "NVIDIA DGX SuperPOD: Next Generation Scalable Infrastructure for AI Factories Reference
+  Architecture Featuring NVIDIA DGX GB200", section 4.2 "Compute Fabric", Table 4.1 (figures as issue 35
+  quotes them; the stored copy of the page shows the section's opening, not the table): per SU 8 DGX GB200 racks (18 trays of 4 NDR ports), 4 rail groups of 8 leaves (one
   per rack) and 6 spines; 2/4/8/16 SU give leaves 64/128/256/512, spines 48/96/192/384, cores
   18/36/72/144 (switch counts only; the cables below are the hand computation: 72 ports a rack, every
   tier non-blocking).
   https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-gb200/latest/network-fabrics.html
-- B300 XDR: NVIDIA DGX SuperPOD with DGX B300 systems, Quantum-X800 InfiniBand and AC power (RA-11339-001,
-  V01), "DGX SuperPOD Architecture", Table 3 "Example Compute Fabric Components": SU = 72 DGX B300, 8 rails
+- B300 XDR: NVIDIA SuperPOD with DGX B300 Systems, NVIDIA Quantum-X800 InfiniBand switching and AC Power
+  Reference Architecture (RA-11339-001 V01), "DGX SuperPOD Architecture", Table 3 "Example Compute Fabric Components": SU = 72 DGX B300, 8 rails
   of 800G XDR (ConnectX-8), Q3400 switches (144 ports); leaf, spine, node-leaf and leaf-spine cables.
   https://docs.nvidia.com/dgx-superpod/reference-architecture/scalable-infrastructure-b300-xdr/latest/dgx-superpod-architecture.html
 """
@@ -140,11 +143,14 @@ def plan_of(tmp_path: Path, text: str) -> dict[str, Any]:
     return build_plan(valid, topo, findings).as_dict()
 
 
+@pytest.mark.parametrize("model", ["nvidia/dgx-h100", "nvidia/dgx-b200"])
 @pytest.mark.parametrize("row", H100_WITH_UFM, ids=[f"{r[0]}su" for r in H100_WITH_UFM])
-def test_h100_table_4_with_ufm(tmp_path: Path, row: tuple[int, ...]) -> None:
+def test_h100_and_b200_table_4_with_ufm(tmp_path: Path, row: tuple[int, ...], model: str) -> None:
+    """The H100 RA's Table 4 and the B200 RA's Table 4 ("Network Fabrics", Compute fabric component count)
+    print the same rows: 31 nodes an SU, a DGX left out for the UFM connections."""
     _su, nodes, gpus, leaves, spines, compute_cables, spine_leaf = row
     # 4 UFM appliances of one NDR port each: the table's compute-and-UFM cables exceed 8 x nodes by 4
-    plan = plan_of(tmp_path, superpod_yaml(nodes, "nvidia/dgx-h100", 4, ufm=4))
+    plan = plan_of(tmp_path, superpod_yaml(nodes, model, 4 if model.endswith("h100") else 3, ufm=4))
     fabric = plan["fabrics"]["compute"]
     assert plan["gpus"] == gpus
     assert fabric["switches"] == {"leaf": leaves, "spine": spines}
