@@ -13,14 +13,15 @@ Sources (figures copied into the tables below):
 Both: SU = 32 DGX nodes, 8 rails of 400G NDR, QM9700 switches (64 ports), non-blocking.
 - GB200: "NVIDIA DGX SuperPOD: Next Generation Scalable Infrastructure for AI Factories Reference
   Architecture Featuring NVIDIA DGX GB200", section 4.2 "Compute Fabric", Table 4.1 (figures as issue 35
-  quotes them; the stored copy of the page shows the section's opening, not the table): per SU 8 DGX GB200 racks (18 trays of 4 NDR ports), 4 rail groups of 8 leaves (one
-  per rack) and 6 spines; 2/4/8/16 SU give leaves 64/128/256/512, spines 48/96/192/384, cores
-  18/36/72/144 (switch counts only; the cables below are the hand computation: 72 ports a rack, every
-  tier non-blocking).
+  quotes them; the stored copy of the page shows the section's opening, not the table): per SU 8 DGX
+  GB200 racks (18 trays of 4 NDR ports), 4 rail groups of 8 leaves (one per rack) and 6 spines; 2/4/8/16
+  SU give leaves 64/128/256/512, spines 48/96/192/384, cores 18/36/72/144 (switch counts only; the cables
+  below are the hand computation: 72 ports a rack, every tier non-blocking).
   https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-gb200/latest/network-fabrics.html
 - B300 XDR: NVIDIA SuperPOD with DGX B300 Systems, NVIDIA Quantum-X800 InfiniBand switching and AC Power
-  Reference Architecture (RA-11339-001 V01), "DGX SuperPOD Architecture", Table 3 "Example Compute Fabric Components": SU = 72 DGX B300, 8 rails
-  of 800G XDR (ConnectX-8), Q3400 switches (144 ports); leaf, spine, node-leaf and leaf-spine cables.
+  Reference Architecture (RA-11339-001 V01), "DGX SuperPOD Architecture", Table 3 "Example Compute Fabric
+  Components": SU = 72 DGX B300, 8 rails of 800G XDR (ConnectX-8), Q3400 switches (144 ports); leaf,
+  spine, node-leaf and leaf-spine cables.
   https://docs.nvidia.com/dgx-superpod/reference-architecture/scalable-infrastructure-b300-xdr/latest/dgx-superpod-architecture.html
 """
 
@@ -135,6 +136,11 @@ node_groups:
 """
 
 
+def gb200_yaml(trays: int, fabric: str) -> str:
+    """GB200 NVL72 trays, 18 a rack in NVL72 racks, with `fabric` lines in the compute fabric."""
+    return superpod_yaml(trays, "nvidia/gb200-nvl72-tray", 18, 0, node_rack="nvidia/gb200-nvl72-rack", fabric=fabric)
+
+
 def plan_of(tmp_path: Path, text: str) -> dict[str, Any]:
     path = tmp_path / "superpod.yaml"
     path.write_text(text)
@@ -209,10 +215,7 @@ def test_gb200_table_4_1_rail_groups(tmp_path: Path, row: tuple[int, ...]) -> No
     racks = 8 * su
     # the RA's three tiers; a leaf per rack and rail, rail-group spines and an SU of 8 racks are the defaults
     # for rack-scale NVLink systems
-    text = superpod_yaml(
-        18 * racks, "nvidia/gb200-nvl72-tray", 18, 0, node_rack="nvidia/gb200-nvl72-rack", fabric="tiers: 3"
-    )
-    plan = plan_of(tmp_path, text)
+    plan = plan_of(tmp_path, gb200_yaml(18 * racks, "tiers: 3"))
     fabric = plan["fabrics"]["compute"]
     assert plan["gpus"] == 72 * racks
     assert fabric["scalable_unit"] == 144
@@ -227,9 +230,7 @@ def test_gb200_table_4_1_rail_groups(tmp_path: Path, row: tuple[int, ...]) -> No
 
 def test_gb200_rail_group_spines_serve_one_rail_of_one_scalable_unit(tmp_path: Path) -> None:
     path = tmp_path / "gb200.yaml"
-    path.write_text(
-        superpod_yaml(288, "nvidia/gb200-nvl72-tray", 18, 0, node_rack="nvidia/gb200-nvl72-rack", fabric="tiers: 3")
-    )
+    path.write_text(gb200_yaml(288, "tiers: 3"))
     topo, _ = expand(validate(load_blueprint(path)))
     leaf_racks = {
         link.b: {topo.devices[other.a].rack for other in topo.fabric_links("compute", "node-leaf") if other.b == link.b}
@@ -247,14 +248,7 @@ def test_gb200_rail_group_spines_serve_one_rail_of_one_scalable_unit(tmp_path: P
 
 def test_pods_when_asked_give_the_spine_count_the_issue_reported(tmp_path: Path) -> None:
     # spine_groups: pods is the H100/B200 way: pods of 32 leaves across rails, 18 spines each
-    text = superpod_yaml(
-        288,
-        "nvidia/gb200-nvl72-tray",
-        18,
-        0,
-        node_rack="nvidia/gb200-nvl72-rack",
-        fabric="tiers: 3\n    spine_groups: pods",
-    )
+    text = gb200_yaml(288, "tiers: 3\n    spine_groups: pods")
     assert plan_of(tmp_path, text)["fabrics"]["compute"]["switches"] == {"leaf": 64, "spine": 36, "core": 18}
 
 
@@ -294,14 +288,7 @@ def test_the_core_tier_is_the_fewest_for_its_links(tmp_path: Path, su: int, core
 
 def test_rail_leaves_can_be_asked_either_way(tmp_path: Path) -> None:
     # per scalable unit on GB200 trays (SU of 32): 72 trays cut across racks, 3 leaves a rail, the old layout
-    gb200 = superpod_yaml(
-        72,
-        "nvidia/gb200-nvl72-tray",
-        18,
-        0,
-        node_rack="nvidia/gb200-nvl72-rack",
-        fabric="scalable_unit: 32\n    rail_leaves: per-scalable-unit",
-    )
+    gb200 = gb200_yaml(72, "scalable_unit: 32\n    rail_leaves: per-scalable-unit")
     assert plan_of(tmp_path, gb200)["fabrics"]["compute"]["switches"]["leaf"] == 12
     # per rack on DGX B200 (3 a rack): 9 nodes (72 ports, past one switch) in 3 racks, a leaf per rack and rail
     b200 = superpod_yaml(9, "nvidia/dgx-b200", 3, 0, fabric="scalable_unit: 32\n    rail_leaves: per-rack")
