@@ -76,11 +76,16 @@ def test_h200_pod_cables_by_hand() -> None:
 
 
 def test_gb200_cables_by_hand() -> None:
-    """72 GB200 trays x 4 compute ports + 1 UFM on 20 QM9700; SN5600 storage leaf/spine; in-band management on
-    SN4600C leaf pairs and a spine, which also take the SN2201 OOB switches' uplinks: every link has a part."""
+    """72 GB200 trays x 4 compute ports + 1 UFM on 22 QM9700 (a leaf per rack and rail, 6 spines); SN5600
+    storage leaf/spine; in-band management on SN4600C leaf pairs and a spine, which also take the SN2201 OOB
+    switches' uplinks: every link has a part."""
     topo, findings = example("gb200-nvl72")
     assert cables_by(topo) == {
-        ("compute", "leaf-spine", "nvidia/mca4j80", 2): 384 // 2,
+        # 16 leaves x 18 uplinks, 3 to each of 6 spines: a pair's third link shares its twin-port cage with
+        # another spine's, at one end or the other, so 48 pairs of links ride a twin-port ACC and 192 links a
+        # twin-port transceiver's fibre each
+        ("compute", "leaf-spine", "nvidia/mca4j80", 2): 48,
+        ("compute", "leaf-spine", "nvidia/mfp7e10", 1): 192,
         ("compute", "node-leaf", "nvidia/mfp7e10", 1): 72 * 4 + 1,
         # 72 trays x 2 and 3 login hosts (AS-1125HS-TNR) x 2 400G QSFP112 ports, one fibre each
         ("storage", "node-leaf", "nvidia/mfp7e10", 1): 72 * 2 + 3 * 2,
@@ -99,10 +104,10 @@ def test_gb200_cables_by_hand() -> None:
         # 7 OOB uplinks: the 4 NVL72 racks' switches 6.6-7.8 m away (AOC), the N racks' 2.2-4.5 m (DAC)
         ("oob", "oob-uplink", "nvidia/mfa1a00", 1): 4,
         ("oob", "oob-uplink", "nvidia/mcp1600", 1): 3,
-        # 72 trays' and 6 hosts' BMCs; management ports of 20 QM9700, 3 SN5600, 5 SN4600C and the 8 SN2201
+        # 72 trays' and 6 hosts' BMCs; management ports of 22 QM9700, 3 SN5600, 5 SN4600C and the 8 SN2201
         # built into the four NVL72 racks; per rack 9 NVLink switch trays (bmc and nvos ports) and 8 power
         # shelves (pmc)
-        ("oob", "oob", "generic/cat6a", 1): 72 + 6 + 20 + 3 + 5 + 8 + 4 * (9 * 2 + 8),
+        ("oob", "oob", "generic/cat6a", 1): 72 + 6 + 22 + 3 + 5 + 8 + 4 * (9 * 2 + 8),
     }
     assert [link for link in topo.links if link.cable < 0] == []
     assert not any(f.code == codes.ENDS_CANNOT_MEET for f in findings)

@@ -194,14 +194,15 @@ def test_failures_networkx_option_works_every_worst_out_again() -> None:
 
 
 def test_three_tiers_by_hand() -> None:
-    # 3 SU x 8 rails = 24 leaves with 32 uplinks each (768 leaf-spine links), 32 spines and 32 cores with
-    # 768 spine-core links: each spine 24 down, 24 up. Bisection: 768 x 400 / 2 = 153.6 Tb/s. One core: 24 links
-    # of 768 gone; its spines each carry min(24, 23) = 23: 153.6 x 744 / 768 = 148.8 Tb/s.
+    # 3 SU x 8 rails = 24 leaves with 32 uplinks each (768 leaf-spine links), 32 spines, each 24 down and 24
+    # up; 768 spine-core links need 768 / 64 = 12 cores, 2 links from every spine to each. Bisection:
+    # 768 x 400 / 2 = 153.6 Tb/s. One core: 64 links of 768 gone; each spine carries min(24, 22) = 22:
+    # 153.6 x 704 / 768 = 140.8 Tb/s.
     topo = analysed(THREE_TIER).topo
-    assert [len(topo.switches("compute", t)) for t in ("leaf", "spine", "core")] == [24, 32, 32]
+    assert [len(topo.switches("compute", t)) for t in ("leaf", "spine", "core")] == [24, 32, 12]
     assert len(topo.fabric_links("compute", "spine-core")) == 768
     core = failure_of(THREE_TIER, "compute-core001").fabrics["compute"]
-    assert (core.bisection_tbps, core.bisection_left_tbps) == (153.6, 148.8)
+    assert (core.bisection_tbps, core.bisection_left_tbps) == (153.6, 140.8)
 
 
 @pytest.mark.parametrize("path", [H200, GB200, THREE_TIER], ids=lambda p: p.stem)

@@ -53,8 +53,8 @@ def test_gb200_nvl72() -> None:
     rows = example("gb200-nvl72")
     # one NVL72 rack: 72 GPUs, 1,800 / 2 = 900 GB/s
     assert rows["NVLink domain"][1:4] == ["gb[001-018] (18)", "72", "900.0"]
-    # a scalable unit of 32 trays = 128 GPUs: all-reduce min(900, 72 x 50) = 900; all-to-all 50 x 127 / (128 - 72)
-    assert rows["rail (one scalable unit)"][2:6] == ["128", "900.0", "720.0", "113.4"]
+    # a leaf per rack and rail: a leaf's trays are one NVLink domain, so no rail tier of its own
+    assert "rail (one scalable unit)" not in rows
     # all 288 GPUs over the spines at 1:1: all-to-all 50 x 287 / (288 - 72) = 66.44
     assert rows["spine"][2:6] == ["288", "900.0", "720.0", "66.4"]
 

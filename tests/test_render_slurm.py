@@ -98,16 +98,17 @@ def test_slurmctld_accepts_the_rendered_files(name: str, tmp_path: Path) -> None
     assert len(tops) == 1
 
 
-def test_tree_of_the_nvl72_system_follows_scalable_units(tmp_path: Path) -> None:
-    # 72 trays, SUs of 32: gb001-032, gb033-064, gb065-072 under three SU switches, one spine above
+def test_tree_of_the_nvl72_system_follows_the_rack_leaves(tmp_path: Path) -> None:
+    # 72 trays in one SU, a leaf per rack and rail: gb001-018 ... gb055-072 under four rack switches (the
+    # racks' rail leaves), one spine above
     out = rendered(with_tree(load_valid(Path("blueprints/gb200-nvl72.yaml"))), tmp_path / "out")
     with Slurmctld(out, tmp_path / "slurm") as ctld:
         topology = parse_records(ctld.run("scontrol", "-o", "show", "topology"))
         assert ctld.complaints() == []
     by_name = {s["SwitchName"]: s for s in topology}
-    assert by_name["compute-su001"]["Nodes"] == "gb[001-032]"
-    assert by_name["compute-su003"]["Nodes"] == "gb[065-072]"
-    assert by_name["compute-spine"]["Switches"] == "compute-su[001-003]"
+    assert by_name["compute-su001-A01"]["Nodes"] == "gb[001-018]"
+    assert by_name["compute-su001-A04"]["Nodes"] == "gb[055-072]"
+    assert by_name["compute-spine"]["Switches"] == "compute-su001-A[01-04]"
     assert by_name["compute-spine"]["Level"] == "1"
 
 

@@ -24,6 +24,7 @@ from .power import check_power_shelves, check_psu_redundancy, check_rack_power
 from .resilience import check_resilience
 from .slurm import check_slurm_blocks, check_slurm_imex
 from .space import check_space
+from .subnet_manager import check_switch_subnet_manager
 from .weight import check_weight
 from .workloads import check_workloads
 
@@ -46,6 +47,7 @@ CHECKS: tuple[Check, ...] = (
     check_leaf_up_over_down,
     check_planes,
     check_fat_trees,
+    check_switch_subnet_manager,
     check_bond_homing,
     check_leaf_pairs,
     check_address_agreement,

@@ -183,6 +183,8 @@ class FabricSummary:
     """'mlag' or 'evpn-mh' when leaves come in pairs and nodes are dual-homed to one."""
     rail_addressing: str = "per-rail"
     """Ethernet rails: a subnet per rail (and leaf), or a /31 per port ('per-port')."""
+    rail_leaves: str = "per-scalable-unit"
+    """Rail-optimized: the rail leaves serve a scalable unit, or one rack of it ('per-rack')."""
 
 
 class Topology:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from ..catalog import GPU, Catalog, Server
@@ -181,4 +182,9 @@ def _leaf_nodes(bp: Blueprint, group: str, topo: Topology | None) -> int:
     summary = _expanded_fabric(bp, group, topo)
     if summary is None:
         return 1
+    if summary.topology == "rail-optimized" and summary.rail_leaves == "per-rack":  # a leaf: a rack of the group
+        assert topo is not None
+        links = topo.fabric_links(summary.name, "node-leaf")
+        per_leaf = Counter(link.b for link in links if link.rail == 1 and topo.devices[link.a].group == group)
+        return max(per_leaf.values(), default=1)
     return summary.scalable_unit or 1 if summary.topology == "rail-optimized" else 1

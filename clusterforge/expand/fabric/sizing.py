@@ -8,6 +8,7 @@ port one downlink books (1/4 for a 200G breakout of an 800G port; see `ports.nat
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 from ... import codes
@@ -18,6 +19,7 @@ from ..context import ExpandContext
 from ..ports import per_native, uplink_group
 from ..topology import Tier
 from .endpoints import Endpoint
+from .leaves import rail_slots
 from .spread import uplinks_for
 
 PEER_LINKS = 2
@@ -48,11 +50,17 @@ class Sizing:
     rail_optimized: bool
     su_size: int
     """Nodes per scalable unit (rail-optimized) or 0."""
+    per_rack: bool = False
+    """Rail-optimized: a leaf per rack and rail in each scalable unit (`rail_leaves: per-rack`)."""
+    rack_size: int = 0
+    """With a leaf per rack: the nodes a rack's leaf is planned for (an NVLink domain's, else 1: the rack's)."""
+    rail_groups: bool = False
+    """Three tiers: spines shared by the leaves of one rail in one scalable unit (`spine_groups: rail-groups`)."""
 
     @property
     def per_leaf(self) -> int:
         """Nodes (rail-optimized) or ports (fat-tree) one leaf serves."""
-        return min(self.d_max, self.su_size) if self.rail_optimized else self.d_max
+        return min(self.d_max, self.su_size) if self.rail_optimized and not self.per_rack else self.d_max
 
 
 def leaf_budget(
@@ -94,6 +102,9 @@ def tier_ports(ctx: ExpandContext, fabric: LeafSpineFabric, tier: Tier, model: s
 
 
 def leaf_count(sizing: Sizing, fabric: LeafSpineFabric, endpoints: list[Endpoint]) -> int:
+    if sizing.per_rack:
+        racks = Counter((su, rack) for su, rack, _ in rail_slots(endpoints, sizing.su_size, True))
+        return sum(math.ceil(n / sizing.d_max) for n in racks.values()) * sizing.rails
     if sizing.rail_optimized:
         full, rest = divmod(len(endpoints), sizing.su_size)
         per_su = math.ceil(sizing.su_size / sizing.d_max) * sizing.rails

@@ -98,12 +98,14 @@ class FabricWiring:
             self.topo.add_link(Link(self.name, "leaf-peer", a.name, a_port, b.name, b_port, self.up_speed))
         return True
 
-    def reserved_link(self, device: Device, port: str, speed: float, switch: Device) -> bool:
-        """A subnet manager port on one of `switch`'s reserved ports."""
-        switch_port = self._down[switch.name].take_reserved()
+    def reserved_link(self, device: Device, port: str, speed: float, switch: Device, reserved: bool = True) -> bool:
+        """A subnet manager port on one of `switch`'s reserved ports, or (`reserved` False) on a port its
+        links left free."""
+        link_speed = min(speed, self.down_speed if switch.role == "leaf" else self.up_speed)
+        down = self._down[switch.name]
+        switch_port = down.take_reserved() if reserved else down.take_low(link_speed)
         if switch_port is None:
             return False
-        link_speed = min(speed, self.down_speed if switch.role == "leaf" else self.up_speed)
         self.topo.add_link(Link(self.name, "node-leaf", device.name, port, switch.name, switch_port, link_speed))
         return True
 

@@ -5,6 +5,8 @@
   attaches its clients to the first node);
 - `opensm-<host>.conf` per subnet-manager host (master priority 15, standby 14): the routing engine chosen
   from the topology (`ftree` for a fat tree, `updn` otherwise), the root GUID file and the partitions;
+- `sm-<switch>.mlnxos` where the switches run the subnet manager (`subnet_manager: switches`): the MLNX-OS
+  commands that enable it on the first two switches of the top tier, master and standby;
 - `root-guids.conf`: the top tier's switches (the spines, or the cores of three tiers);
 - `partitions.conf`: the default partition and the blueprint's P_Keys.
 
@@ -121,7 +123,9 @@ def partitions_model(subnet: IbSubnet, fabric: LeafSpineFabric, groups: dict[str
 
 def opensm_model(subnet: IbSubnet, blueprint: str, host: str | None, faults: list[str]) -> dict[str, Any]:
     managers = subnet.managers
+    io = io_adapters(subnet)
     return {
+        "io_nodes": [n.name for n in io],
         "blueprint": blueprint,
         "subnet": subnet.folder.removeprefix("infiniband/"),
         "host": host,
@@ -156,7 +160,29 @@ def render_infiniband(ctx: RenderContext) -> dict[str, str]:
             )
         for name, text in guid_files(subnet, fabrics[subnet.fabric], groups, blueprint, ctx.render).items():
             files[f"{folder}/{name}"] = text
+        if fabrics[subnet.fabric].subnet_manager == "switches":
+            for switch, model in switch_sm_models(subnet, blueprint).items():
+                files[f"{folder}/sm-{switch}.mlnxos"] = ctx.render("infiniband/switch-sm.mlnxos.j2", model)
     return files
+
+
+def switch_sm_models(subnet: IbSubnet, blueprint: str) -> dict[str, dict[str, Any]]:
+    """The subnet manager on the switches: the first two of the top tier, master (priority 15) and standby
+    (14), each enabled with MLNX-OS `ib smnode <name> enable` and `sm-priority` (MLNX-OS user manual,
+    Subnet Manager)."""
+    switches = [n.name for n in subnet.switches(top_tier(subnet))][:2]
+    return {
+        name: {
+            "blueprint": blueprint,
+            "subnet": subnet.folder.removeprefix("infiniband/"),
+            "switch": name,
+            "role": "master" if i == 0 else "standby",
+            "others": [s for s in switches if s != name],
+            "priority": MASTER_PRIORITY if i == 0 else STANDBY_PRIORITY,
+            "nodes": len(subnet.nodes),
+        }
+        for i, name in enumerate(switches)
+    }
 
 
 def guid_files(
@@ -170,7 +196,25 @@ def guid_files(
     fabric's, which `verify --opensm-out` puts in). `groups`: host -> node group."""
     roots = [{"guid": f"0x{n.guid:016x}", "name": n.name} for n in subnet.switches(top_tier(subnet))]
     partitions = partitions_model(subnet, fabric, groups)
-    return {
+    files = {
         "root-guids.conf": render("infiniband/root-guids.conf.j2", {"roots": roots}),
         "partitions.conf": render("infiniband/partitions.conf.j2", {"blueprint": blueprint, "partitions": partitions}),
     }
+    io = [{"guid": f"0x{n.guid + 1:016x}", "name": n.name} for n in io_adapters(subnet)]
+    if io:  # the same one-GUID-a-line form as the root file
+        files["io-guids.conf"] = render("infiniband/root-guids.conf.j2", {"roots": io})
+    return files
+
+
+def io_adapters(subnet: IbSubnet) -> list[IbNode]:
+    """Host adapters cabled to a switch above the leaves (a UFM on a spine's free port): OpenSM's fat-tree
+    engine takes them as I/O nodes from `io_guid_file`, else it refuses the fabric (ERR AB26, a compute node
+    on a switch of another rank than the leaves; measured with 96 DGX H100 and two UFM on the spines)."""
+    above = {n.name for n in subnet.switches() if n.tier != "leaf"}
+    links = subnet.links
+    names = {
+        low
+        for tier, low, high in zip(links.tiers, links.lower, links.upper, strict=True)
+        if tier == "node-leaf" and high in above
+    }
+    return [subnet.nodes[name] for name in sorted(names)]

@@ -127,7 +127,8 @@ def _gres_lines(bp: Blueprint, catalog: Catalog, nodes: list[Device]) -> list[di
 
 def _tree(topo: Topology, fabric: str, members: set[str]) -> list[dict[str, str]]:
     """Switch lines, leaves first. Rail-optimized fabrics get one switch per scalable unit (every node of
-    an SU reaches the same rail leaves); pods and the top tier aggregate above that."""
+    an SU reaches the same rail leaves), or per rack where the leaves are per rack; pods and the top tier
+    aggregate above that."""
     summary = topo.fabrics[fabric]
     nodes = sorted((topo.devices[n] for n in members), key=lambda d: d.name)
     leaf_of: dict[str, str] = {}
@@ -135,7 +136,7 @@ def _tree(topo: Topology, fabric: str, members: set[str]) -> list[dict[str, str]
     for link in topo.fabric_links(fabric, "node-leaf"):
         if link.a in members and link.a not in leaf_of:
             leaf = topo.devices[link.b]
-            key = f"{fabric}-su{leaf.su:03d}" if summary.topology == "rail-optimized" and leaf.su else leaf.name
+            key = _leaf_set(topo, fabric, link.a, leaf)
             leaf_of[link.a] = key
             leaf_pod[key] = leaf.pod
     first: dict[str, list[str]] = defaultdict(list)
@@ -155,6 +156,16 @@ def _tree(topo: Topology, fabric: str, members: set[str]) -> list[dict[str, str]
         lines.append({"name": f"{fabric}-pod{pod:03d}", "switches": host_range(names)})
     lines.append({"name": f"{fabric}-core", "switches": host_range([f"{fabric}-pod{p:03d}" for p in pods])})
     return lines
+
+
+def _leaf_set(topo: Topology, fabric: str, node: str, leaf: Device) -> str:
+    """The switch name Slurm sees for the leaves `node` reaches."""
+    summary = topo.fabrics[fabric]
+    if summary.topology != "rail-optimized" or not leaf.su:
+        return leaf.name
+    if summary.rail_leaves == "per-rack":
+        return f"{fabric}-su{leaf.su:03d}-{topo.devices[node].rack}"
+    return f"{fabric}-su{leaf.su:03d}"
 
 
 def _compute_fabric(bp: Blueprint) -> str | None:
