@@ -25,6 +25,7 @@ from ..errors import Finding, Severity, SourceLocation
 from ..lockfile import Keep, Lock
 from .addressing import PAIR_SVIS
 from .context import ExpandContext
+from .locked_order import LATE
 from .topology import Device, Topology
 
 MAX_NAMED = 6
@@ -65,7 +66,10 @@ def locked(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
     are gone (their host name and addresses, marked `held`) unless released."""
     sections = identities(topo)
     sections["held"] = {}
-    if keep.lock is None or keep.release_removed:
+    if keep.lock is None:
+        return sections
+    _keep_free_ports(topo, keep, sections["ports"])
+    if keep.release_removed:
         return sections
     gone = sorted(_devices(keep.lock) - set(topo.devices))
     if not gone:
@@ -83,8 +87,37 @@ def locked(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
     return sections
 
 
-LATE: tuple[Any, ...] = ((chr(0x10FFFF),),)
-"""A sort key after every port_order key: what the lock file does not hold comes last."""
+def held_devices(keep: Keep) -> set[str]:
+    """The removed devices whose identities stay reserved: the lock's `held`, unless released."""
+    if keep.lock is None or keep.release_removed:
+        return set()
+    return set(keep.lock.section("held"))
+
+
+def _keep_free_ports(topo: Topology, keep: Keep, ports: dict[str, str]) -> None:
+    """Into `ports`: the lock's patched ports of removed devices that no device took and whose switch is still
+    there, when the device is held or a device after it on its network is wired (the port is a hole that keeps
+    the others in place; see locked_order.py)."""
+    assert keep.lock is not None
+    used = set(ports.values())
+    held = held_devices(keep)
+    orders: dict[str, dict[str, tuple[Any, ...]]] = {}
+    last: dict[str, tuple[Any, ...]] = {}
+    for key in ports:
+        network, _, interface = key.partition("/")
+        order = orders.get(network)
+        if order is None:
+            order = orders[network] = port_order(keep.lock, network)
+        where = order.get(interface)
+        if where is not None and (network not in last or where > last[network]):
+            last[network] = where
+    for key, value in keep.lock.section("ports").items():
+        if key in ports or value in used or value.partition(":")[0] not in topo.devices:
+            continue
+        network, _, interface = key.partition("/")
+        where = orders.get(network, {}).get(interface)
+        if _device_of(interface) in held or (where is not None and where < last[network]):
+            ports[key] = value
 
 
 def port_order(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:

@@ -10,7 +10,8 @@ from .. import codes
 from ..catalog import Equipment, PortGroup, Server, Switch
 from ..model import OobFabric
 from .context import ExpandContext
-from .identity import LATE, port_order
+from .identity import held_devices, port_order
+from .locked_order import Hole, Slots, locked_order
 from .placement import free_slot, occupy, place_pinned
 from .ports import NO_DATA_PORTS_HINT, PortAllocator, downlink_group, uplink_group
 from .topology import Device, Link
@@ -31,15 +32,19 @@ def build_oob(ctx: ExpandContext) -> None:
             OobBuilder(ctx, name, fabric).build()
 
 
+Member = tuple[Device, str, float]
+"""A management port: (device, port, speed)."""
+MEMBER_SLOTS: Slots[Member] = Slots(lambda m: [f"{m[0].name}:{m[1]}"], lambda key: key)
+"""Each management port is an item of its own (a removed device leaves a hole per port)."""
+
+
 def _patched_first(
-    members: list[tuple[Device, str, float]], patched: dict[str, tuple[Any, ...]]
-) -> list[tuple[Device, str, float]]:
+    members: list[Member], patched: dict[str, tuple[Any, ...]], held: set[str]
+) -> list[Member | Hole]:
     """With a lock file: the management ports it holds first, in the order of the switch ports they had (so
-    each gets its port back), then the new ones in order; as they are without one."""
-    if not patched:
-        return members
-    ranked = sorted(range(len(members)), key=lambda i: (patched.get(f"{members[i][0].name}:{members[i][1]}", LATE), i))
-    return [members[i] for i in ranked]
+    each gets its port back), a hole per port of a removed device (locked_order.py), then the new ones in
+    order; as they are without one."""
+    return locked_order(members, MEMBER_SLOTS, patched, held)
 
 
 class OobBuilder:
@@ -106,22 +111,45 @@ class OobBuilder:
         for rack in topo.racks.values():
             area_racks[rack.name if self.fabric.per == "rack" else rack.row].append(rack.name)
         patched = port_order(self.ctx.keep.lock, self.name)
+        held = held_devices(self.ctx.keep)
         for area, listed in self._members().items():
-            members = _patched_first(listed, patched)
+            members = _patched_first(listed, self._in_area(patched, area), held)
             switch: Device | None = None
             alloc: PortAllocator | None = None
-            for i, (device, port, speed) in enumerate(members):
+            for i, member in enumerate(members):
                 if i % per_switch == 0:
                     switch = self._new_switch(area_racks[area])
                     if switch is None:
                         return
                     alloc = self.ctx.allocators[(switch.name, down.name)]
                 assert switch is not None and alloc is not None
+                if isinstance(member, Hole):  # a removed device's port: kept free
+                    alloc.take_low(down.speed_gbps)
+                    continue
+                device, port, speed = member
                 switch_port = alloc.take_low(min(speed, down.speed_gbps))
                 assert switch_port is not None
                 topo.add_link(
                     Link(self.name, "oob", device.name, port, switch.name, switch_port, min(speed, down.speed_gbps))
                 )
+
+    def _in_area(self, patched: dict[str, tuple[Any, ...]], area: str) -> dict[str, tuple[Any, ...]]:
+        """The lock's patched management ports on the switches it holds in `area` (a rack, or a row)."""
+        lock = self.ctx.keep.lock
+        if lock is None or not patched:
+            return patched
+        areas: dict[str, str] = {}
+        for name, where in lock.section("racks").items():
+            rack = self.ctx.topo.racks.get(where.partition(" ")[0])
+            if rack is not None:
+                areas[name] = rack.name if self.fabric.per == "rack" else rack.row
+        switches = lock.section("ports")
+        prefix = f"{self.name}/"
+        return {
+            key: where
+            for key, where in patched.items()
+            if areas.get(switches[prefix + key].partition(":")[0]) == area
+        }
 
     def _next_number(self, racks: list[str]) -> int:
         """The next switch's number: one more than the last; with a lock file, the number of a switch it

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 from ... import codes
 from ...model.fabric import LeafSpineFabric
 from ..context import ExpandContext
-from ..identity import LATE, port_order
+from ..identity import held_devices, port_order
+from ..locked_order import Hole, Slots, locked_order
 from ..topology import Device
 
 PORT_ROLE = {"compute": "compute", "storage": "storage", "inband": "inband"}
+HOLE_ROLE = "removed"
+"""The role of the stand-in for a removed device's ports (locked_order.Hole): wiring books them, links none."""
 
 
 @dataclass
@@ -44,19 +45,34 @@ def endpoints_for(ctx: ExpandContext, name: str, fabric: LeafSpineFabric) -> lis
 
 
 def _locked_first(ctx: ExpandContext, endpoints: list[Endpoint], network: str) -> list[Endpoint]:
-    """With a lock file: the nodes it holds on `network` first, in the order of the leaf ports they were patched
-    to (the order they were wired in, so each gets its leaf and port back), then the new ones in blueprint
-    order; the blueprint's order without one (and, where nothing changed, the same order)."""
+    """With a lock file: the nodes it holds on `network` in the order of the leaf ports they were patched to
+    (the order they were wired in, so each gets its leaf and port back), a stand-in where a removed node was
+    (locked_order.py), then the new ones in blueprint order; the blueprint's order without one."""
     patched = port_order(ctx.keep.lock, network)
-    if not patched:
+    if not patched or not endpoints:
         return endpoints
+    slots: Slots[Endpoint] = Slots(
+        lambda e: [f"{e.device.name}:{port}" for port, _ in e.ports], lambda key: key.partition(":")[0]
+    )
+    ordered = locked_order(endpoints, slots, patched, held_devices(ctx.keep))
+    return _stood_in(ordered)
 
-    def first_port(endpoint: Endpoint) -> tuple[Any, ...]:
-        name = endpoint.device.name
-        return min((patched.get(f"{name}:{port}", LATE) for port, _ in endpoint.ports), default=LATE)
 
-    ranked = sorted(range(len(endpoints)), key=lambda i: (first_port(endpoints[i]), i))
-    return [endpoints[i] for i in ranked]
+def _stood_in(ordered: list[Endpoint | Hole]) -> list[Endpoint]:
+    """Each hole as a stand-in at the speed of the node before it (the first node's when none is): a removed
+    node's ports ran at its group's speed, and its neighbours are mostly of its group."""
+    speeds: list[float] = []
+    speed = next(item.ports[0][1] for item in ordered if isinstance(item, Endpoint) and item.ports)
+    for item in ordered:
+        if isinstance(item, Endpoint) and item.ports:
+            speed = item.ports[0][1]
+        speeds.append(speed)
+    return [_stand_in(item, s) if isinstance(item, Hole) else item for item, s in zip(ordered, speeds, strict=True)]
+
+
+def _stand_in(hole: Hole, speed: float) -> Endpoint:
+    device = Device(f"({hole.owner})", "node", "", HOLE_ROLE, 0)
+    return Endpoint(device, [(f"port{k}", speed) for k in range(1, hole.width + 1)])
 
 
 def split_managers(fabric: LeafSpineFabric, endpoints: list[Endpoint]) -> tuple[list[Endpoint], list[Endpoint]]:
