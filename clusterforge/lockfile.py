@@ -1,5 +1,5 @@
-"""The lock file: every identity a render assigned (host names, addresses, loopbacks, rack slots, patched
-ports, cable labels), kept beside the blueprint as `<blueprint>.lock.yaml` so the next render keeps them.
+"""The lock file: every identity a render assigned (host names, addresses, loopbacks, BGP ASNs, rack slots,
+patched ports, cable labels), kept beside the blueprint as `<blueprint>.lock.yaml` so the next render keeps them.
 
 The file is YAML a person can read and a pull request can diff: one line per identity, sorted, in sections.
 It is read here with a line reader of its own (the file is input like any other: bounded in size, every
@@ -37,6 +37,7 @@ SECTIONS: dict[str, str] = {
     "hosts": "host name: node group and index",
     "addresses": "network/interface: IPv4 address",
     "loopbacks": "switch: loopback address",
+    "asns": "switch: BGP autonomous system number",
     "racks": "device: rack and the U it takes (U3, or U3-10)",
     "ports": "network/device:port: the switch and port it is patched to",
     "cables": "network/device:port (a cable's first end in the cabling plan): the cable's label",
@@ -216,6 +217,9 @@ def _bad_value(section: str, value: str) -> str | None:
     elif section == "cables":
         if "-" not in value or " " in value or "/" in value:
             return f"'{value[:40]}' is not a cable label ('network-00001')"
+    elif section == "asns":
+        if not value.isdigit() or len(value) > 10 or not 1 <= int(value) <= 4_294_967_294:
+            return f"'{value[:40]}' is not an ASN (1 to 4294967294)"
     elif section == "held" and value != "removed":
         return f"'{value[:40]}' is not 'removed'"
     return None

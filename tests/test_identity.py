@@ -20,7 +20,7 @@ from clusterforge.lockfile import Keep, lock_path, lock_text, parse_lock, read_l
 from clusterforge.pipeline import analyse, keep_of, load_valid, lock_of
 
 Change = Callable[[dict[str, Any]], None]
-KEPT = ("hosts", "addresses", "loopbacks", "racks", "ports", "cables")
+KEPT = ("hosts", "addresses", "loopbacks", "asns", "racks", "ports", "cables")
 """What the lock file keeps, compared device by device."""
 
 
@@ -114,6 +114,15 @@ def _reverse_groups(data: dict[str, Any]) -> None:
     data["node_groups"].reverse()
 
 
+def _reverse_networks(data: dict[str, Any]) -> None:
+    """The networks in reverse order (those of an included file written into the blueprint, reversed)."""
+    if "fabrics" not in data:
+        included = "gb200-nvl72/fabrics.yaml"
+        data["include"].remove(included)
+        data["fabrics"] = yaml.safe_load((REPO / "blueprints" / included).read_text(encoding="utf-8"))["fabrics"]
+    data["fabrics"] = dict(reversed(data["fabrics"].items()))
+
+
 def _reverse_rows(data: dict[str, Any]) -> None:
     data["floor"]["rows"].reverse()
 
@@ -154,6 +163,7 @@ CASES: dict[str, list[tuple[str, Change]]] = {
         ("shrink login by 2", _shrink("login", 2)),
         ("take gb010 out", _take_out("gb", 10)),
         ("take login002 out", _take_out("login", 2)),
+        ("reorder networks", _reverse_networks),
         ("reorder groups", _reverse_groups),
         ("reorder rows", _reverse_rows),
         ("add a rack", _more_racks),

@@ -50,6 +50,7 @@ def identities(topo: Topology) -> dict[str, dict[str, str]]:
         "hosts": hosts,
         "addresses": addresses,
         "loopbacks": loopbacks,
+        "asns": {switch: str(asn) for switch, asn in topo.asns.items()},
         "racks": racks,
         "ports": ports,
     }
@@ -76,7 +77,7 @@ def locked(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
         return sections
     sections["held"] = dict.fromkeys(gone, "removed")
     held = set(gone)
-    for name in ("hosts", "loopbacks"):
+    for name in ("hosts", "loopbacks", "asns"):
         sections[name].update((k, v) for k, v in keep.lock.section(name).items() if k in held)
     present = {(k.partition("/")[0], v) for k, v in sections["addresses"].items()}  # a pin may have taken one
     sections["addresses"].update(
@@ -149,6 +150,7 @@ def _device_of(interface: str) -> str:
 def _devices(lock: Lock) -> set[str]:
     """Every device the lock file names."""
     found = set(lock.section("hosts")) | set(lock.section("racks")) | set(lock.section("loopbacks"))
+    found.update(lock.section("asns"))
     found.update(_device_of(k.partition("/")[2]) for k in lock.section("addresses"))
     return found
 
@@ -442,7 +444,7 @@ def _repatched(topo: Topology, lock: Lock) -> Iterator[str]:
 def moves(old: dict[str, dict[str, str]], new: dict[str, dict[str, str]]) -> dict[str, list[dict[str, str]]]:
     """Per section, every identity both sides have that differs: {"key", "old", "new"}; what `diff` lists."""
     out: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for section in ("hosts", "addresses", "loopbacks", "racks", "ports"):
+    for section in ("hosts", "addresses", "loopbacks", "asns", "racks", "ports", "cables"):
         a, b = old.get(section, {}), new.get(section, {})
         for key in sorted(a.keys() & b.keys()):
             if a[key] != b[key]:

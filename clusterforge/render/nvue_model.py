@@ -3,7 +3,7 @@
 
 What goes into it, from the topology only: every cabled port with a description naming the far end and
 the link's speed and MTU, breakout on the cages whose sub-ports are cabled; BGP unnumbered on every
-switch-to-switch link (eBGP, RFC 7938: spines of a fabric share an ASN, each leaf its own); on storage and
+switch-to-switch link (eBGP, RFC 7938: spines of a fabric share an ASN, each leaf its own; the ASNs are expand/asns.py's); on storage and
 in-band leaves one VLAN with the pair's gateway (VRR) and a bond per node (an MLAG bond with the same ID
 on both leaves of a pair, or an EVPN multihoming Ethernet segment); on RoCE compute leaves the rail
 segments' gateways (an SVI per rail, or the leaf's /31 on each port) and the lossless RoCE profile on the
@@ -33,8 +33,6 @@ OOB_VLAN = 20
 """VLAN of the out-of-band switches' uplinks on in-band leaves."""
 RAIL_VLAN_BASE = 100
 """VLAN 100 + k holds rail k's segment on a RoCE leaf (per-rail addressing)."""
-ASN_BASE = 4_200_000_000
-"""Private 4-byte ASNs (RFC 6996); fabric k (blueprint order) uses ASN_BASE + 1000 k and up."""
 VRR_MAC = "00:00:5e:00:01:01"
 """The virtual router MAC of the gateway a leaf pair shares (VRRP's range, as Cumulus Linux's VRR uses)."""
 ON = "on"
@@ -109,8 +107,7 @@ class SwitchConfigs:
         ]
 
     def asn(self, switch: Device) -> int:
-        base = ASN_BASE + 1000 * self.position[switch.group or ""]
-        return base + 100 + switch.index if switch.role == "leaf" else base + (1 if switch.role == "spine" else 2)
+        return self.topo.asns[switch.name]
 
     def oob_address(self, switch: str) -> IPv4Address | None:
         return self.topo.addresses[self.oob].get(switch) if self.oob else None
