@@ -74,9 +74,14 @@ def keep_of(valid: ValidBlueprint, allow_renumber: bool = False, release_removed
 def lock_of(analysis: Analysis, keep: Keep) -> str:
     """The lock file's text after this analysis: its identities, and the held ones of `keep`'s lock."""
     sections = locked(analysis.topo, keep)
-    table = cable_table(analysis.valid, analysis.topo)
-    sections["cables"] = {end: label for label, end in first_ends(analysis.topo, table.order, table.link_labels)}
+    sections["cables"] = cable_labels(analysis)
     return lock_text(analysis.valid.blueprint.name, sections)
+
+
+def cable_labels(analysis: Analysis) -> dict[str, str]:
+    """'network/device:port' of each cable's first end in the cabling plan -> the cable's label."""
+    table = cable_table(analysis.valid, analysis.topo)
+    return {end: label for label, end in first_ends(analysis.topo, table.order, table.link_labels)}
 
 
 def analyse(valid: ValidBlueprint, progress: Progress = _quiet, keep: Keep | None = None) -> Analysis:
