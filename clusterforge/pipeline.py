@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from functools import cached_property
 from pathlib import Path
 from typing import Any, cast
@@ -65,10 +66,13 @@ class Analysis:
         return [f for f in self.findings if f.severity is Severity.ERROR and not f.suppressed_by]
 
 
-def keep_of(valid: ValidBlueprint, allow_renumber: bool = False, release_removed: bool = False) -> Keep:
+def keep_of(
+    valid: ValidBlueprint, allow_renumber: bool = False, release_removed: bool = False, today: date | None = None
+) -> Keep:
     """The lock file beside the blueprint (raises BlueprintError when it cannot be read), with what the
-    user allows to change."""
-    return Keep(read_lock(valid.path), allow_renumber, release_removed)
+    user allows to change, the blueprint's hold period and the render's date (expand/hold.py)."""
+    lock = read_lock(valid.path)
+    return Keep(lock, allow_renumber, release_removed, valid.blueprint.hold_days, today)
 
 
 def lock_of(analysis: Analysis, keep: Keep) -> str:

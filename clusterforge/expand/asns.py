@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ..model.fabric import LeafSpineFabric
 from .context import ExpandContext
-from .identity import held_devices
-from .topology import Topology
+from .hold import held_devices
+from .topology import Tier, Topology
 
 ASN_BASE = 4_200_000_000
 FABRIC_STEP = 1000
@@ -63,5 +63,6 @@ def _fabric_asn(topo: Topology, switch: str, base: int, held: dict[str, int]) ->
     device = topo.devices[switch]
     if device.role == "leaf":
         return base + LEAF_OFFSET + device.index
-    shared = next((held[s.name] for s in topo.switches(device.group or "", device.role) if s.name in held), None)
+    tier: Tier = "spine" if device.role == "spine" else "core"
+    shared = next((held[s.name] for s in topo.switches(device.group or "", tier) if s.name in held), None)
     return shared if shared is not None else base + (1 if device.role == "spine" else 2)

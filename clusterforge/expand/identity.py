@@ -25,7 +25,7 @@ from ..errors import Finding, Severity, SourceLocation
 from ..lockfile import Keep, Lock
 from .addressing import PAIR_SVIS
 from .context import ExpandContext
-from .locked_order import LATE
+from .hold import held_devices, held_value
 from .topology import Device, Topology
 
 MAX_NAMED = 6
@@ -64,19 +64,17 @@ def _slot(device: Device) -> str:
 
 def locked(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
     """What the next lock file holds: the topology's identities, and those of devices the lock held that
-    are gone (their host name and addresses, marked `held`) unless released."""
+    are gone (their host name, addresses, loopback and ASN, marked `held` with the date: expand/hold.py) while
+    their hold lasts."""
     sections = identities(topo)
     sections["held"] = {}
     if keep.lock is None:
         return sections
     _keep_free_ports(topo, keep, sections["ports"])
-    if keep.release_removed:
+    held = held_devices(keep) - set(topo.devices)
+    if not held:
         return sections
-    gone = sorted(_devices(keep.lock) - set(topo.devices))
-    if not gone:
-        return sections
-    sections["held"] = dict.fromkeys(gone, "removed")
-    held = set(gone)
+    sections["held"] = {device: held_value(keep, device) for device in sorted(held)}
     for name in ("hosts", "loopbacks", "asns"):
         sections[name].update((k, v) for k, v in keep.lock.section(name).items() if k in held)
     present = {(k.partition("/")[0], v) for k, v in sections["addresses"].items()}  # a pin may have taken one
@@ -86,13 +84,6 @@ def locked(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
         if _device_of(k.partition("/")[2]) in held and (k.partition("/")[0], v) not in present
     )
     return sections
-
-
-def held_devices(keep: Keep) -> set[str]:
-    """The removed devices whose identities stay reserved: the lock's `held`, unless released."""
-    if keep.lock is None or keep.release_removed:
-        return set()
-    return set(keep.lock.section("held"))
 
 
 def _keep_free_ports(topo: Topology, keep: Keep, ports: dict[str, str]) -> None:
@@ -145,14 +136,6 @@ def _natural(text: str) -> tuple[Any, ...]:
 
 def _device_of(interface: str) -> str:
     return interface.partition(":")[0]
-
-
-def _devices(lock: Lock) -> set[str]:
-    """Every device the lock file names."""
-    found = set(lock.section("hosts")) | set(lock.section("racks")) | set(lock.section("loopbacks"))
-    found.update(lock.section("asns"))
-    found.update(_device_of(k.partition("/")[2]) for k in lock.section("addresses"))
-    return found
 
 
 class _Free:
@@ -312,8 +295,8 @@ def _keep_addresses(
     pending, moved = _sort_out(topo, network, pool, held, pinned, kept, taken)
     if not kept and not pending:
         return []  # every interface has the address the lock file holds
-    if not ctx.keep.release_removed:
-        taken.update(held.values())  # the interfaces of removed devices keep theirs reserved
+    reserved = held_devices(ctx.keep)
+    taken.update(a for key, a in held.items() if _device_of(key) in reserved)  # removed devices keep theirs
     later = [key for key in pending if int(assigned[key]) in taken]  # first every free fixed-order address
     taken.update(int(assigned[key]) for key in pending if int(assigned[key]) not in taken)  # is claimed...
     free = _Free(taken)
@@ -385,9 +368,8 @@ def _keep_loopbacks(ctx: ExpandContext, network: str, pool: IPv4Network, lock: L
         elif old is not None:
             moved.append(name)
     taken = set(final.values())
-    if not ctx.keep.release_removed:
-        present = set(topo.devices)
-        taken.update(_as_int(v) for k, v in held.items() if k not in present)
+    reserved = held_devices(ctx.keep)
+    taken.update(_as_int(v) for k, v in held.items() if k not in topo.devices and k in reserved)
     free = _Free(taken)
     for name in switches:
         if name in final:

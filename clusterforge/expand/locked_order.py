@@ -37,9 +37,7 @@ class Slots(Generic[T]):
     """A removed item's name from one of its keys: the device (one item per device) or the key itself."""
 
 
-def locked_order(
-    items: list[T], slots: Slots[T], patched: dict[str, SortKey], held: Collection[str]
-) -> list[T | Hole]:
+def locked_order(items: list[T], slots: Slots[T], patched: dict[str, SortKey], held: Collection[str]) -> list[T | Hole]:
     """`items` as the lock file holds them (see the module's text); `patched`: 'device:port' -> the sort key
     of the switch port the lock file holds for it, on this network (identity.port_order)."""
     if not patched:
@@ -65,7 +63,8 @@ def locked_order(
             ranked.append((min(wheres), 1, len(holes)))
             holes.append(hole)
     ranked.sort()
-    return list(_filled(ranked, items, holes, new, slots))
+    filled = _filled(ranked, items, holes, new, slots)
+    return list(filled)
 
 
 def _filled(

@@ -10,7 +10,8 @@ from .. import codes
 from ..catalog import Equipment, PortGroup, Server, Switch
 from ..model import OobFabric
 from .context import ExpandContext
-from .identity import held_devices, port_order
+from .hold import held_devices
+from .identity import port_order
 from .locked_order import Hole, Slots, locked_order
 from .placement import free_slot, occupy, place_pinned
 from .ports import NO_DATA_PORTS_HINT, PortAllocator, downlink_group, uplink_group
@@ -38,9 +39,7 @@ MEMBER_SLOTS: Slots[Member] = Slots(lambda m: [f"{m[0].name}:{m[1]}"], lambda ke
 """Each management port is an item of its own (a removed device leaves a hole per port)."""
 
 
-def _patched_first(
-    members: list[Member], patched: dict[str, tuple[Any, ...]], held: set[str]
-) -> list[Member | Hole]:
+def _patched_first(members: list[Member], patched: dict[str, tuple[Any, ...]], held: set[str]) -> list[Member | Hole]:
     """With a lock file: the management ports it holds first, in the order of the switch ports they had (so
     each gets its port back), a hole per port of a removed device (locked_order.py), then the new ones in
     order; as they are without one."""
@@ -146,9 +145,7 @@ class OobBuilder:
         switches = lock.section("ports")
         prefix = f"{self.name}/"
         return {
-            key: where
-            for key, where in patched.items()
-            if areas.get(switches[prefix + key].partition(":")[0]) == area
+            key: where for key, where in patched.items() if areas.get(switches[prefix + key].partition(":")[0]) == area
         }
 
     def _next_number(self, racks: list[str]) -> int:

@@ -3,8 +3,8 @@
 
 What goes into it, from the topology only: every cabled port with a description naming the far end and
 the link's speed and MTU, breakout on the cages whose sub-ports are cabled; BGP unnumbered on every
-switch-to-switch link (eBGP, RFC 7938: spines of a fabric share an ASN, each leaf its own; the ASNs are expand/asns.py's); on storage and
-in-band leaves one VLAN with the pair's gateway (VRR) and a bond per node (an MLAG bond with the same ID
+switch-to-switch link (eBGP, RFC 7938: spines of a fabric share an ASN, each leaf its own, expand/asns.py);
+on storage and in-band leaves one VLAN with the pair's gateway (VRR) and a bond per node (an MLAG bond with the same ID
 on both leaves of a pair, or an EVPN multihoming Ethernet segment); on RoCE compute leaves the rail
 segments' gateways (an SVI per rail, or the leaf's /31 on each port) and the lossless RoCE profile on the
 blueprint's DSCP and PFC priority, the class NCCL marks its traffic with (NCCL_IB_TC).

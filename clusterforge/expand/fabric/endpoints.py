@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from ... import codes
 from ...model.fabric import LeafSpineFabric
 from ..context import ExpandContext
-from ..identity import held_devices, port_order
+from ..hold import held_devices
+from ..identity import port_order
 from ..locked_order import Hole, Slots, locked_order
 from ..topology import Device
 
