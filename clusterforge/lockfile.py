@@ -43,7 +43,7 @@ SECTIONS: dict[str, str] = {
     "asns": "switch: BGP autonomous system number",
     "racks": "device: rack and the U it takes (U3, or U3-10)",
     "ports": "network/device:port: the switch and port it is patched to",
-    "cables": "network/device:port (a cable's first end in the cabling plan): the cable's label",
+    "cables": "network/device:port (a link's A end): the label of the link's cable",
     "held": "device removed from the blueprint whose identities stay reserved until released: since when",
 }
 """The sections, in file order, and what one line of each says."""

@@ -25,7 +25,7 @@ from .lockfile import Keep, lock_text, read_lock
 from .plan import Plan, build_plan
 from .render import FAMILIES_SHOWING_CHECKS, HANDOFF_FAMILIES, RENDERERS, RenderContext, render_family, shared_by_lanes
 from .render.consistency import consistency_findings
-from .render.handoff_common import cable_table, first_ends
+from .render.handoff_common import cable_table, link_ends
 from .render.made import Carried, adopt_made, carried_made
 from .render.pieces import FileText, whole
 from .validate import ValidBlueprint, validate
@@ -83,9 +83,9 @@ def lock_of(analysis: Analysis, keep: Keep) -> str:
 
 
 def cable_labels(analysis: Analysis) -> dict[str, str]:
-    """'network/device:port' of each cable's first end in the cabling plan -> the cable's label."""
+    """'network/device:port' of each link's A end -> its cable's label."""
     table = cable_table(analysis.valid, analysis.topo)
-    return {end: label for label, end in first_ends(analysis.topo, table.order, table.link_labels)}
+    return {end: label for label, end in link_ends(analysis.topo, table.order, table.link_labels)}
 
 
 def analyse(valid: ValidBlueprint, progress: Progress = _quiet, keep: Keep | None = None) -> Analysis:

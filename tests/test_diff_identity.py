@@ -67,7 +67,10 @@ def test_slurm_nodes_that_change_switch_and_re_patched_cables_come_first(tmp_pat
     assert blocks == {f"gpu{i:03d}": ("compute-su001", "compute-su002") for i in range(17, 32)}
     repatched = {m["key"] for m in diff["identity_moves"]["ports"]}
     assert "compute/gpu017:ib1" in repatched and "compute/gpu016:ib1" not in repatched
+    trunks = {m["key"]: (m["old"], m["new"]) for m in diff["identity_moves"]["trunks"]}
+    assert trunks and all(key.startswith("compute/compute-") for key in trunks)  # leaf-spine cables moved
     markdown = diff_markdown(diff)
     assert "| `gpu017` | compute-su001 | compute-su002 |" in markdown
+    assert "### Switch-to-switch cables re-patched" in markdown
     assert markdown.index("### Cables re-patched") < markdown.index("### Slurm nodes that change block or switch")
     assert markdown.index("### Slurm nodes that change block or switch") < markdown.index("### Rendered files")

@@ -143,6 +143,7 @@ CASES: dict[str, list[tuple[str, Change]]] = {
         ("grow gpu by 5", _grow("gpu", 5, ["C"])),
         ("grow mgmt by 1", _grow("mgmt", 1)),
         ("shrink gpu by 4", _shrink("gpu", 4)),
+        ("shrink gpu by 1", _shrink("gpu", 1)),
         ("take gpu010 out", _take_out("gpu", 10)),
         ("empty rack A02", _take_out_many("gpu", [4, 5, 6])),
         ("reorder groups", _reverse_groups),

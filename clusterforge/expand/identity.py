@@ -30,7 +30,7 @@ from .topology import Device, Topology
 
 MAX_NAMED = 6
 """Identities named in one finding's message; the rest are counted (diff lists every one)."""
-PATCHED_TIERS = ("node-leaf", "oob")
+PATCHED_TIERS = ("node-leaf", "oob", "oob-uplink")
 
 
 def identities(topo: Topology) -> dict[str, dict[str, str]]:
@@ -53,6 +53,16 @@ def identities(topo: Topology) -> dict[str, dict[str, str]]:
         "asns": {switch: str(asn) for switch, asn in topo.asns.items()},
         "racks": racks,
         "ports": ports,
+    }
+
+
+def trunks(topo: Topology) -> dict[str, str]:
+    """Every switch-to-switch link (leaf to spine, spine to core, leaf pair peer links): its lower end ->
+    its upper end. Not kept by the lock file (a fabric lays these out afresh); `diff` lists those that move."""
+    return {
+        f"{link.fabric}/{link.a}:{link.a_port}": f"{link.b}:{link.b_port}"
+        for link in topo.links
+        if link.tier not in PATCHED_TIERS
     }
 
 
@@ -122,14 +132,27 @@ def port_order(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:
 
     def key(value: str) -> tuple[Any, ...]:
         switch, _, port = value.partition(":")
-        a = parts.get(switch) or parts.setdefault(switch, _natural(switch))
-        b = parts.get(port) or parts.setdefault(port, _natural(port))
+        a = parts.get(switch) or parts.setdefault(switch, natural(switch))
+        b = parts.get(port) or parts.setdefault(port, natural(port))
         return (a, b)
 
     return {k[len(prefix) :]: key(v) for k, v in lock.section("ports").items() if k.startswith(prefix)}
 
 
-def _natural(text: str) -> tuple[Any, ...]:
+def uplinks_onto(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:
+    """'switch:port' of another network's switches (out-of-band uplinks) the lock file holds patched to a leaf
+    of `network`, as port_order's sort keys."""
+    if lock is None:
+        return {}
+    leaf = f"{network}-leaf"
+    return {
+        k.partition("/")[2]: (natural(v.partition(":")[0]), natural(v.partition(":")[2]))
+        for k, v in lock.section("ports").items()
+        if v.startswith(leaf) and not k.startswith(f"{network}/")
+    }
+
+
+def natural(text: str) -> tuple[Any, ...]:
     """'swp10' after 'swp9'."""
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
@@ -426,7 +449,7 @@ def _repatched(topo: Topology, lock: Lock) -> Iterator[str]:
 def moves(old: dict[str, dict[str, str]], new: dict[str, dict[str, str]]) -> dict[str, list[dict[str, str]]]:
     """Per section, every identity both sides have that differs: {"key", "old", "new"}; what `diff` lists."""
     out: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for section in ("hosts", "addresses", "loopbacks", "asns", "racks", "ports", "cables"):
+    for section in ("hosts", "addresses", "loopbacks", "asns", "racks", "ports", "trunks", "cables"):
         a, b = old.get(section, {}), new.get(section, {})
         for key in sorted(a.keys() & b.keys()):
             if a[key] != b[key]:

@@ -88,6 +88,8 @@ def paired_leaves(
     used = [0, 0]
     for endpoint in endpoints:
         sides = [list(enumerate(endpoint.ports, 1))[side::2] for side in (0, 1)]
+        if endpoint.leaf is not None and len(endpoint.ports) == 1 and _second_of_pair(endpoint.leaf):
+            sides.reverse()  # a stand-in for one port the lock holds on the pair's second leaf
         if pair is None or any(used[side] + len(sides[side]) > per_leaf for side in (0, 1)):
             number = len(tier.leaves) // 2 + 1
             pair = (
@@ -108,6 +110,12 @@ def paired_leaves(
         free: list[tuple[Device, int | None]] = [(pair[0], None)] * (per_leaf - used[0])
         tier.free = free + [(pair[1], None)] * (per_leaf - used[1])
     return tier
+
+
+def _second_of_pair(leaf: str) -> bool:
+    """Whether a paired leaf ('inband-leaf004') is its pair's second: pairs are numbered 1-2, 3-4, ..."""
+    digits = leaf[len(leaf.rstrip("0123456789")) :]
+    return bool(digits) and int(digits) % 2 == 0
 
 
 def place_managers(wiring: FabricWiring, tier: LeafTier, managers: list[Endpoint]) -> None:

@@ -76,7 +76,8 @@ class FabricWiring:
         if switch_port is None:
             self.out_of_ports(f"on {switch.name}")
             return False
-        if device.role == HOLE_ROLE:  # a removed device's port: kept free, cabled to nothing
+        if device.role == HOLE_ROLE:  # a removed device's port, or one an uplink holds: booked, cabled to nothing
+            self.ctx.held_ports.setdefault(device.name.strip("()"), []).append((switch.name, switch_port))
             return True
         self.topo.add_link(Link(self.name, "node-leaf", device.name, port, switch.name, switch_port, link_speed, rail))
         return True
