@@ -182,6 +182,8 @@ def test_no_kept_identity_moves(name: str, label: str, tmp_path: Path) -> None:
     before = _locked_render(path)
     _edit(path, change)
     after = _locked_render(path)
+    text = lock_path(path).read_text(encoding="utf-8")  # with its holes, held lines and ASNs: byte for byte
+    assert lock_text(parse_lock(text).blueprint, parse_lock(text).sections) == text
     moved = moves(before, after)
     assert {m["key"] for m in moved.get("ports", [])} == PORTS_MOVED.get((name, label), set())
     assert not any(moved.get(section) for section in KEPT if section != "ports"), moved
