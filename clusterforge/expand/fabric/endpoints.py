@@ -68,18 +68,23 @@ def _locked_first(ctx: ExpandContext, endpoints: list[Endpoint], network: str) -
     )
     uplinkers = {key.partition(":")[0] for key in uplinks}
     ordered = locked_order(endpoints, slots, patched, held_devices(ctx.keep) | uplinkers)
-    return _stood_in(ordered, dict.fromkeys(uplinkers, _uplink_speed(ctx, network)), _first_leaves(ctx, network))
+    owners = {item.owner for item in ordered if isinstance(item, Hole)}
+    if not owners:
+        return [item for item in ordered if isinstance(item, Endpoint)]
+    speeds = dict.fromkeys(uplinkers, _uplink_speed(ctx, network))
+    return _stood_in(ordered, speeds, _first_leaves(ctx, network, owners))
 
 
-def _first_leaves(ctx: ExpandContext, network: str) -> dict[str, str]:
-    """Device -> the leaf of `network` the lock holds its first port on."""
+def _first_leaves(ctx: ExpandContext, network: str, owners: set[str]) -> dict[str, str]:
+    """Each of `owners` (devices gone, uplinks) -> the leaf of `network` the lock holds its first port on."""
     assert ctx.keep.lock is not None
     leaf = f"{network}-leaf"
-    found: dict[str, str] = {}
-    for key, value in sorted(ctx.keep.lock.section("ports").items()):
-        if value.startswith(leaf):
-            found.setdefault(key.partition("/")[2].partition(":")[0], value.partition(":")[0])
-    return found
+    found: dict[str, tuple[str, str]] = {}
+    for key, value in ctx.keep.lock.section("ports").items():
+        owner = key.partition("/")[2].partition(":")[0]
+        if owner in owners and value.startswith(leaf) and (owner not in found or key < found[owner][0]):
+            found[owner] = (key, value.partition(":")[0])
+    return {owner: where for owner, (_, where) in found.items()}
 
 
 def _by_pair(where: tuple[Any, ...]) -> tuple[Any, ...]:
