@@ -1,5 +1,5 @@
-"""Cable labels kept: the lock file's `cables` section holds each cable's label by its first end, so growing a
-cluster relabels no cable that exists (new cables take the next numbers of their fabric)."""
+"""Cable labels kept: the lock file's `cables` section holds each cable's label by the A end of each of its
+links, so growing a cluster relabels no cable that exists (new cables take the next numbers of their fabric)."""
 
 from __future__ import annotations
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import run_cli
-from test_identity import _copy, _edit, _grow, _shrink
+from test_identity import Change, _copy, _edit, _grow, _shrink
 
 from clusterforge.errors import BlueprintError
 from clusterforge.lockfile import lock_path, parse_lock, read_lock, write_lock
@@ -26,8 +27,8 @@ def _render(path: Path, today: date | None, release: bool = False) -> dict[str, 
     return lock.section("held")
 
 
-def _hold(days: int | None):  # type: ignore[no-untyped-def]
-    def change(data: dict) -> None:  # type: ignore[type-arg]
+def _hold(days: int | None) -> Change:
+    def change(data: dict[str, Any]) -> None:
         data["hold_days"] = days
 
     return change

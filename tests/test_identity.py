@@ -38,11 +38,11 @@ def _edit(path: Path, change: Change) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
 
 
-def _locked_render(path: Path, **allow: bool) -> dict[str, dict[str, str]]:
+def _locked_render(path: Path, release_removed: bool = False) -> dict[str, dict[str, str]]:
     """Analyse with the lock file beside `path` and write the lock afresh, as `render` does; the identities
-    of the devices present (and each cable's label by its first end)."""
+    of the devices present (and each link end's cable label, from the lock file)."""
     valid = load_valid(path)
-    keep = keep_of(valid, **allow)
+    keep = keep_of(valid, release_removed=release_removed)
     analysis = analyse(valid, keep=keep)
     write_lock(path, lock_of(analysis, keep))
     found = identities(analysis.topo)
