@@ -2,7 +2,8 @@
 of the middle of a group, a group shrunk at its end, a group grown, and node groups, racks or networks
 reordered, each rendered with the lock file of the render before (and once more: the same files and lock
 file). What each host is given in the Ansible inventory and /etc/hosts, each cable leg (label, both ends),
-each Slurm node's block or switch in topology.conf, and each switch's BGP ASN must be what the previous
+each Slurm node's block or switch in topology.conf, each node's bond on each leaf (its MLAG ID or Ethernet
+segment), and each switch's BGP ASN must be what the previous
 render gave it."""
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ REPATCHED_BY_DESIGN = {("h200-training-pod", "grow gpu by 5"): {"ufm001", "ufm00
 """test_identity.PORTS_MOVED: the 33rd GPU node opens a second scalable unit: the UFM pair moves into its slot,
 and the leaf-to-spine cables are laid out afresh (their spine ports change; docs/day-two.md, not yet kept)."""
 ASN = re.compile(r"^\s+autonomous-system: (\d+)$", re.MULTILINE)
+BOND = re.compile(r"^      (bond\d+):\n        type: bond\n        description: \"(\S+) ", re.MULTILINE)
 
 
 def _render(path: Path) -> dict[str, str]:
@@ -65,6 +67,8 @@ def per_host(files: dict[str, str]) -> dict[str, dict[str, Any]]:
     for path, text in files.items():
         if path.startswith("switches/nvue/") and ASN.search(text):
             seen.setdefault(Path(path).stem, {})["asn"] = ASN.search(text)[1]  # type: ignore[index]
+        for bond, node in BOND.findall(text) if path.startswith("switches/nvue/") else []:
+            seen.setdefault(node, {}).setdefault("bonds", {})[Path(path).stem] = bond  # its bond (and MLAG ID)
     return seen
 
 

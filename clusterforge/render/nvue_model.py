@@ -19,7 +19,7 @@ from ipaddress import IPv4Address
 from typing import Any
 
 from ..catalog import Catalog, Switch
-from ..expand.ports import per_native, port_group_of
+from ..expand.ports import native_names, per_native, port_group_of
 from ..expand.topology import Device, LanSegment, Link, Topology
 from ..model.fabric import LeafSpineFabric, OobFabric
 from ..validate import ValidBlueprint
@@ -227,9 +227,18 @@ class SwitchConfigs:
     def _node_bonds(
         self, switch: Device, fabric: LeafSpineFabric, members: dict[str, list[str]], interfaces: Config
     ) -> None:
-        """bond<n> for the n-th node on the leaf, in node order, so both leaves of a pair number alike."""
-        order = {name: i for i, name in enumerate(self.topo.devices)}
-        for number, node in enumerate(sorted(members, key=order.__getitem__), 1):
+        """bond<n> for each node on the leaf, n the place of its port on the leaf (sub-ports counted): the n-th
+        node when nodes fill the leaf in order, and a number that stays when a node before it is removed (its
+        port is kept free). On a pair, by the port on the pair's first leaf, so both leaves number alike."""
+        first = self.peer_of(switch) if switch.pair is not None and not switch.index % 2 else None
+        ports = members if first is None else self._members_on(first)
+        leaf = first or switch
+        speeds = {port.link.speed_gbps for port in _ports(self.topo, leaf.name) if port.link.tier == "node-leaf"}
+        numbers = {
+            node: min(self._place(leaf, port, speeds) for port in ports.get(node, members[node])) for node in members
+        }
+        for node in sorted(members, key=lambda n: (numbers[n], n)):
+            number = numbers[node]
             bond: Config = {"member": {m: {} for m in members[node]}, "lacp-bypass": ON}
             entry: Config = {"type": "bond", "description": f"{node} ({switch.group} bond)", "bond": bond}
             entry["link"] = {"mtu": SWITCH_MTU}
@@ -240,6 +249,28 @@ class SwitchConfigs:
                 segment = {"enable": ON, "local-id": number, "mac-address": self._segment_mac(switch)}
                 entry["evpn"] = {"multihoming": {"segment": segment}}
             interfaces[f"bond{number}"] = entry
+
+    def _members_on(self, leaf: Device) -> dict[str, list[str]]:
+        """Node -> its ports on `leaf`."""
+        members: dict[str, list[str]] = defaultdict(list)
+        for port in _ports(self.topo, leaf.name):
+            if port.link.tier == "node-leaf":
+                members[port.far].append(port.name)
+        return members
+
+    def _place(self, switch: Device, port: str, speeds: set[float]) -> int:
+        """1 + the ports of the port's group before `port`, each cage counted as split for the slowest of the
+        nodes' `speeds` on the leaf (so nodes of one speed filling the leaf in order are numbered 1, 2, 3...)."""
+        model = self.valid.catalog.get(switch.model, Switch)
+        group = port_group_of(model, port) if model is not None else None
+        if group is None:
+            return 0
+        finest = max((per_native(group, speed) for speed in speeds), default=1)
+        base, mark, sub = port.rpartition("s")
+        names = native_names(group.name, group.count, group.cages)
+        if mark and sub.isdigit() and base in names:
+            return names.index(base) * finest + int(sub) + 1
+        return names.index(port) * finest + 1 if port in names else 0
 
     def _evpn(self, switch: Device, ports: list[SwitchPort], interfaces: Config, top: Config, vlans: Config) -> None:
         """EVPN multihoming: the VLAN as a VXLAN VNI from the loopback, the spine links as its uplinks."""
