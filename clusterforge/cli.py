@@ -7,6 +7,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,28 @@ ALLOW_RENUMBER = click.option(
     is_flag=True,
     help="let the change renumber or rename devices the lock file holds (CF-IDENT-001 is then a warning)",
 )
+
+
+RENDER_DATE = click.option(
+    "--date",
+    "render_date",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="the date of this render (YYYY-MM-DD), against which the blueprint's hold_days ends the hold of removed "
+    "devices [default: SOURCE_DATE_EPOCH when set, else none: no hold ends by time]",
+)
+
+
+def _today(given: datetime | None) -> date | None:
+    """The render's date: --date, else SOURCE_DATE_EPOCH (seconds since 1970, UTC), else None. The wall clock
+    is never read, so a render is the same on every day (docs/day-two.md)."""
+    if given is not None:
+        return given.date()
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not epoch:
+        return None
+    if not epoch.isdigit() or len(epoch) > 12:
+        raise click.BadParameter(f"SOURCE_DATE_EPOCH={epoch[:20]!r} is not a number of seconds", param_hint="date")
+    return datetime.fromtimestamp(int(epoch), tz=UTC).date()
 
 
 def _finding_counts(findings: Sequence[Finding]) -> str:
@@ -209,12 +232,16 @@ def _count(findings: Sequence[Finding]) -> str:
 @click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @ALLOW_RENUMBER
+@RENDER_DATE
 @ALLOW_DIR
-def plan_cmd(blueprint: Path, fmt: str, allow_renumber: bool, allow: tuple[Path, ...]) -> None:
+def plan_cmd(
+    blueprint: Path, fmt: str, allow_renumber: bool, render_date: datetime | None, allow: tuple[Path, ...]
+) -> None:
     """Expand a blueprint and summarise it: nodes, GPUs, racks, fabrics per tier, cables."""
+    today = _today(render_date)
     try:
         valid = load_valid(blueprint, allow)
-        analysis = analyse(valid, keep=keep_of(valid, allow_renumber))
+        analysis = analyse(valid, keep=keep_of(valid, allow_renumber, today=today))
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
@@ -342,6 +369,7 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool, allow: tuple[Path, ...]) -
     is_flag=True,
     help="give up the identities the lock file holds for devices removed from the blueprint (its `held` lines)",
 )
+@RENDER_DATE
 @ALLOW_DIR
 def render_cmd(
     blueprint: Path,
@@ -353,16 +381,18 @@ def render_cmd(
     jobs: int | None,
     allow_renumber: bool,
     release_removed: bool,
+    render_date: datetime | None,
     allow: tuple[Path, ...],
 ) -> None:
     """Render the deployment files: Ansible, Slurm, NCCL (and the handoff pack)."""
+    today = _today(render_date)
     progress = _Bars(enabled=not quiet and sys.stderr.isatty())
     try:
         progress("load", 0, 1)
         valid = load_valid(blueprint, allow)
         progress("load", 1, 1)
         target = output or Path("inventories") / valid.blueprint.name
-        keep = keep_of(valid, allow_renumber, release_removed)
+        keep = keep_of(valid, allow_renumber, release_removed, today)
         if check_only:
             checked = analyse(valid, progress, keep)
             rendered = render_analysis(checked, templates, progress)
@@ -568,6 +598,7 @@ def render_check_cmd(patterns: tuple[str, ...], folder: Path, output_root: Path,
         if not folder.is_dir():
             raise click.BadParameter(f"{display_name(folder)} is not a folder", param_hint="--blueprints")
         candidates = sorted(p for p in folder.glob("*.yaml") if not is_lock_file(p))
+    today = _today(None)  # SOURCE_DATE_EPOCH, as render reads it
     blueprints, loaded, problems = _without_fragments(candidates, allow)
     if not blueprints and not patterns:
         raise click.BadParameter(f"{display_name(folder)} holds no *.yaml blueprint", param_hint="--blueprints")
@@ -581,7 +612,7 @@ def render_check_cmd(patterns: tuple[str, ...], folder: Path, output_root: Path,
             continue
         valid = loaded[blueprint]
         try:
-            keep = keep_of(valid)
+            keep = keep_of(valid, today=today)
             analysis = analyse(valid, keep=keep)
             files = render_analysis(analysis)
         except ClusterforgeError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from functools import cached_property
 from pathlib import Path
 from typing import cast
@@ -25,7 +26,7 @@ from .plan import Plan, build_plan
 from .render import FAMILIES, RenderContext, render_in_order
 from .render.ansible.made import Made
 from .render.consistency import consistency_findings
-from .render.handoff.handoff_common import cable_table, first_ends
+from .render.handoff.handoff_common import cable_table, link_ends
 from .runtime.gc_paused import gc_paused
 from .runtime.heap import keep_freed_memory
 from .validate import ValidBlueprint, validate
@@ -65,18 +66,26 @@ class Analysis:
         return [f for f in self.findings if f.severity is Severity.ERROR and not f.suppressed_by]
 
 
-def keep_of(valid: ValidBlueprint, allow_renumber: bool = False, release_removed: bool = False) -> Keep:
+def keep_of(
+    valid: ValidBlueprint, allow_renumber: bool = False, release_removed: bool = False, today: date | None = None
+) -> Keep:
     """The lock file beside the blueprint (raises BlueprintError when it cannot be read), with what the
-    user allows to change."""
-    return Keep(read_lock(valid.path), allow_renumber, release_removed)
+    user allows to change, the blueprint's hold period and the render's date (expand/hold.py)."""
+    lock = read_lock(valid.path)
+    return Keep(lock, allow_renumber, release_removed, valid.blueprint.hold_days, today)
 
 
 def lock_of(analysis: Analysis, keep: Keep) -> str:
     """The lock file's text after this analysis: its identities, and the held ones of `keep`'s lock."""
     sections = locked(analysis.topo, keep)
-    table = cable_table(analysis.valid, analysis.topo)
-    sections["cables"] = {end: label for label, end in first_ends(analysis.topo, table.order, table.link_labels)}
+    sections["cables"] = cable_labels(analysis)
     return lock_text(analysis.valid.blueprint.name, sections)
+
+
+def cable_labels(analysis: Analysis) -> dict[str, str]:
+    """'network/device:port' of each link's A end -> its cable's label."""
+    table = cable_table(analysis.valid, analysis.topo)
+    return {end: label for label, end in link_ends(analysis.topo, table.order, table.link_labels)}
 
 
 def analyse(valid: ValidBlueprint, progress: Progress = _quiet, keep: Keep | None = None) -> Analysis:

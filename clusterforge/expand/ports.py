@@ -125,6 +125,40 @@ class PortAllocator:
         self.used += 1
         return self._name(native, sub)
 
+    def take_at(self, name: str, speed: float) -> str | None:
+        """The port `name` (a port, or a sub-port 'swp5s2'), taken as `take_low` would give it once the free
+        ports below it are passed over (they stay unused); None, taking nothing, when it is taken already or
+        is no port of this group at `speed`."""
+        key, split = self.booking(speed)
+        native, sub = self._position(name, split)
+        if native is None or native >= self.high:
+            return None
+        pending = self._split.get(key)
+        if split == 1 or native >= self.low:
+            if native < self.low:
+                return None
+            self.low = native + 1
+        elif pending is None or pending[0] != native or sub < pending[1]:
+            return None
+        if split > 1:
+            self._split[key] = (native, sub + 1)
+        self.used += 1
+        return self._name(native, sub if split > 1 else None)
+
+    def _position(self, name: str, split: int) -> tuple[int | None, int]:
+        """(native index, sub-port) of a port name of this group, (None, 0) when it is none."""
+        base, s, sub = name.rpartition("s") if split > 1 else (name, "", "")
+        if split > 1 and not (s and sub.isdigit() and int(sub) < split):
+            return None, 0
+        try:
+            return self._names.index(base), int(sub or 0)
+        except ValueError:
+            return None, 0
+
+    def peek_high(self) -> str | None:
+        """The port `take_high` gives next, taking nothing."""
+        return self._name(self.high - 1, None) if self.high > self.low else None
+
     def take_high(self) -> str | None:
         """An unsplit port from the top (uplinks run at the native speed)."""
         if self.high <= self.low:

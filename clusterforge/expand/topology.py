@@ -217,6 +217,8 @@ class Topology:
         """fabric -> (device count, link count, switch islands) last worked out."""
         self.loopbacks: dict[str, IPv4Address] = {}
         """switch -> its loopback address, on Ethernet fabrics with a loopback pool."""
+        self.asns: dict[str, int] = {}
+        """switch -> its BGP autonomous system number, on Ethernet fabrics with routed links (expand/asns.py)."""
         self.lans: dict[str, dict[str, LanSegment]] = defaultdict(dict)
         """storage or in-band network -> node -> the subnet of its bond."""
         self.held_labels: dict[str, str] = {}

@@ -11,7 +11,7 @@ from ...model.fabric import LeafSpineFabric
 from ..context import ExpandContext
 from ..ports import NO_DATA_PORTS_HINT, downlink_group, per_native, uplink_group
 from ..topology import TIERS, Device, FabricSummary
-from .endpoints import Endpoint, endpoints_for, split_managers
+from .endpoints import HOLE_ROLE, Endpoint, endpoints_for, split_managers
 from .leaves import LeafTier, paired_leaves, place_managers, rail_leaves, tree_leaves
 from .sizing import Sizing, decide_tiers, leaf_budget, peer_ports, planes_needed, tier_ports
 from .spread import uplinks_for
@@ -43,7 +43,7 @@ def rack_scale_domain(ctx: ExpandContext, nodes: list[Endpoint]) -> int:
     """Nodes in one NVLink domain when the fabric's nodes are rack-scale systems (a domain of several
     nodes, as GB200 NVL72's 18 trays), else 0."""
     sizes = set()
-    for model in {e.device.model for e in nodes}:
+    for model in {e.device.model for e in nodes if e.device.role != HOLE_ROLE}:
         gpus = ctx.server(model).gpus
         sizes.add(gpus.nvlink_domain // gpus.count if gpus and gpus.nvlink_domain > gpus.count else 0)
     return max(sizes) if sizes and min(sizes) > 0 else 0
@@ -84,8 +84,9 @@ class LeafSpineBuilder:
             )
             return
         sizing = self._sizing(leaf, group, node_speed, nodes)
-        summary.nodes = len(nodes) + len(managers)
-        summary.endpoints = sum(len(e.ports) for e in nodes + managers)
+        present = [e for e in nodes + managers if e.device.role != HOLE_ROLE]
+        summary.nodes = len(present)
+        summary.endpoints = sum(len(e.ports) for e in present)
         summary.rails = sizing.rails if summary.topology == "rail-optimized" else 0
         summary.models = {"leaf": fabric.leaf}
         peer = peer_ports(fabric) if uplink_group(leaf) == group else 0

@@ -39,16 +39,31 @@ def rail_slots(endpoints: list[Endpoint], su_size: int, per_rack: bool) -> list[
     slots = []
     ordinals: dict[tuple[int, str | None], int] = {}
     used: dict[tuple[int, int], int] = {}
+    racks = _racks_with_stand_ins(endpoints) if per_rack else []
     for j, endpoint in enumerate(endpoints):
         su, pos = divmod(j, su_size)
         if not per_rack:
             slots.append((su, 0, pos))
             continue
-        rack = ordinals.setdefault((su, endpoint.device.rack), sum(1 for s, _ in ordinals if s == su))
+        rack = ordinals.setdefault((su, racks[j]), sum(1 for s, _ in ordinals if s == su))
         slot = used.get((su, rack), 0)
         used[(su, rack)] = slot + 1
         slots.append((su, rack, slot))
     return slots
+
+
+def _racks_with_stand_ins(endpoints: list[Endpoint]) -> list[str | None]:
+    """Each endpoint's rack; a removed device's stand-in (no rack) counts in the rack of the device before it
+    in the lock's order (after it when it comes first), so the leaves of the racks around it stay as they were."""
+    racks = [e.device.rack for e in endpoints]
+    known = [r for r in racks if r is not None]
+    last = known[0] if known else None
+    for j, rack in enumerate(racks):
+        if rack is None:
+            racks[j] = last
+        else:
+            last = rack
+    return racks
 
 
 def rail_leaves(
@@ -129,6 +144,8 @@ def paired_leaves(
     used = [0, 0]
     for endpoint in endpoints:
         sides = [list(enumerate(endpoint.ports, 1))[side::2] for side in (0, 1)]
+        if endpoint.leaf is not None and len(endpoint.ports) == 1 and _second_of_pair(endpoint.leaf):
+            sides.reverse()  # a stand-in for one port the lock holds on the pair's second leaf
         if pair is None or any(used[side] + len(sides[side]) > per_leaf for side in (0, 1)):
             number = len(tier.leaves) // 2 + 1
             pair = (
@@ -149,6 +166,12 @@ def paired_leaves(
         free: list[tuple[Device, int | None]] = [(pair[0], None)] * (per_leaf - used[0])
         tier.free = free + [(pair[1], None)] * (per_leaf - used[1])
     return tier
+
+
+def _second_of_pair(leaf: str) -> bool:
+    """Whether a paired leaf ('inband-leaf004') is its pair's second: pairs are numbered 1-2, 3-4, ..."""
+    digits = leaf[len(leaf.rstrip("0123456789")) :]
+    return bool(digits) and int(digits) % 2 == 0
 
 
 def place_managers(wiring: FabricWiring, tier: LeafTier, managers: list[Endpoint]) -> None:

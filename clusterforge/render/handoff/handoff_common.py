@@ -265,6 +265,24 @@ def first_ends(topo: Topology, order: list[int], link_labels: list[str]) -> Iter
             yield base, f"{link.fabric}/{link.a}:{link.a_port}"
 
 
+def link_ends(topo: Topology, order: list[int], link_labels: list[str]) -> Iterator[tuple[str, str]]:
+    """Each link's cable label (without its leg) and 'network/device:port' of the link's A end, in plan order:
+    the lock file's `cables` lines (a cable of several links is named by each, so it keeps its label when
+    the device of its first link is removed)."""
+    links = topo.links
+    for position, label in zip(order, link_labels, strict=True):
+        link = links[position]
+        yield label.partition("/")[0], f"{link.fabric}/{link.a}:{link.a_port}"
+
+
+def _cable_ends(topo: Topology, order: list[int], link_labels: list[str]) -> dict[str, list[str]]:
+    """Each cable's label (without its leg) -> the A end of each of its links in plan order."""
+    ends: dict[str, list[str]] = {}
+    for label, end in link_ends(topo, order, link_labels):
+        ends.setdefault(label, []).append(end)
+    return ends
+
+
 def _relabelled(
     topo: Topology, order: list[int], link_labels: list[str], cable_labels: dict[int, str]
 ) -> tuple[list[str], dict[int, str]]:
@@ -279,10 +297,10 @@ def _relabelled(
     rename: dict[str, str] = {}
     used: set[str] = set()
     new: list[tuple[str, str]] = []
-    for base, end in first_ends(topo, order, link_labels):
-        kept = held.get(end)
-        if kept is None or kept in used:
-            new.append((base, end.partition("/")[0]))
+    for base, ends in _cable_ends(topo, order, link_labels).items():
+        kept = next((held[end] for end in ends if end in held and held[end] not in used), None)
+        if kept is None:  # by its first end, or another leg's (a harness whose first leg's device was removed)
+            new.append((base, ends[0].partition("/")[0]))
         else:
             rename[base] = kept
             used.add(kept)

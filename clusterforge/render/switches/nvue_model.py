@@ -3,8 +3,8 @@
 
 What goes into it, from the topology only: every cabled port with a description naming the far end and
 the link's speed and MTU, breakout on the cages whose sub-ports are cabled; BGP unnumbered on every
-switch-to-switch link (eBGP, RFC 7938: spines of a fabric share an ASN, each leaf its own); on storage and
-in-band leaves one VLAN with the pair's gateway (VRR) and a bond per node (an MLAG bond with the same ID
+switch-to-switch link (eBGP, RFC 7938: spines of a fabric share an ASN, each leaf its own, expand/asns.py);
+on storage and in-band leaves one VLAN with the pair's gateway (VRR) and a bond per node (an MLAG bond with the same ID
 on both leaves of a pair, or an EVPN multihoming Ethernet segment); on RoCE compute leaves the rail
 segments' gateways (an SVI per rail, or the leaf's /31 on each port) and the lossless RoCE profile on the
 blueprint's DSCP and PFC priority, the class NCCL marks its traffic with (NCCL_IB_TC).
@@ -19,7 +19,7 @@ from ipaddress import IPv4Address
 from typing import Any
 
 from ...catalog import Catalog, Switch
-from ...expand.ports import per_native, port_group_of
+from ...expand.ports import native_names, per_native, port_group_of
 from ...expand.topology import Device, LanSegment, Link, Topology
 from ...model.fabric import LeafSpineFabric, OobFabric
 from ...validate import ValidBlueprint
@@ -33,8 +33,6 @@ OOB_VLAN = 20
 """VLAN of the out-of-band switches' uplinks on in-band leaves."""
 RAIL_VLAN_BASE = 100
 """VLAN 100 + k holds rail k's segment on a RoCE leaf (per-rail addressing)."""
-ASN_BASE = 4_200_000_000
-"""Private 4-byte ASNs (RFC 6996); fabric k (blueprint order) uses ASN_BASE + 1000 k and up."""
 VRR_MAC = "00:00:5e:00:01:01"
 """The virtual router MAC of the gateway a leaf pair shares (VRRP's range, as Cumulus Linux's VRR uses)."""
 ON = "on"
@@ -109,8 +107,7 @@ class SwitchConfigs:
         ]
 
     def asn(self, switch: Device) -> int:
-        base = ASN_BASE + 1000 * self.position[switch.group or ""]
-        return base + 100 + switch.index if switch.role == "leaf" else base + (1 if switch.role == "spine" else 2)
+        return self.topo.asns[switch.name]
 
     def oob_address(self, switch: str) -> IPv4Address | None:
         return self.topo.addresses[self.oob].get(switch) if self.oob else None
@@ -230,9 +227,18 @@ class SwitchConfigs:
     def _node_bonds(
         self, switch: Device, fabric: LeafSpineFabric, members: dict[str, list[str]], interfaces: Config
     ) -> None:
-        """bond<n> for the n-th node on the leaf, in node order, so both leaves of a pair number alike."""
-        order = {name: i for i, name in enumerate(self.topo.devices)}
-        for number, node in enumerate(sorted(members, key=order.__getitem__), 1):
+        """bond<n> for each node on the leaf, n the place of its port on the leaf (sub-ports counted): the n-th
+        node when nodes fill the leaf in order, and a number that stays when a node before it is removed (its
+        port is kept free). On a pair, by the port on the pair's first leaf, so both leaves number alike."""
+        first = self.peer_of(switch) if switch.pair is not None and not switch.index % 2 else None
+        ports = members if first is None else self._members_on(first)
+        leaf = first or switch
+        speeds = {port.link.speed_gbps for port in _ports(self.topo, leaf.name) if port.link.tier == "node-leaf"}
+        numbers = {
+            node: min(self._place(leaf, port, speeds) for port in ports.get(node, members[node])) for node in members
+        }
+        for node in sorted(members, key=lambda n: (numbers[n], n)):
+            number = numbers[node]
             bond: Config = {"member": {m: {} for m in members[node]}, "lacp-bypass": ON}
             entry: Config = {"type": "bond", "description": f"{node} ({switch.group} bond)", "bond": bond}
             entry["link"] = {"mtu": SWITCH_MTU}
@@ -243,6 +249,28 @@ class SwitchConfigs:
                 segment = {"enable": ON, "local-id": number, "mac-address": self._segment_mac(switch)}
                 entry["evpn"] = {"multihoming": {"segment": segment}}
             interfaces[f"bond{number}"] = entry
+
+    def _members_on(self, leaf: Device) -> dict[str, list[str]]:
+        """Node -> its ports on `leaf`."""
+        members: dict[str, list[str]] = defaultdict(list)
+        for port in _ports(self.topo, leaf.name):
+            if port.link.tier == "node-leaf":
+                members[port.far].append(port.name)
+        return members
+
+    def _place(self, switch: Device, port: str, speeds: set[float]) -> int:
+        """1 + the ports of the port's group before `port`, each cage counted as split for the slowest of the
+        nodes' `speeds` on the leaf (so nodes of one speed filling the leaf in order are numbered 1, 2, 3...)."""
+        model = self.valid.catalog.get(switch.model, Switch)
+        group = port_group_of(model, port) if model is not None else None
+        if group is None:
+            return 0
+        finest = max((per_native(group, speed) for speed in speeds), default=1)
+        base, mark, sub = port.rpartition("s")
+        names = native_names(group.name, group.count, group.cages)
+        if mark and sub.isdigit() and base in names:
+            return names.index(base) * finest + int(sub) + 1
+        return names.index(port) * finest + 1 if port in names else 0
 
     def _evpn(self, switch: Device, ports: list[SwitchPort], interfaces: Config, top: Config, vlans: Config) -> None:
         """EVPN multihoming: the VLAN as a VXLAN VNI from the loopback, the spine links as its uplinks."""
