@@ -5,9 +5,11 @@ partitions and blocks touched, and the workloads that no longer have their GPUs.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model.slurm import Slurm
 from ..physical import DERATE
 from ..workload.hardware import compute_groups
 from .baseline import SWITCH_LINK_TIERS, Baseline, FabricBase, components, still_joined
@@ -418,52 +420,89 @@ def _subnets_without_sm(fabric: FabricBase, down: set[str], cut: set[int], bad: 
 
 
 def _totals(base: Baseline, effect: Effect) -> None:
-    topo, bp = base.topo, base.valid.blueprint
-    down = effect.devices_down
-    lost_nodes = {n for n in down if n in base.gpus}
-    degraded: set[str] = set()
-    for found in effect.fabrics.values():
-        lost_nodes |= {n for n in found.cut_nodes if n in base.gpus}
-        degraded |= found.degraded_nodes
-    effect.gpus_lost = sum(base.gpus[n] for n in lost_nodes)
-    effect.gpus_throttled = sum(base.gpus.get(n, 0) for n in effect.throttled if n not in lost_nodes)
-    racks_hit = {topo.devices[d].rack for d in down}
-    effect.racks_down = sorted(r for r in racks_hit if r is not None and _rack_down(base, r, down))
-    # NVLink: a domain of several nodes with a node lost is broken (a one-node domain goes with its node's GPUs);
-    # a rack with a switch tray down has its domain slowed
-    domains = topo.domains
-    broken = {
-        base.domain_of[n] for n in lost_nodes if n in base.domain_of and len(domains[base.domain_of[n]].nodes) > 1
-    }
+    """What the devices down and the fabrics' losses add up to: GPUs, racks, NVLink, Slurm, workloads."""
+    lost_nodes = _lost_nodes(base, effect)
+    effect.gpus_lost = _gpus_of(base, lost_nodes)
+    effect.gpus_throttled = _gpus_of(base, effect.throttled, but=lost_nodes)
+    effect.racks_down = _racks_down(base, effect.devices_down)
+    broken = _broken_domains(base, lost_nodes)
     effect.domains_broken = len(broken)
-    slowed: set[int] = set()
-    for rack, trays in base.switch_trays.items():
-        left = sum(1 for t in trays if t not in down)
-        if left < len(trays):
-            members = [n for n in base.rack_devices.get(rack, ()) if n in base.gpus and n not in lost_nodes]
-            slowed |= {base.domain_of[n] for n in members if n in base.domain_of} - broken
-            if left / len(trays) < effect.nvlink_left:
-                effect.nvlink_left, effect.trays_left = left / len(trays), (left, len(trays))
-            degraded.update(members)
-    effect.domains_degraded = len(slowed)
-    effect.gpus_degraded = sum(base.gpus[n] for n in degraded if n in base.gpus and n not in lost_nodes)
-    if bp.slurm is not None:
-        controllers = [c for c in bp.slurm.controllers if c in topo.devices]
-        effect.slurm_controllers = (sum(1 for c in controllers if c not in down), len(controllers))
-        group_of = [topo.devices[n].group for n in lost_nodes]
-        for partition in bp.slurm.partitions:
-            count = sum(1 for g in group_of if g in partition.node_groups)
-            if count:
-                effect.partitions[partition.name] = count
-        if bp.slurm.topology == "block":
-            effect.blocks = len(broken)
-        elif bp.slurm.topology == "tree":
-            effect.blocks_are = "switches"
-            effect.blocks = sum(
-                f.switches_down for f in effect.fabrics.values() if base.fabrics[f.fabric].kind == "compute"
-            )
+    degraded = {n for found in effect.fabrics.values() for n in found.degraded_nodes}
+    degraded |= _slowed_by_switch_trays(base, effect, lost_nodes, broken)
+    effect.gpus_degraded = _gpus_of(base, degraded, but=lost_nodes)
+    slurm = base.valid.blueprint.slurm
+    if slurm is not None:
+        _slurm(base, effect, slurm, lost_nodes, broken)
     _workloads(base, effect, lost_nodes)
     effect.management_lost = sum(len(base.oob_ports.get(d, ())) for d in effect.failure.devices)
+
+
+def _gpus_of(base: Baseline, nodes: Iterable[str], but: Collection[str] = ()) -> int:
+    return sum(base.gpus.get(n, 0) for n in nodes if n not in but)
+
+
+def _lost_nodes(base: Baseline, effect: Effect) -> set[str]:
+    """GPU nodes down or cut off from every port of a fabric."""
+    lost = {n for n in effect.devices_down if n in base.gpus}
+    for found in effect.fabrics.values():
+        lost |= {n for n in found.cut_nodes if n in base.gpus}
+    return lost
+
+
+def _racks_down(base: Baseline, down: set[str]) -> list[str]:
+    racks_hit = {base.topo.devices[d].rack for d in down}
+    return sorted(r for r in racks_hit if r is not None and _rack_down(base, r, down))
+
+
+def _broken_domains(base: Baseline, lost_nodes: set[str]) -> set[int]:
+    """NVLink domains of several nodes with a node lost (a one-node domain goes with its node's GPUs)."""
+    domains = [base.domain_of[n] for n in lost_nodes if n in base.domain_of]
+    return {d for d in domains if len(base.topo.domains[d].nodes) > 1}
+
+
+def _slowed_by_switch_trays(base: Baseline, effect: Effect, lost_nodes: set[str], broken: set[int]) -> set[str]:
+    """The running GPU nodes of racks with an NVLink switch tray down: their domains are slowed (counted in
+    `effect.domains_degraded`, the worst rack's trays in `nvlink_left` and `trays_left`)."""
+    slowed: set[int] = set()
+    members_slowed: set[str] = set()
+    for rack, trays in base.switch_trays.items():
+        left = sum(1 for t in trays if t not in effect.devices_down)
+        if left == len(trays):
+            continue
+        members = [n for n in base.rack_devices.get(rack, ()) if n in base.gpus and n not in lost_nodes]
+        slowed |= {base.domain_of[n] for n in members if n in base.domain_of} - broken
+        if left / len(trays) < effect.nvlink_left:
+            effect.nvlink_left, effect.trays_left = left / len(trays), (left, len(trays))
+        members_slowed.update(members)
+    effect.domains_degraded = len(slowed)
+    return members_slowed
+
+
+def _slurm(base: Baseline, effect: Effect, slurm: Slurm, lost_nodes: set[str], broken: set[int]) -> None:
+    """Controllers left, nodes each partition loses, and the topology blocks or switches touched."""
+    controllers = [c for c in slurm.controllers if c in base.topo.devices]
+    effect.slurm_controllers = (sum(1 for c in controllers if c not in effect.devices_down), len(controllers))
+    effect.partitions = _partitions_hit(base, slurm, lost_nodes)
+    if slurm.topology == "block":
+        effect.blocks = len(broken)
+    elif slurm.topology == "tree":
+        effect.blocks_are = "switches"
+        effect.blocks = _compute_switches_down(base, effect)
+
+
+def _partitions_hit(base: Baseline, slurm: Slurm, lost_nodes: set[str]) -> dict[str, int]:
+    """Partition -> the nodes it loses, for those that lose any."""
+    groups_lost = Counter(base.topo.devices[n].group for n in lost_nodes)
+    hit: dict[str, int] = {}
+    for partition in slurm.partitions:
+        count = sum(n for group, n in groups_lost.items() if group in partition.node_groups)
+        if count:
+            hit[partition.name] = count
+    return hit
+
+
+def _compute_switches_down(base: Baseline, effect: Effect) -> int:
+    return sum(f.switches_down for f in effect.fabrics.values() if base.fabrics[f.fabric].kind == "compute")
 
 
 def _rack_down(base: Baseline, rack: str, down: set[str]) -> bool:
