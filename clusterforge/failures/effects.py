@@ -5,7 +5,7 @@ partitions and blocks touched, and the workloads that no longer have their GPUs.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -317,18 +317,47 @@ def _cooling(base: Baseline, failure: Failure, effect: Effect) -> None:
 
 
 def _fabric(base: Baseline, fabric: FabricBase, failure: Failure, down: set[str]) -> FabricEffect | None:
+    """What `fabric` loses when `down` stop and the failure's links are cut; None when it is untouched."""
     links = base.topo.links
-    dead = {s for s in failure.devices if s in fabric.switches} | {s for s in down if s in fabric.switches}
+    dead = _dead_switches(fabric, failure, down)
     cut = {i for i in failure.links if links[i].fabric == fabric.name}
-    cut_switch_links = {i for i in cut if links[i].tier in SWITCH_LINK_TIERS}
-    managers_down = [m for m in fabric.subnet_managers if m in down]
-    if not (dead or cut or managers_down or any(n in fabric.node_ports for n in down)):
+    if not (dead or cut or _ports_down(fabric, down)):
         return None
-    found = FabricEffect(fabric.name, switches_down=len(dead))
-    found.bisection_gbps = fabric.bisection_gbps
+    cut_switch_links = {i for i in cut if links[i].tier in SWITCH_LINK_TIERS}
+    lost_links = _switch_links_lost(fabric, dead, cut_switch_links)
+    found = FabricEffect(
+        fabric.name,
+        switches_down=len(dead),
+        links_down=len(lost_links),
+        bisection_gbps=fabric.bisection_gbps,
+        bisection_left_gbps=_bisection_left(fabric, dead, lost_links, links),
+    )
+    bad = dead | _cut_off_switches(fabric, dead, cut_switch_links, lost_links, links)
+    for node, lost, ports in _nodes_losing_ports(fabric, down, cut, bad, links):
+        _count_node(base, found, node, lost, ports, links)
+    found.subnets_without_sm = _subnets_without_sm(fabric, down, cut, bad, links)
+    return found
+
+
+def _dead_switches(fabric: FabricBase, failure: Failure, down: set[str]) -> set[str]:
+    return {s for s in failure.devices if s in fabric.switches} | {s for s in down if s in fabric.switches}
+
+
+def _ports_down(fabric: FabricBase, down: set[str]) -> bool:
+    """A subnet manager or a node with ports on the fabric is down."""
+    return any(m in down for m in fabric.subnet_managers) or any(n in fabric.node_ports for n in down)
+
+
+def _switch_links_lost(fabric: FabricBase, dead: set[str], cut_switch_links: set[int]) -> set[int]:
+    """The switch-to-switch links cut, and those of the dead switches."""
     lost_links = set(cut_switch_links)
     for switch in dead:
         lost_links.update(index for _, index in fabric.neighbours.get(switch, ()))
+    return lost_links
+
+
+def _bisection_left(fabric: FabricBase, dead: set[str], lost_links: set[int], links: list[Any]) -> float:
+    """The fabric's switch bisection without `lost_links` and the `dead` switches, Gb/s."""
     down_lost: dict[str, float] = defaultdict(float)
     up_lost: dict[str, float] = defaultdict(float)
     for index in lost_links:
@@ -337,21 +366,21 @@ def _fabric(base: Baseline, fabric: FabricBase, failure: Failure, down: set[str]
             down_lost[link.b] += link.speed_gbps
         elif link.tier == "spine-core":
             up_lost[link.a] += link.speed_gbps
-    found.links_down = len(lost_links)
-    found.bisection_left_gbps = fabric.bisection_after(down_lost, up_lost, dead)
-    cut_off = _cut_off_switches(fabric, dead, cut_switch_links, lost_links, links)
-    bad = dead | cut_off
+    return fabric.bisection_after(down_lost, up_lost, dead)
+
+
+def _nodes_losing_ports(
+    fabric: FabricBase, down: set[str], cut: set[int], bad: set[str], links: list[Any]
+) -> Iterator[tuple[str, list[int], int]]:
+    """Each running node, by name, with the ports it loses (cut, or on a `bad` leaf) and its ports on the
+    fabric."""
     nodes = {n for leaf in bad for n in fabric.leaf_nodes.get(leaf, ())}
     nodes.update(links[i].a for i in cut if links[i].tier == "node-leaf")
-    for node in sorted(nodes):
-        if node in down:
-            continue
+    for node in sorted(nodes - down):
         ports = fabric.node_ports[node]
         lost = [i for i in ports if i in cut or links[i].b in bad]
         if lost:
-            _count_node(base, found, node, lost, len(ports), links)
-    found.subnets_without_sm = _subnets_without_sm(fabric, down, cut, bad, links)
-    return found
+            yield node, lost, len(ports)
 
 
 def _count_node(base: Baseline, found: FabricEffect, node: str, lost: list[int], ports: int, links: list[Any]) -> None:
