@@ -9,7 +9,7 @@ from ..render.context import host_range
 from ..render.handoff.acceptance import FLOOR
 from ..render.handoff.burnin import BURN_IN_DIR, BurnInGroup
 from .pairs import PairResult, pair_problems
-from .planned import Plan, pair_key, port_resolver
+from .planned import Cable, Plan, pair_key, port_resolver
 from .results import Result, ResultError
 from .verdict import Acceptance, Measurement, Problem, gbs
 
@@ -228,41 +228,48 @@ class Judge:
             return
         resolve = port_resolver(self.plan, fabric)
         hosts = {n: g for g in groups for n in g.nodes}
-        located = 0
         for line, where, message in r.ib_errors:
-            device, port = resolve(where)
-            cable = self.plan.cables.get((device, port))
-            node = next((d for d in cable.devices if d in hosts), None) if cable else None
-            located += 1
-            self.add(
-                Problem(
-                    codes.ACCEPT_PORT_ERROR,
-                    f"ibdiagnet: {where} - {message}"
-                    + (
-                        f": cable {cable.label} ({cable.ends})" if cable else " (a port the cabling plan does not name)"
-                    ),
-                    kind="cable",
-                    subject=cable.label if cable else where,
-                    drain=(node,) if node else (),
-                    retest=(node,) if node else (),
-                    jobs=(job,) + ((self.plan.set_job(hosts[node], node),) if node else ()),
-                    cables=(cable.label,) if cable else (),
-                    files=(f"{r.file}:{line}",),
-                )
-            )
+            cable = self.plan.cables.get(resolve(where))
+            self.add(self.port_error(f"{r.file}:{line}", where, message, cable, hosts, job))
         errors = sum(e for _, e in r.ib_stages.values())
-        if errors and not located:
-            stages = ", ".join(f"{s} {e}" for s, (_, e) in r.ib_stages.items() if e)
-            self.add(
-                Problem(
-                    codes.ACCEPT_PORT_ERROR,
-                    kind="tier",
-                    subject=fabric,
-                    message=(
-                        f"ibdiagnet: {errors} errors on fabric {fabric} ({stages}) and no line names a port: "
-                        "read ibdiagnet2.log"
-                    ),
-                    jobs=(job,),
-                    files=(r.file,),
-                )
-            )
+        if errors and not r.ib_errors:
+            self.add(_unlocated_errors(r, fabric, errors, job))
+
+    def port_error(
+        self,
+        file: str,
+        where: str,
+        message: str,
+        cable: Cable | None,
+        hosts: dict[str, BurnInGroup],
+        job: str,
+    ) -> Problem:
+        """An error ibdiagnet names a port for: the port's cable, and the node when it is a host's."""
+        node = next((d for d in cable.devices if d in hosts), None) if cable else None
+        return Problem(
+            codes.ACCEPT_PORT_ERROR,
+            f"ibdiagnet: {where} - {message}"
+            + (f": cable {cable.label} ({cable.ends})" if cable else " (a port the cabling plan does not name)"),
+            kind="cable",
+            subject=cable.label if cable else where,
+            drain=(node,) if node else (),
+            retest=(node,) if node else (),
+            jobs=(job,) + ((self.plan.set_job(hosts[node], node),) if node else ()),
+            cables=(cable.label,) if cable else (),
+            files=(file,),
+        )
+
+
+def _unlocated_errors(r: Result, fabric: str, errors: int, job: str) -> Problem:
+    """Errors in ibdiagnet's Summary that no line locates: the fabric fails."""
+    stages = ", ".join(f"{s} {e}" for s, (_, e) in r.ib_stages.items() if e)
+    return Problem(
+        codes.ACCEPT_PORT_ERROR,
+        kind="tier",
+        subject=fabric,
+        message=(
+            f"ibdiagnet: {errors} errors on fabric {fabric} ({stages}) and no line names a port: read ibdiagnet2.log"
+        ),
+        jobs=(job,),
+        files=(r.file,),
+    )
