@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import hostlist
@@ -88,8 +89,10 @@ class BurnInGroup:
     def rails(self) -> int:
         return len(self.devices)
 
-    @property
+    @cached_property
     def multi_node_nvlink(self) -> bool:
+        # asked once per job: worked out once (the domains are one per node on HGX, so every job asking
+        # again made the family's time grow with the square of the nodes)
         return any(len(d) > 1 for d in self.domains)
 
     def gpu_of_rail(self, rail: int) -> int:

@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("render", ("render", "export")),
     ("write", ("writer", "fsops", "output_paths", "write_behind", "write_behind_child")),
     ("pipeline", ("pipeline", "forked")),
-    ("commands", ("diff", "verify", "accept", "lab", "bind")),
+    ("commands", ("diff", "verify", "accept", "lab", "bind", "migrate")),
     ("cli", ("cli", "__main__", "__init__")),
 ]
 
