@@ -9,8 +9,7 @@ changes an address is caught too), and compares each family with the topology it
 - ansible/host_data/<rack>.json: every host is a node of that rack; the files it lists were rendered.
 - slurm/slurm.conf: the nodes are those of the partitions' node groups, partitions name only known nodes,
   and each controller's address is its in-band address; the inventory's slurm groups list the same hosts.
-- slurm/gres.conf: exactly the GPU nodes, each with its model's GPU count (under AutoDetect=nvml, in the
-  commented fallback lines).
+- slurm/gres.conf: exactly the GPU nodes, each with its model's GPU count.
 - slurm/topology.conf: every Slurm node sits under exactly one leaf switch (tree) or at most one block.
 - nccl/: each GPU node group on a compute fabric has its nccl.conf, NCCL_IB_HCA lists one device per
   compute port (the rails in the host data), and the model's topology file holds the same GPUs and NICs.
@@ -290,8 +289,6 @@ def _gres_problems(
         if gpus:
             yield f"{paths.SLURM_GRES} is missing, though {len(gpus)} Slurm nodes have GPUs"
         return
-    if re.search(r"(?m)^AutoDetect=nvml$", text):  # the plan's lines are the fallback, kept as comments
-        text = re.sub(r"(?m)^#NodeName=", "NodeName=", text)
     per_list: Counter[str] = Counter()  # a node list (gpu[001-128]) -> its devices, over the lines that name it
     for line in _lines(text, "NodeName"):
         per_list[line["NodeName"]] += len(_names(line["File"])) if "File" in line else int(line.get("Count", "0"))
