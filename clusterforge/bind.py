@@ -30,7 +30,7 @@ from .catalog.models import Server
 from .expand.topology import Topology
 from .ifnames import _bus_ids, _group_of, catalog_name
 from .inputs import InputRefused, read_regular
-from .model.nodes import _IF_NAME, _MAC, _PCI, BoundPort
+from .model.nodes import _IF_NAME, _MAC, _PCI, BoundPort, NodeGroup
 from .validate import ValidBlueprint
 
 _IBDEV = re.compile(
@@ -161,21 +161,37 @@ class NodeBinding:
     unbound: list[str]
 
 
-def bind_node(valid: ValidBlueprint, topo: Topology, facts: NodeFacts) -> NodeBinding:
-    """The node's planned ports pinned to its reported devices."""
-    device = topo.devices[facts.node]
-    server = valid.catalog.require(device.model, Server)
-    group = next(g for g in valid.blueprint.node_groups if g.name == device.group)
+def server_of(valid: ValidBlueprint, topo: Topology, node: str) -> tuple[Server, NodeGroup]:
+    device = topo.devices[node]
+    return valid.catalog.require(device.model, Server), next(
+        g for g in valid.blueprint.node_groups if g.name == device.group
+    )
+
+
+def planned_ports(valid: ValidBlueprint, topo: Topology, node: str) -> list[tuple[str, bool]]:
+    """The node's cabled ports on an addressed network, (port, on InfiniBand), in natural order (ib2 < ib10)."""
     infiniband = {n: getattr(f, "technology", "ethernet") == "infiniband" for n, f in valid.blueprint.fabrics.items()}
     addressed = set(topo.segments) | set(topo.lans)
-    planned = sorted(
+    return sorted(
         {
             (link.a_port, infiniband.get(link.fabric, False))
-            for link in topo.links_of(facts.node)
-            if link.tier == "node-leaf" and link.a == facts.node and link.fabric in addressed
+            for link in topo.links_of(node)
+            if link.tier == "node-leaf" and link.a == node and link.fabric in addressed
         },
         key=lambda item: _natural(item[0]),
     )
+
+
+def nvidia_port(server: Server, port: str) -> bool:
+    """Whether the port is on an NVIDIA NIC (which has an RDMA device)."""
+    place = _group_of(server, port)
+    return bool(place and place[0].nic and place[0].nic.startswith("nvidia/"))
+
+
+def bind_node(valid: ValidBlueprint, topo: Topology, facts: NodeFacts) -> NodeBinding:
+    """The node's planned ports pinned to its reported devices."""
+    server, group = server_of(valid, topo, facts.node)
+    planned = planned_ports(valid, topo, facts.node)
     bus_ids = _bus_ids(server)
     free = dict(facts.devices)
     out: dict[str, BoundPort] = {}
@@ -202,8 +218,7 @@ def bind_node(valid: ValidBlueprint, topo: Topology, facts: NodeFacts) -> NodeBi
     for port, ib in planned:
         if port in out:
             continue
-        place = _group_of(server, port)
-        nvidia = bool(place and place[0].nic and place[0].nic.startswith("nvidia/"))
+        nvidia = nvidia_port(server, port)
         kind = "infiniband" if ib else "ether"
         candidates = sorted(
             (d for d in free.values() if d.link_type == kind and (d.rdma is not None) == nvidia and d.pci is not None),

@@ -33,7 +33,6 @@ from .pipeline import (
     lock_of,
     render_analysis,
     render_blueprint,
-    render_files,
 )
 from .plan import plan_text
 from .render.bom import bom_text
@@ -493,9 +492,7 @@ def lab_up_cmd(
     from .lab.twin import up
 
     try:
-        valid = load_valid(blueprint, allow)
-        files = render_files(valid)
-        state = up(files, str(blueprint), work, cache or default_cache(), nodes, scale, say=click.echo)
+        state = up(load_valid(blueprint, allow), work, cache or default_cache(), nodes, scale, say=click.echo)
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)

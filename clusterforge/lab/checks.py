@@ -1,17 +1,18 @@
 """`clusterforge lab check`: day one and day two proven on the twin.
 
-Day one: the first playbook run failed nowhere; the network as rendered (every address where netplan puts it,
-one default route, who must reach whom on each subnet and who must not: a node off a network, and the world
-outside the lab); Slurm (every twin node idle, a job across all of them, each node's GPUs as gres, the
-topology as slurmctld reports it); the files (NCCL) and the pinned GPU stack (installed at the pinned
-version, not the newer one the repository also offers; held; services active). Day two: a second playbook
-run changes nothing.
+Day one: the first playbook run failed nowhere; the network as rendered (every interface netplan names present
+and matched, every address where netplan puts it, one default route, who must reach whom on each subnet and
+who must not: a node off a network, and the world outside the lab); Slurm (every twin node idle, a job across
+all of them, each node's GPUs as gres, the topology as slurmctld reports it); the files (NCCL) and the pinned
+GPU stack (installed at the pinned version, not the newer one the repository also offers; held; services
+active). Day two: a second playbook run changes nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import ipaddress
+import json
 import re
 import subprocess
 import time
@@ -90,6 +91,22 @@ def addresses(state: State, shape: Shape) -> tuple[bool, str]:
         if len(defaults) > 1:
             problems.append(f"{name}: {len(defaults)} default routes")
     return not problems, "; ".join(problems) or f"{len(state.nodes)} nodes as rendered, one default route each"
+
+
+def interface_names(state: State, shape: Shape) -> tuple[bool, str]:
+    """Every interface the rendered netplan configures is matched (the twin's ports were bound from its
+    facts) and exists in the node under the name netplan gives it."""
+    problems, count = [], 0
+    for name in state.nodes:
+        out = containers.run(state.running(name), "ip", "-j", "link", "show").stdout
+        present = {link.get("ifname") for link in json.loads(out or "[]")}
+        for port in shape.node(name).ports:
+            count += 1
+            if not port.matched:
+                problems.append(f"{name}: {port.key} not matched (planned name)")
+            if port.name not in present:
+                problems.append(f"{name}: {port.name} ({port.key}) not in the node")
+    return not problems, "; ".join(problems) or f"{count} ports matched and present by their netplan names"
 
 
 def _inband_subnet(shape: Shape, name: str) -> str:
@@ -255,6 +272,7 @@ CHECKS: list[tuple[str, Callable[[State, Shape], tuple[bool, str]]]] = [
     ("first playbook run", first_play),
     ("isolation", isolation),
     ("addresses", addresses),
+    ("interface names", interface_names),
     ("ping matrix", ping_matrix),
     ("gpu stack", gpu_stack),
     ("nccl files", nccl_files),

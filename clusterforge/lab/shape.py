@@ -24,11 +24,16 @@ class ShapeError(ValueError):
 @dataclass(frozen=True)
 class Port:
     name: str
-    """The interface name the rendered netplan uses (eno1, ens1, ib1, ...)."""
+    """The interface name the rendered netplan gives the port: its set-name, else the name it matches, else
+    its key (a port with no known name keeps its planned one)."""
     address: str | None
     """address/prefix on this port (a bond's address is on each of its members' segment), else None."""
     segment: str | None
     """The subnet the port is plugged into (a bond member: its bond's subnet), else None (not plugged)."""
+    key: str = ""
+    """The planned port (the netplan key: ens1, eno2, ib1)."""
+    matched: bool = False
+    """Whether netplan matches the interface (by MAC or name) rather than taking the key as its name."""
 
 
 @dataclass(frozen=True)
@@ -110,8 +115,15 @@ def _ports(netplan: dict[str, Any]) -> list[Port]:
         via_bond = bonded.get(name)
         plug = address or via_bond or None
         segment = str(ipaddress.ip_interface(plug).network) if plug else None
-        ports.append(Port(name, address, segment))
+        matched = bool((port or {}).get("match"))
+        ports.append(Port(interface_name(name, port or {}), address, segment, name, matched))
     return ports
+
+
+def interface_name(key: str, port: dict[str, Any]) -> str:
+    """The name netplan gives the interface of the ethernet `key`: set-name, else the matched name, else the key."""
+    match = port.get("match") or {}
+    return str(port.get("set-name") or match.get("name") or key)
 
 
 def _gateways(netplan: dict[str, Any]) -> Iterator[str]:
