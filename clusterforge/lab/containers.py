@@ -30,7 +30,7 @@ APPLY_SCRIPT = """\
 # clusterforge lab: `netplan apply` without udev. Where the kernel has no bonding, each bond's address,
 # routes and MTU go to its first member (the other members stay down), in a copy under /run/netplan that
 # shadows the file of the same name in /etc/netplan (left as the playbook wrote it); then netplan generate
-# and networkd.
+# and networkd (a port matched by MAC on the address the veth has: it has no permanent one).
 import glob, os, subprocess, yaml
 probe = subprocess.run(["ip", "link", "add", "cflabprobe", "type", "bond"], capture_output=True)
 subprocess.run(["ip", "link", "del", "cflabprobe"], capture_output=True)
@@ -53,6 +53,12 @@ for path in glob.glob("/etc/netplan/*.yaml"):
     with open(os.open(shadow, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
         yaml.safe_dump(doc, out, sort_keys=False)
 subprocess.run(["netplan", "generate"], check=True)
+# a veth has no permanent hardware address (a NIC's is burnt in): match netplan's bound ports on the address it has
+for path in glob.glob("/run/systemd/network/*.network"):
+    text = open(path).read()
+    if "PermanentMACAddress=" in text:
+        with open(path, "w") as out:
+            out.write(text.replace("PermanentMACAddress=", "MACAddress="))
 subprocess.run(["networkctl", "reload"], check=True)
 links = [n for n in os.listdir("/sys/class/net") if n != "lo"]
 subprocess.run(["networkctl", "reconfigure", *links], check=True)
