@@ -210,6 +210,9 @@ def expected_installs(case: Case, host: str) -> dict[str, str]:
         bonds = [net for net, lans in case.topo.lans.items() if host in lans]
         if len(rails) + len(bonds) > 1:  # ARP sysctls where several interfaces share a host
             wanted[paths.SYSCTL_RAILS_INSTALLED] = paths.SYSCTL_RAILS
+        if paths.roce_qos_script(host) in case.files:  # the host side of lossless RoCE, run by its unit
+            wanted[paths.ROCE_QOS_SCRIPT_INSTALLED] = paths.roce_qos_script(host)
+            wanted[paths.ROCE_QOS_UNIT_INSTALLED] = paths.ROCE_QOS_UNIT
     domain = case.topo.devices[host].nvlink_domain
     if domain is not None and paths.imex_nodes(domain) in case.files:
         wanted[paths.IMEX_NODES_INSTALLED] = paths.imex_nodes(domain)

@@ -67,9 +67,9 @@ def test_slurm_role_installs_keys_configures_and_starts() -> None:
 def test_network_files_applied_by_handlers_sysctl_first() -> None:
     network = tasks(L40S, "cf_network")
     copied = named(network, "Install the network files")
-    assert copied["notify"] == ["Apply the sysctls", "Apply netplan"]
+    assert copied["notify"] == ["Apply the sysctls", "Apply netplan", "Apply the RoCE QoS"]
     handlers = tasks(L40S, "cf_network", "handlers")
-    assert [h["name"] for h in handlers] == ["Apply the sysctls", "Apply netplan"]
+    assert [h["name"] for h in handlers] == ["Apply the sysctls", "Apply netplan", "Apply the RoCE QoS"]
     assert handlers[1]["ansible.builtin.command"] == "{{ cf_netplan_apply }}"
     check = named(network, "One default route and no addressed bond member in the merged netplan")
     assert check["ansible.builtin.script"]["cmd"] == "netplan_check.py"

@@ -13,9 +13,11 @@ Flow Control: `mlnx_qos -i <ethX> --pfc <0/1>,...` (8 priorities), and Quality o
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import yaml
+from helpers import REPO
 from test_interface_names import _generate
 from test_render_network import bound
 
@@ -74,3 +76,31 @@ def test_a_dscp_off_the_default_mapping_is_mapped() -> None:
 def test_unnamed_ports_are_not_configured_by_guess() -> None:
     script = _files(load_valid(L40S))[paths.roce_qos_script("inf001")]
     assert "mlnx_qos" not in script and "ens1 (rail 1): interface name unknown (CF-NET-001)" in script
+
+
+def test_the_playbook_installs_the_qos_script_and_its_unit_where_the_fabric_is_lossless_roce() -> None:
+    """On main (and the dayone branch) the QoS files were rendered but no role installed them: the NICs kept
+    their default (PCP) trust. Each node with a rail on a lossless RoCE fabric gets both files in its host
+    data (the cf_network role copies them), and a change runs the unit by a handler, after netplan. The lab
+    twin proves the unit runs (`lab check`, interface names)."""
+    out = REPO / "inventories/l40s-inference"
+    host_data = {}
+    for rack in (out / "ansible/host_data").glob("*.json"):
+        host_data.update(json.loads(rack.read_text()))
+    installed = {item["dest"]: item["src"] for item in host_data["inf001"]["cf_network_files"]}
+    assert installed["usr/local/sbin/clusterforge-roce-qos.sh"] == "network/roce-qos/inf001.sh"
+    assert installed["etc/systemd/system/clusterforge-roce-qos.service"] == "network/clusterforge-roce-qos.service"
+    controller = {item["dest"] for item in host_data["ctl001"]["cf_network_files"]}
+    assert not any("roce-qos" in dest for dest in controller)  # no rail: no QoS
+    handlers = yaml.safe_load((out / "ansible/roles/cf_network/handlers/main.yml").read_text())
+    assert [h["name"] for h in handlers][-2:] == ["Apply netplan", "Apply the RoCE QoS"]
+    unit = handlers[-1]["ansible.builtin.systemd_service"]
+    assert unit == {
+        "name": "clusterforge-roce-qos.service",
+        "daemon_reload": True,
+        "enabled": True,
+        "state": "restarted",
+    }
+    # the InfiniBand example has no lossless Ethernet compute fabric: nothing installed, handler skipped
+    h200 = REPO / "inventories/h200-training-pod/ansible/host_data"
+    assert not any("roce-qos" in text.read_text() for text in h200.glob("*.json"))

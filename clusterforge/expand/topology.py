@@ -183,6 +183,8 @@ class FabricSummary:
     """'mlag' or 'evpn-mh' when leaves come in pairs and nodes are dual-homed to one."""
     rail_addressing: str = "per-rail"
     """Ethernet rails: a subnet per rail (and leaf), or a /31 per port ('per-port')."""
+    lossless_roce: bool = False
+    """An Ethernet compute fabric with a lossless RoCE class (roce.qos): its nodes get the host side of it."""
 
 
 class Topology:

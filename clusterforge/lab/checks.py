@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from ..render import paths
 from . import containers, network
 from .play import read_recap
 from .repo import pinned_version, software_groups
@@ -73,7 +74,7 @@ def second_play(state: State, _shape: Shape) -> tuple[bool, str]:
 
 
 def isolation(state: State, _shape: Shape) -> tuple[bool, str]:
-    network.assert_isolated(state.namespaces, state.subnets, state.switches.values())
+    network.assert_isolated(state.namespaces, [*state.subnets, *state.pools], state.switches.values())
     return True, f"{len(state.namespaces)} namespaces, no link or route out"
 
 
@@ -95,8 +96,9 @@ def addresses(state: State, shape: Shape) -> tuple[bool, str]:
 
 def interface_names(state: State, shape: Shape) -> tuple[bool, str]:
     """Every interface the rendered netplan configures is matched (the twin's ports were bound from its
-    facts) and exists in the node under the name netplan gives it."""
-    problems, count = [], 0
+    facts) and exists in the node under the name netplan gives it; where the node has a RoCE QoS script, its
+    unit ran (mlnx_qos on each of those names: the lab's stand-in fails on a name the node lacks)."""
+    problems, count, qos_nodes = [], 0, 0
     for name in state.nodes:
         out = containers.run(state.running(name), "ip", "-j", "link", "show").stdout
         present = {link.get("ifname") for link in json.loads(out or "[]")}
@@ -106,7 +108,13 @@ def interface_names(state: State, shape: Shape) -> tuple[bool, str]:
                 problems.append(f"{name}: {port.key} not matched (planned name)")
             if port.name not in present:
                 problems.append(f"{name}: {port.name} ({port.key}) not in the node")
-    return not problems, "; ".join(problems) or f"{count} ports matched and present by their netplan names"
+        if (state.out / paths.roce_qos_script(name)).exists():
+            qos = containers.run(state.running(name), "systemctl", "is-active", "clusterforge-roce-qos").stdout.strip()
+            qos_nodes += 1
+            if qos != "active":
+                problems.append(f"{name}: clusterforge-roce-qos {qos}")
+    done = f"{count} ports matched and present by their netplan names, RoCE QoS active on {qos_nodes} nodes"
+    return not problems, "; ".join(problems) or done
 
 
 def _inband_subnet(shape: Shape, name: str) -> str:

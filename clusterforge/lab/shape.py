@@ -72,6 +72,8 @@ class Shape:
     segments: dict[str, Segment]
     inband: str
     """The in-band network (the one ansible_host addresses are on)."""
+    pools: dict[str, str] = field(default_factory=dict)
+    """network -> its address pool (cluster.yml's cf_networks)."""
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
@@ -176,7 +178,9 @@ def read_shape(out: Path) -> Shape:
                 inside = tuple(sorted(g for g in gateways if ipaddress.ip_address(g) in subnet))
                 segments[port.segment] = Segment(port.segment, network, inside)
     inband = _inband(nodes, segments)
-    return Shape(out=out, nodes=tuple(nodes), segments=segments, inband=inband)
+    return Shape(
+        out=out, nodes=tuple(nodes), segments=segments, inband=inband, pools={n: str(p) for n, p in pools.items()}
+    )
 
 
 _RACK_DATA: dict[tuple[Path, str], dict[str, Any]] = {}

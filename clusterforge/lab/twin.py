@@ -51,6 +51,9 @@ class State:
     switches: dict[str, str] = field(default_factory=dict)
     deploy_ns: str = ""
     subnets: list[str] = field(default_factory=list)
+    pools: list[str] = field(default_factory=list)
+    """The address pools of the twin's networks: a node's route to one (a rail port's route to the other
+    rails) goes through a lab gateway and stays inside the lab."""
     node_ns: dict[str, str] = field(default_factory=dict)
     pids: dict[str, int] = field(default_factory=dict)
     mounts: list[str] = field(default_factory=list)
@@ -169,9 +172,10 @@ def _network(state: State, shape: Shape, veth_names: dict[tuple[str, str], str])
     state.deploy_ns = plan.deploy_ns
     state.node_ns = plan.node_ns
     state.subnets = sorted(plan.bridges)
+    state.pools = sorted({shape.pools[n] for n in plan.switch_ns if n in shape.pools})
     state.save()
     network.build(shape, state.nodes, plan, veth_names)
-    network.assert_isolated(state.namespaces, state.subnets, state.switches.values())
+    network.assert_isolated(state.namespaces, [*state.subnets, *state.pools], state.switches.values())
 
 
 def _containers(state: State, shape: Shape, image: Image) -> None:

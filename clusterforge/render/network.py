@@ -294,8 +294,9 @@ def _netplan(texts: _RailTexts, node: str, network: NodeNetwork, named: dict[str
     members = [m for bond in bonded for m in bond.members]
     if rails or members or single:
         lines += ["  ethernets:", *rails]
-    for member in members:
-        lines += [f"    {json.dumps(member)}:", *match_lines(devices[member])]
+    for member in members:  # a member with nothing to match is an empty mapping (netplan refuses a null)
+        matched = match_lines(devices[member])
+        lines += [f"    {json.dumps(member)}:{'' if matched else ' {}'}", *matched]
     for bond in single:  # one port: no bond, the address on the port itself
         lines += [
             f"    {json.dumps(bond.members[0])}:",
@@ -316,13 +317,29 @@ def _sysctl() -> str:
 
 
 def network_paths(topo: Topology) -> dict[str, list[tuple[str, str]]]:
-    """node -> [(rendered path, installed path)] of its network files."""
+    """node -> [(rendered path, installed path)] of its network files (the RoCE QoS script and its unit on a
+    node with a rail on a lossless RoCE fabric, as render_network writes them)."""
     out: dict[str, list[tuple[str, str]]] = {}
+    lossless = _lossless_nodes(topo)
     for node, count in _interface_counts(topo).items():
         out[node] = [(paths.netplan_rails(node), paths.NETPLAN_RAILS_INSTALLED)]
         if count > 1:
             out[node].append((paths.SYSCTL_RAILS, paths.SYSCTL_RAILS_INSTALLED))
+        if node in lossless:
+            out[node] += [
+                (paths.roce_qos_script(node), paths.ROCE_QOS_SCRIPT_INSTALLED),
+                (paths.ROCE_QOS_UNIT, paths.ROCE_QOS_UNIT_INSTALLED),
+            ]
     return out
+
+
+def _lossless_nodes(topo: Topology) -> set[str]:
+    return {
+        key.partition(":")[0]
+        for network in topo.segments
+        if network in topo.fabrics and topo.fabrics[network].lossless_roce
+        for key in topo.segments[network]
+    }
 
 
 def _interface_counts(topo: Topology) -> dict[str, int]:

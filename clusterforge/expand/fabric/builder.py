@@ -42,6 +42,9 @@ class LeafSpineBuilder:
             uplinks_for=fabric.uplinks_for,
             dual_homing=fabric.dual_homing,
             rail_addressing=getattr(fabric, "rail_addressing", "per-rail"),
+            lossless_roce=fabric.kind == "compute"
+            and fabric.technology == "ethernet"
+            and getattr(getattr(fabric, "roce", None), "qos", None) is not None,
         )
         ctx.topo.fabrics[self.name] = summary
         if not nodes:
