@@ -56,6 +56,7 @@ FAMILIES = {
     "WORK": "Workload fit",
     "SLURM": "Slurm",
     "FAIL": "Single failures (resilience)",
+    "SPOF": "Single points of failure",
     "SUPPRESS": "Suppressions",
     "RENDER": "Rendering",
     "OUT": "The output folder",
@@ -195,7 +196,7 @@ SWITCH_OVER_RADIX = _code("CF-PORT-001", ERROR, "a switch uses more ports than i
 UNCONNECTED_PORTS = _code("CF-PORT-002", WARNING, "node ports left unconnected (info when the group is not attached to that network on purpose)", "attach the group to a network of the ports' role, or accept it", "node group 'mgmt' leaves 6 storage ports unconnected: the group is not attached to the storage network")
 
 # --- host network interfaces (checks/interfaces)
-INTERFACE_NAME_UNKNOWN = _code("CF-NET-001", WARNING, "node ports whose interface name is not known (netplan leaves them out)", "run `clusterforge bind BLUEPRINT FACTS...` on what the nodes report (ip -j link, ibdev2netdev, Ansible facts) and include the file it writes, or give the model's interface_names or bus_ids and interface_naming in a catalog file", "node group 'gpu' (supermicro/sys-821ge-tnhr-h200 on ubuntu): 31 nodes have ports with no known interface name: ib1, ib2, ib3, ... (12 ports); netplan leaves them out")
+INTERFACE_NAME_UNKNOWN = _code("CF-NET-001", WARNING, "node ports whose interface name is not known (netplan keeps their planned names, unmatched)", "run `clusterforge bind BLUEPRINT FACTS...` on what the nodes report (ip -j link, ibdev2netdev, Ansible facts) and include the file it writes, or give the model's interface_names or bus_ids and interface_naming in a catalog file", "node group 'gpu' (supermicro/sys-821ge-tnhr-h200 on ubuntu): 31 nodes have ports with no known interface name: ib1, ib2, ib3, ... (12 ports); netplan keeps their planned names, unmatched")
 
 FACTS_UNREADABLE = _code("CF-NET-002", ERROR, "`bind`: a facts file cannot be read or is not what the tool prints", "give `ip -details -json link show`, `ibdev2netdev` or Ansible `setup` JSON output, one node per file named <node>.<anything>", "facts/gpu001.ip-link.json:3:7: not JSON: Expecting ',' delimiter")
 
@@ -220,6 +221,11 @@ WORKLOAD_TTFT = _code("CF-WORK-006", WARNING, "time to first token above its tar
 WORKLOAD_DECODE_RATE = _code("CF-WORK-007", WARNING, "decode tokens/s per session below its target", "fewer sessions per replica, or more GPUs per replica (the hint says how many)", "inference service 'chat': 9.1 tokens/s per session at 64 sessions, target 20")
 WORKLOAD_GPUS_TOGETHER = _code("CF-WORK-008", WARNING, "the workloads together need more GPUs than their node groups have", "run them at different times on purpose, or add nodes", "workloads on gpu need 264 GPUs together, the node groups have 248 (pretrain 248, eval 16)")
 WORKLOAD_SHAPE_UNKNOWN = _code("CF-WORK-009", INFO, "a workload gives only its parameter count", "name a catalog model (model: meta/llama-3-70b) or write its shape, so KV cache and activations are counted", "workload 'pretrain' gives only model_params_b: KV cache and activations are not counted")
+
+# --- single points of failure every blueprint is checked for (checks/single_points.py)
+SINGLE_SPINE = _code("CF-SPOF-001", WARNING, "a fabric plane's leaves reach each other through one spine", "add a second spine (the leaves' uplinks split over both), or suppress with the reason", "fabric 'storage': one spine (storage-spine001) carries all traffic between its 2 leaves: when it fails or is upgraded, the leaves are cut off from each other")
+SINGLE_SUBNET_MANAGER = _code("CF-SPOF-002", WARNING, "an InfiniBand fabric has one subnet manager", "add a second subnet-manager node on the fabric (OpenSM or UFM in standby), or suppress with the reason", "fabric 'compute': one subnet manager (ufm001): when it fails no standby takes over, and the subnet cannot bring up a port or route around a failed link until it is back")
+SINGLE_MANAGEMENT_SWITCH = _code("CF-SPOF-003", WARNING, "one switch on the management path every node or management port needs", "dual-home the in-band network on a leaf pair, land the out-of-band uplinks on both leaves of a pair, or suppress with the reason", "network 'inband': every node's in-band link lands on one switch (inband-leaf001): when it fails, no node can be reached to manage")
 
 # --- single failures against the blueprint's resilience tolerance (failures/, checks/resilience.py)
 FAILURE_BISECTION = _code("CF-FAIL-001", WARNING, "a single failure takes more of a fabric's bisection than the blueprint tolerates", "add spines or uplinks (more, smaller upper-tier switches lose less each), or raise resilience max_bisection_loss", "4 of 4 spine switch failures exceed max_bisection_loss 0.125: losing compute-spine001 takes 25.0% of the bisection of fabric 'compute' (38.4 of 51.2 Tb/s left)")

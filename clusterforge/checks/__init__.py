@@ -25,6 +25,7 @@ from .management import check_management
 from .ports import check_oversubscription, check_switch_radix, check_unconnected_ports
 from .power import check_power_shelves, check_psu_redundancy, check_rack_power
 from .resilience import check_resilience
+from .single_points import check_single_points
 from .slurm import check_slurm_blocks, check_slurm_imex
 from .space import check_space
 from .weight import check_weight
@@ -58,6 +59,7 @@ CHECKS: tuple[Check, ...] = (
     check_breakouts,
     check_interface_names,
     check_nccl_hca,
+    check_single_points,
     check_workloads,
     check_slurm_imex,
     check_slurm_blocks,

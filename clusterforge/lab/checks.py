@@ -1,11 +1,11 @@
 """`clusterforge lab check`: day one and day two proven on the twin.
 
-Day one: the first playbook run failed nowhere; the network as rendered (every interface netplan names present
-and matched, every address where netplan puts it, one default route, who must reach whom on each subnet and
-who must not: a node off a network, and the world outside the lab); Slurm (every twin node idle, a job across
-all of them, each node's GPUs as gres, the topology as slurmctld reports it); the files (NCCL) and the pinned
-GPU stack (installed at the pinned version, not the newer one the repository also offers; held; services
-active). Day two: a second playbook run changes nothing.
+Day one: a dry run (--check) on the fresh nodes and the first playbook run failed nowhere; the network as
+rendered (every interface netplan names present and matched, every address where netplan puts it, one default
+route, who must reach whom on each subnet and who must not: a node off a network, and the world outside the
+lab); Slurm (every twin node idle, a job across all of them, each node's GPUs as gres, the topology as
+slurmctld reports it); the files (NCCL) and the pinned GPU stack (installed at the pinned version, not the
+newer one the repository also offers; held; services active). Day two: a second playbook run changes nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from . import containers, network
 from .play import read_recap
 from .repo import pinned_version, software_groups
 from .shape import Shape, read_shape
-from .twin import State, play
+from .twin import CHECK_LOG, State, play
 
 OUTSIDE = "192.0.2.1"
 """An address outside every lab subnet (TEST-NET-1): no node may reach it."""
@@ -65,6 +65,14 @@ def first_play(state: State, _shape: Shape) -> tuple[bool, str]:
     bad = [h for h, r in recap.items() if r.failed or r.unreachable]
     changed = sum(r.changed for r in recap.values())
     return not bad and set(recap) >= set(state.nodes), f"{len(recap)} hosts, {changed} changes, failed: {bad or 'none'}"
+
+
+def check_mode(state: State, _shape: Shape) -> tuple[bool, str]:
+    """`ansible-playbook --check` on the fresh nodes (before the first run) failed nowhere."""
+    recap = read_recap((state.work / CHECK_LOG).read_text(encoding="utf-8"))
+    bad = [h for h, r in recap.items() if r.failed or r.unreachable]
+    ok = not bad and set(recap) >= set(state.nodes)
+    return ok, f"{len(recap)} hosts, failed: {bad or 'none'} ({CHECK_LOG})"
 
 
 def second_play(state: State, _shape: Shape) -> tuple[bool, str]:
@@ -277,6 +285,7 @@ def _yaml(path: Path) -> dict[str, Any]:
 
 
 CHECKS: list[tuple[str, Callable[[State, Shape], tuple[bool, str]]]] = [
+    ("--check on fresh nodes", check_mode),
     ("first playbook run", first_play),
     ("isolation", isolation),
     ("addresses", addresses),

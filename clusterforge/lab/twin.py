@@ -29,6 +29,8 @@ from .repo import build_repo
 from .shape import Shape, read_shape, subset
 
 STATE = "lab.json"
+CHECK_LOG = "play-check.log"
+"""The `ansible-playbook --check` run on the fresh nodes, before the first real one."""
 INOTIFY = Path("/proc/sys/fs/inotify/max_user_instances")
 INOTIFY_PER_NODE = 16
 """inotify instances a booted node takes (systemd, networkd, logind, ...); the host's default of 128 stops
@@ -151,6 +153,11 @@ def _up(state: State, valid: ValidBlueprint, cache: Path, nodes: int | None, sca
         shape = _render(state, bound)
     with step(state, "containers up (ssh open)", say):
         _containers(state, shape, image)
+    with step(state, "playbook --check (fresh)", say):
+        # a dry run on the fresh nodes first, as a site would before its first real run (lab check reads it)
+        run_playbook(
+            state.out, state.nodes, state.deploy_ns, image.key, state.work, state.work / CHECK_LOG, ["--check"]
+        )
     with step(state, "playbook", say):
         play(state, "play.log")
 
