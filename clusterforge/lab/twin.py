@@ -212,6 +212,8 @@ def _containers(state: State, shape: Shape, image: Image) -> None:
         state.save()
     for name in state.nodes:
         _wait_ssh(state, shape.node(name).address, name)
+    for name in state.nodes:  # an OS install leaves its package lists fetched
+        containers.run(state.running(name), "apt-get", "-qq", "update", timeout=300, check=True)
 
 
 def _wait_ssh(state: State, address: str, name: str, timeout: float = 180) -> None:
