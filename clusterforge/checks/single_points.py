@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 from .. import codes
 from ..errors import Finding, Severity
+from ..expand.topology import LinkTier
 from ..model.fabric import LeafSpineFabric, OobFabric
 from .context import CheckContext
 
@@ -72,6 +73,7 @@ def _one_subnet_manager(ctx: CheckContext) -> Iterator[Finding]:
 
 
 def _one_management_switch(ctx: CheckContext) -> Iterator[Finding]:
+    tier: LinkTier
     for name, fabric in ctx.valid.blueprint.fabrics.items():
         if isinstance(fabric, LeafSpineFabric) and fabric.kind == "inband":
             tier, what = "node-leaf", "every node's in-band link"
