@@ -195,3 +195,22 @@ def test_block_topology_without_nvlink(tmp_path: Path, block_size: int | None) -
         assert "BlockName=block001 Nodes=inf[001-004]" in topology
         assert "BlockName=block002 Nodes=inf[005-008]" in topology
         assert "BlockSizes=4,8" in topology
+
+
+def test_every_role_has_its_tag(tmp_path: Path) -> None:
+    """ansible-playbook lists one tag per role (on main no play had a tag: a site could not apply only the
+    network files or skip the packages)."""
+    listed = ansible(
+        tmp_path,
+        "ansible-playbook",
+        "-i",
+        str(L40S / "ansible/inventory.json"),
+        str(L40S / "ansible/site.yml"),
+        "--list-tags",
+    )
+    plays = {
+        line.split("#")[0].strip(): line.split("TAGS: [", 1)[1].split("]", 1)[0]
+        for line in listed.splitlines()
+        if "TASK TAGS:" in line
+    }
+    assert sorted(plays.values()) == ["hosts", "imex", "nccl", "network", "slurm", "software"], listed
