@@ -75,10 +75,37 @@ def test_network_files_applied_by_handlers_sysctl_first() -> None:
     assert check["ansible.builtin.script"]["cmd"] == "netplan_check.py"
 
 
-def test_imex_is_started_and_restarted_on_a_new_list() -> None:
+def _state(tmp_path: Path, expression: str, live: dict[str, int] | None) -> str:
+    """What Ansible makes of a task's `state` with the driver probe's result `live` (None: never probed)."""
+    inventory = tmp_path / "local.yml"
+    inventory.write_text("all:\n  hosts:\n    here: {ansible_connection: local}\n", encoding="utf-8")
+    extra = json.dumps({"cf_driver_live": live} if live is not None else {})
+    shown = ansible(
+        tmp_path, "ansible", "here", "-i", str(inventory), "-m", "debug", "-a", f"msg={expression}", "-e", extra
+    )
+    return shown.split('"msg": ', 1)[1].split("\n", 1)[0].strip().strip('"')
+
+
+def test_gpu_services_start_only_where_the_driver_is_live(tmp_path: Path) -> None:
+    """On main Fabric Manager (HGX), DCGM and IMEX (NVL72) were started in the run that installs the driver,
+    before the reboot that loads it: they failed or ran without it. Now a probe (nvidia-smi -L) decides: the
+    services are enabled always, started only where it answers, and start at boot otherwise."""
     imex = tasks(NVL72, "cf_imex")
-    started = named(imex, "Enable and start the IMEX service")["ansible.builtin.systemd_service"]
-    assert started["state"] == "started" and started["enabled"] is True
+    probe = named(
+        imex, "Whether the NVIDIA driver is live (nvidia-smi answers; not yet after a first install, until the reboot)"
+    )
+    assert probe["ansible.builtin.command"] == "nvidia-smi -L" and probe["check_mode"] is False
+    started = named(imex, "Enable the IMEX service, and start it where the driver is live")[
+        "ansible.builtin.systemd_service"
+    ]
+    assert started["enabled"] is True
+    software = tasks(REPO / "inventories/h200-training-pod", "cf_software")
+    services = named(software, "Enable the node software services, and start them where the driver is live")
+    assert services["ansible.builtin.systemd_service"]["state"] == started["state"]
+    assert _state(tmp_path, started["state"], {"rc": 0}) == "started"
+    # omitted (debug's msg then takes its default): the service is enabled, not started
+    assert _state(tmp_path, started["state"], {"rc": 9}) == "Hello world!"
+    assert _state(tmp_path, started["state"], None) == "Hello world!"
     assert named(imex, "Install the IMEX node list")["notify"] == "Restart nvidia-imex"
 
 
