@@ -106,21 +106,33 @@ def test_path_names_follow_systemd_and_the_user_guide() -> None:
     assert path_name("0002:03:00.0", True, False, 0) == "ibP2p3s0"
 
 
+def _planned(text: str) -> set[str]:
+    """The ports a netplan file says keep their planned names (its NAMES AS PLANNED comment)."""
+    for line in text.splitlines():
+        if line.startswith("# NAMES AS PLANNED, NOT KNOWN: "):
+            return set(line.split(": ", 2)[1].split(", "))
+    return set()
+
+
 def test_rhel_names_are_not_guessed() -> None:
-    """RHEL names NICs by firmware slot (ens8f1np1), which the catalog cannot derive: the ports are left out
-    of netplan and the group gets CF-NET-001 (on main: ib1..ib8 were rendered as if they existed)."""
+    """RHEL names NICs by firmware slot (ens8f1np1), which the catalog cannot derive: the ports keep their
+    planned names, unmatched, the file says so, and the group gets CF-NET-001 (on main: ib1..ib8 were rendered
+    as if they existed, with nothing saying otherwise)."""
     valid = _dgx("rhel")
     topo, findings = expand(valid)
-    network = yaml.safe_load(render_network(RenderContext(valid, topo, findings))[paths.netplan_rails("gpu001")])
-    assert "ethernets" not in network["network"]
+    text = render_network(RenderContext(valid, topo, findings))[paths.netplan_rails("gpu001")]
+    ethernets = yaml.safe_load(text)["network"]["ethernets"]
+    assert _planned(text) == set(DGX_H100_RAILS) == set(ethernets)
+    assert not any("match" in spec for spec in ethernets.values())
     found = [f for f in run_checks(valid, topo, findings) if f.code == codes.INTERFACE_NAME_UNKNOWN]
     assert len(found) == 1 and "ib1, ib2, ib3, ..." in found[0].message and "(8 ports)" in found[0].message
 
 
 @pytest.mark.parametrize("path", BLUEPRINTS, ids=[p.stem for p in BLUEPRINTS])
 def test_every_example_matches_only_known_interfaces(path: Path, tmp_path: Path) -> None:
-    """netplan accepts every example's files, and no interface in them is configured by a bare key: each has
-    a match by name or by MAC (on main every port was a bare key, ib1 or ens1, that no machine has)."""
+    """netplan accepts every example's files, and no interface in them is configured by a bare key unless the
+    file says its name is not known (CF-NET-001 warns): each other port has a match by name or by MAC (on main
+    every port was a bare key, ib1 or ens1, that no machine has, and nothing said so)."""
     valid = load_valid(path)
     topo, findings = expand(valid)
     files = render_network(RenderContext(valid, topo, findings))
@@ -130,8 +142,11 @@ def test_every_example_matches_only_known_interfaces(path: Path, tmp_path: Path)
         _generate(tmp_path / str(index), files[name])
     for name in netplans:
         ethernets = yaml.safe_load(files[name])["network"].get("ethernets") or {}
+        planned = _planned(files[name])
         for port, spec in ethernets.items():
-            assert set(spec.get("match", {})) & {"name", "macaddress"}, (name, port)
+            # matched by name or MAC, or a planned name the file and CF-NET-001 say is not known
+            assert set((spec or {}).get("match", {})) & {"name", "macaddress"} or port in planned, (name, port)
+            assert not (port in planned and (spec or {}).get("match")), (name, port)
 
 
 def test_a_bound_port_is_matched_by_mac_and_named(tmp_path: Path) -> None:
@@ -143,7 +158,8 @@ def test_a_bound_port_is_matched_by_mac_and_named(tmp_path: Path) -> None:
     }
     valid = valid_from(data)
     ethernets = _netplan(valid, "gpu001")["ethernets"]
-    assert list(ethernets) == ["ib1"]
+    assert sorted(ethernets) == sorted(DGX_H100_RAILS)  # ib2..ib8 unbound: planned names, unmatched
+    assert not any("match" in ethernets[port] for port in ethernets if port != "ib1")
     assert ethernets["ib1"]["match"] == {"macaddress": "b8:3f:d2:00:00:01"}
     assert ethernets["ib1"]["set-name"] == "ens8f0np0"
     topo, findings = expand(valid)
