@@ -74,3 +74,29 @@ def test_an_external_gateway_must_be_the_pools_first_address(tmp_path: Path) -> 
     blueprint.write_text(text.replace("gateway: 10.42.0.1", "gateway: 10.42.0.77"), encoding="utf-8")
     with pytest.raises(BlueprintError, match=re.escape("is its first address 10.42.0.1")):
         load_valid(blueprint)
+
+
+def test_head_nodes_reach_the_bmcs_through_the_inband_leaves(tmp_path: Path) -> None:
+    """The BMCs are reachable from the head nodes (role management): a head node's default route goes to the
+    in-band gateway, and the leaf pair holding it also holds the OOB gateway in the same (default) VRF, so the
+    pair routes between the two SVIs, and a BMC's gateway routes back. On main no device held 10.130.0.1."""
+    files = render_analysis(analyse(load_valid(Path("blueprints/h200-training-pod.yaml"))))
+    netplan = yaml.safe_load(files["network/netplan/mgmt001.yaml"])["network"]
+    default = next(
+        r["via"] for bond in netplan["bonds"].values() for r in bond.get("routes", []) if r["to"] == "default"
+    )
+    both = []
+    for path, text in files.items():
+        if not path.startswith("switches/nvue/"):
+            continue
+        interfaces = yaml.safe_load(text)[0]["set"].get("interface", {})
+        held = {
+            address.split("/")[0]: spec.get("ip", {}).get("vrf", "default")
+            for spec in interfaces.values()
+            for address in spec.get("ip", {}).get("vrr", {}).get("address", {})
+        }
+        if default in held and "10.130.0.1" in held:
+            assert held[default] == held["10.130.0.1"] == "default"
+            both.append(path)
+    assert default == "10.120.0.1"
+    assert both == ["switches/nvue/inband-leaf001.yaml", "switches/nvue/inband-leaf002.yaml"]
