@@ -53,8 +53,11 @@ def test_gb200_nvl72() -> None:
     rows = example("gb200-nvl72")
     # one NVL72 rack: 72 GPUs, 1,800 / 2 = 900 GB/s
     assert rows["NVLink domain"][1:4] == ["gb[001-018] (18)", "72", "900.0"]
-    # a scalable unit of 32 trays = 128 GPUs: all-reduce min(900, 72 x 50) = 900; all-to-all 50 x 127 / (128 - 72)
-    assert rows["rail (one scalable unit)"][2:6] == ["128", "900.0", "720.0", "113.4"]
+    # a scalable unit of 32 trays = 128 GPUs: all-reduce min(900, 72 x 50) = 900. All-to-all: the 32 trays are
+    # the whole first rack (18 trays, 72 GPUs) and 14 of the second (56 GPUs); a GPU of the second rack reaches
+    # 56 of the 128 over NVLink and sends to the other 72 over its NIC: 50 x 127 / (128 - 56) = 88.19, floor
+    # 0.8 x 88.19 = 70.6 (on main 50 x 127 / (128 - 72) = 113.4 as if both domains were whole, floor 90.7)
+    assert rows["rail (one scalable unit)"][2:8] == ["128", "900.0", "720.0", "88.2", "70.6", "NVLink per GPU"]
     # all 288 GPUs over the spines at 1:1: all-to-all 50 x 287 / (288 - 72) = 66.44
     assert rows["spine"][2:6] == ["288", "900.0", "720.0", "66.4"]
 
