@@ -76,7 +76,7 @@ def test_an_external_gateway_must_be_the_pools_first_address(tmp_path: Path) -> 
         load_valid(blueprint)
 
 
-def test_head_nodes_reach_the_bmcs_through_the_inband_leaves(tmp_path: Path) -> None:
+def test_head_nodes_reach_the_bmcs_through_the_inband_leaves() -> None:
     """The BMCs are reachable from the head nodes (role management): a head node's default route goes to the
     in-band gateway, and the leaf pair holding it also holds the OOB gateway in the same (default) VRF, so the
     pair routes between the two SVIs, and a BMC's gateway routes back. On main no device held 10.130.0.1."""
