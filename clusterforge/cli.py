@@ -34,7 +34,6 @@ from .pipeline import (
     load_valid,
     lock_of,
     render_analysis,
-    render_files,
 )
 from .plan import plan_text
 from .render.context import RenderContext
@@ -524,9 +523,7 @@ def lab_up_cmd(
     from .lab.twin import up
 
     try:
-        valid = load_valid(blueprint, allow)
-        files = render_files(valid)
-        state = up(files, str(blueprint), work, cache or default_cache(), nodes, scale, say=click.echo)
+        state = up(load_valid(blueprint, allow), work, cache or default_cache(), nodes, scale, say=click.echo)
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
@@ -902,6 +899,44 @@ def accept_cmd(
     if output is not None:
         click.echo(accept_text(result).splitlines()[-1])
     sys.exit(EXIT_OK if result.passed else EXIT_FINDINGS)
+
+
+@cli.command("bind")
+@click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("facts", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="bindings file to write (default: <blueprint>.bindings.yaml beside the blueprint)",
+)
+@ALLOW_DIR
+def bind_cmd(blueprint: Path, facts: tuple[Path, ...], output: Path | None, allow: tuple[Path, ...]) -> None:
+    """Pin each node's planned ports to the devices it reports (`ip -details -json link show`,
+    `ibdev2netdev`, Ansible setup facts; one node per file, named <node>.<anything>): writes a bindings file
+    to include from the blueprint, so netplan matches by MAC and names what exists. Exit 1 on a file that
+    cannot be read or parsed."""
+    from .bind import BindError, bind, bindings_yaml
+
+    try:
+        analysis = analyse(load_valid(blueprint, allow))
+        result, files = bind(analysis.valid, analysis.topo, list(facts))
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text")
+        sys.exit(EXIT_FINDINGS)
+    except BindError as exc:
+        click.echo(Finding(codes.FACTS_UNREADABLE, Severity.ERROR, f"{exc}").as_text(), err=True)
+        sys.exit(EXIT_FINDINGS)
+    target = output or blueprint.with_name(f"{blueprint.stem}.bindings.yaml")
+    bindings = dict(analysis.valid.blueprint.bindings)
+    bindings.update({node: found.ports for node, found in result.items()})
+    _write_or_echo(bindings_yaml(bindings, files), target)
+    for node, found in sorted(result.items()):
+        state = f"{len(found.ports)} ports bound"
+        if found.unbound:
+            state += f"; not found in its facts: {', '.join(found.unbound)}"
+        click.echo(f"{node}: {state}")
+    click.echo(f"wrote {display_name(target)}; include it from {display_name(blueprint)} and render again")
 
 
 @cli.command("migrate")

@@ -297,9 +297,14 @@ def test_the_sample_sizes_reach_the_plateau() -> None:
 def as_cloud_nodes(root: Path) -> None:
     """The harness's nodes as powered-down cloud nodes: without a slurmd they are UNKNOWN and `sbatch
     --test-only` refuses every job ("Requested node configuration is not available"); a cloud node is one the
-    scheduler may allocate (and would power up)."""
+    scheduler may allocate (and would power up). slurmctld refuses AutoDetect on a cloud node (gres.conf(5):
+    "AutoDetect cannot be used with cloud nodes"), so the harness's copy of gres.conf keeps the plan's lines
+    only (the cluster's own nodes are not cloud nodes)."""
     conf = root / "cluster.conf"
     conf.write_text(conf.read_text().replace("State=UNKNOWN", "State=CLOUD"))
+    gres = root / "gres.conf"
+    if gres.exists():
+        gres.write_text(gres.read_text().replace(" AutoDetect=nvml", ""))
     wrapper = root / "slurm.conf"
     wrapper.write_text(wrapper.read_text() + "SuspendProgram=/bin/true\nResumeProgram=/bin/true\n")
 

@@ -57,15 +57,18 @@ def test_h200_pod_cables_by_hand() -> None:
         # 100G QSFP28 within the 5 m of passive copper
         ("storage", "leaf-peer", "nvidia/mca4j80", 1): 2,
         ("inband", "leaf-peer", "nvidia/mcp1600", 1): 2,
-        # in-band: 84 25G SFP28 ports, two per QSFP28 cage of the SN4600C: 42 4-way AOC splitters (2 legs used).
-        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 42,
+        # in-band: 84 25G SFP28 ports, 42 per leaf, four per split QSFP28 cage of the SN4600C (4x on odd cages,
+        # the next one disabled: Cumulus Linux breakout table): per leaf 10 4-way AOC splitters with every leg
+        # used and one with 2 (on main: 42 with 2 legs each, 2x at 25G, which the switch refuses).
+        ("inband", "node-leaf", "nvidia/mfa7a50", 4): 20,
+        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 2,
         # 14 OOB switch uplinks (100G QSFP28): 3 within DAC reach, 11 AOC.
         ("oob", "oob-uplink", "nvidia/mcp1600", 1): 3,
         ("oob", "oob-uplink", "nvidia/mfa1a00", 1): 11,
         # 42 nodes' BMCs and 16 managed switches' management ports (8 + 4 QM9700, 2 SN5600, 2 SN4600C)
         ("oob", "oob", "generic/cat6a", 1): 42 + 16,
     }
-    assert sum(c.pieces for c in topo.cables) == 128 + 250 + 74 + 2 + 2 + 42 + 3 + 11 + 58
+    assert sum(c.pieces for c in topo.cables) == 128 + 250 + 74 + 2 + 2 + 20 + 2 + 3 + 11 + 58
     modules = Counter(topo.modules.values())
     # switch cages: 8 leaves x 16 cages of node ports (6 leaves have 31 ports, 2 have 32) + 2 x 19 SN5600
     # cages (31 + 6 = 37 400G storage ports per leaf of the pair, two per twin-port cage)
@@ -93,12 +96,13 @@ def test_gb200_cables_by_hand() -> None:
         # In-band, SN4600C (64 x 100G QSFP28), 4:1: a leaf keeps 2 ports for its MLAG peer links and takes d
         # downlinks and u = ceil(d / 4) uplinks with d + u <= 62: d = 49, u = 13. Trays first: 49 on the first
         # pair, 23 on the second with the 6 x86 hosts (2 mgmt, 3 login, 1 UFM; one 25G port per leaf each,
-        # two per split cage) and the 7 OOB uplinks (100G QSFP28).
+        # four per split cage, 4x on an odd cage with the next one disabled) and the 7 OOB uplinks (100G QSFP28).
         # 144 tray ports (QSFP112 at 4 x 25G NRZ) 6.6-9.2 m from the leaves, past the 5 m QSFP28 DAC: AOC.
         ("inband", "node-leaf", "nvidia/mfa1a00", 1): 72 * 2,
-        # 12 25G SFP28 ports, 2 per cage: 6 4-way splitters (2 legs used); 3.2-3.5 m, past the 3 m
-        # splitter DAC: AOC
-        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 6 * 2 // 2,
+        # 12 25G SFP28 ports, 6 per leaf, 4 per split cage: per leaf one 4-way splitter with every leg used
+        # and one with 2 (on main 2x at 25G: 6 splitters with 2 legs); 3.2-3.5 m, past the 3 m splitter DAC: AOC
+        ("inband", "node-leaf", "nvidia/mfa7a50", 4): 2,
+        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 2,
         ("inband", "leaf-peer", "nvidia/mcp1600", 1): 2 * 2,  # two pairs, two peer links each, 2.09 m
         ("inband", "leaf-spine", "nvidia/mcp1600", 1): 4 * 13,  # one spine in N02, 2.1-2.4 m: passive copper
         # 7 OOB uplinks: the 4 NVL72 racks' switches 6.6-7.8 m away (AOC), the N racks' 2.2-4.5 m (DAC)
@@ -121,7 +125,10 @@ def test_l40s_cables_by_hand() -> None:
     topo, _ = example("l40s-inference")
     assert cables_by(topo) == {
         ("compute", "node-leaf", "nvidia/mfp7e20", 2): 16,
-        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 10,  # 20 25G ports on an MLAG pair of SN4600C
+        # 20 25G ports on an MLAG pair of SN4600C, 10 per leaf, 4 per split cage: 2 full splitters and one
+        # with 2 legs per leaf
+        ("inband", "node-leaf", "nvidia/mfa7a50", 4): 4,
+        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 2,
         ("inband", "leaf-peer", "nvidia/mcp1600", 1): 2,
         ("oob", "oob", "generic/cat6a", 1): 13,  # 10 servers' BMCs, 3 switches' management ports
     }

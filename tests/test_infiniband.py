@@ -122,13 +122,16 @@ def h200_with_partition(folder: Path) -> Path:
 
 
 def test_partitions_reach_opensm(tmp_path: Path) -> None:
-    """A P_Key of the blueprint lands in partitions.conf with the GPU nodes' port GUIDs; OpenSM parses it."""
+    """A P_Key of the blueprint lands in partitions.conf with the GPU nodes' port GUIDs; OpenSM parses it. Both
+    IPoIB partitions ask for a 4096-byte broadcast group (mtu=5, IBTA code; opensm(8) mgroup_flag: 'mtu ...
+    default is 4 (2048)'): on main they had none, so IPoIB stayed at 2K."""
     blueprint = h200_with_partition(tmp_path)
     analysis = analyse(load_valid(blueprint))
     folder = rendered(analysis.valid, analysis.topo, tmp_path)
     partitions = (folder / "partitions.conf").read_text(encoding="utf-8")
     line = next(line for line in partitions.splitlines() if line.startswith("training="))
-    assert line.startswith("training=0x0a01, ipoib : ")
+    assert line.startswith("training=0x0a01, ipoib, mtu=5 : ")
+    assert "Default=0x7fff, ipoib, mtu=5 : ALL=full;" in partitions.splitlines()
     assert line.count("=full") == 31 * 8  # 31 GPU nodes x 8 rails; the UFM ports are not members
     run = bring_up(folder, tmp_path / "run")
     assert_fat_tree_up(run)

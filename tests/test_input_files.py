@@ -21,7 +21,13 @@ from clusterforge.inputs import MAX_FILE_BYTES
 from clusterforge.loader import load_blueprint
 from clusterforge.pipeline import load_valid
 
-BASE = (REPO / "tests/errors/count-zero.yaml").read_text().replace("count: 0", "count: 4")
+BASE = (
+    (REPO / "tests/errors/count-zero.yaml")
+    .read_text()
+    .replace("count: 0", "count: 4")
+    # no leaf takes the OOB uplink: the site's router holds the gateway (else CF-ADDR-005)
+    .replace("    ipv4_pool: 10.1.0.0/24\n", "    ipv4_pool: 10.1.0.0/24\n    gateway: 10.1.0.1\n")
+)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ ports for 8 GPUs (50 GB/s per GPU), a GB200 tray 4 x 400 Gb/s for 4 GPUs, an L40
 from __future__ import annotations
 
 import re
+import shutil
 
 import pytest
 from factories import dgx_blueprint
@@ -37,6 +38,21 @@ def runbook(valid: ValidBlueprint) -> str:
 
 def example(name: str) -> dict[str, list[str]]:
     return rows_of(runbook(load_valid(REPO / "blueprints" / f"{name}.yaml")))
+
+
+def test_gb200_rail_tier_over_part_of_a_domain(tmp_path) -> None:
+    # Leaves per scalable unit of 32 trays (not the default leaf per rack): the 32 trays are the whole first
+    # rack (18 trays, 72 GPUs) and 14 of the second (56 GPUs); a GPU of the second rack reaches 56 of the 128
+    # over NVLink and sends to the other 72 over its NIC: all-to-all 50 x 127 / (128 - 56) = 88.19, floor
+    # 0.8 x 88.19 = 70.6 (as if both domains were whole: 50 x 127 / (128 - 72) = 113.4, floor 90.7)
+    shutil.copytree(REPO / "blueprints", tmp_path / "blueprints", ignore=shutil.ignore_patterns("*.lock.yaml"))
+    fabrics = tmp_path / "blueprints" / "gb200-nvl72" / "fabrics.yaml"
+    text = fabrics.read_text()
+    unit = "    scalable_unit: 32\n    rail_leaves: per-scalable-unit\n"
+    text = text.replace("    switch_racks: [N01, N02]\n", "    switch_racks: [N01, N02]\n" + unit, 1)
+    fabrics.write_text(text)
+    rows = rows_of(runbook(load_valid(tmp_path / "blueprints" / "gb200-nvl72.yaml", allow=[tmp_path])))
+    assert rows["rail (one scalable unit)"][2:8] == ["128", "900.0", "720.0", "88.2", "70.6", "NVLink per GPU"]
 
 
 def test_h200_pod() -> None:

@@ -150,9 +150,23 @@ def test_slurmctld_complains_about_a_broken_topology(tmp_path: Path) -> None:
         assert any("gpu033" in line for line in ctld.complaints())
 
 
+def test_gres_autodetects_by_nvml_on_nvidia_nodes_and_the_plan_checks_it() -> None:
+    """SchedMD's gres.conf(5): AutoDetect=nvml detects NVIDIA GPUs, and File/Cores given beside it sanity
+    check what is detected; a node-specific AutoDetect applies to that node only. A slurmd without NVML falls
+    back to gpu/generic (src/interfaces/gpu.c, _get_gpu_type) and so to these lines: with the lines commented
+    out (as the dayone branch rendered them) such a node had no GPUs and went 'inval' in the lab twin."""
+    text = render_files(load_valid(Path("blueprints/h200-training-pod.yaml")))["slurm/gres.conf"]
+    active = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert "AutoDetect=nvml" not in active  # not global: nodes without GPUs keep the default
+    assert len(active) == 8 and all(line.startswith("NodeName=gpu[001-031] ") for line in active)
+    assert active[0].startswith("NodeName=gpu[001-031] AutoDetect=nvml Name=gpu Type=h200 File=/dev/nvidia0")
+    assert sum("AutoDetect" in line for line in active) == 1
+
+
 def test_gres_core_affinity_follows_the_pcie_layout() -> None:
     files = render_files(load_valid(Path("blueprints/h200-training-pod.yaml")))
-    lines = [line for line in files["slurm/gres.conf"].splitlines() if line.startswith("NodeName=")]
+    lines = [line.replace(" AutoDetect=nvml", "") for line in files["slurm/gres.conf"].splitlines()]
+    lines = [line for line in lines if line.startswith("NodeName=")]
     # 8 GPUs; GPUs 0-3 behind socket 0 (cores 0-55), 4-7 behind socket 1 (cores 56-111)
     assert len(lines) == 8
     assert lines[0] == "NodeName=gpu[001-031] Name=gpu Type=h200 File=/dev/nvidia0 Cores=0-55"

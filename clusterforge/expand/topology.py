@@ -185,6 +185,8 @@ class FabricSummary:
     """Ethernet rails: a subnet per rail (and leaf), or a /31 per port ('per-port')."""
     rail_leaves: str = "per-scalable-unit"
     """Rail-optimized: the rail leaves serve a scalable unit, or one rack of it ('per-rack')."""
+    lossless_roce: bool = False
+    """An Ethernet compute fabric with a lossless RoCE class (roce.qos): its nodes get the host side of it."""
 
 
 class Topology:

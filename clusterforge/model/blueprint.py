@@ -7,7 +7,7 @@ from pydantic import BeforeValidator, Field, field_validator
 
 from .base import CatalogKey, Fraction, Identifier, Label, Strict, Text
 from .fabric import Fabric
-from .nodes import NodeGroup, renamed_role
+from .nodes import Bindings, NodeGroup, renamed_role
 from .procurement import Procurement
 from .resilience import Resilience
 from .site import Floor, Site
@@ -114,6 +114,9 @@ class Blueprint(Strict):
     of the render. 0 releases them at once; left out, they are held until `render --release-removed`."""
     suppress: list[Suppression] = Field(default_factory=list)
     """Findings accepted with a written reason."""
+    bindings: Bindings = Field(default_factory=dict)
+    """Each node's planned ports pinned to the devices the node reports (interface name, MAC, PCI address,
+    RDMA device): written by `clusterforge bind` into a file the blueprint includes."""
 
     def catalog_files(self) -> list[CatalogFile]:
         return [CatalogFile(path=c) if isinstance(c, str) else c for c in self.catalogs]

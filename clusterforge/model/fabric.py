@@ -1,7 +1,7 @@
 """Networks: the compute fabric, storage fabric, in-band management and out-of-band (BMC) networks."""
 
 import re
-from ipaddress import IPv4Network
+from ipaddress import IPv4Address, IPv4Network
 from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
@@ -288,6 +288,22 @@ class OobFabric(FabricBase):
     """One switch (or more when ports run out) per rack or per row."""
     uplink_to: Identifier | None = None
     """Fabric whose leaves take the OOB switches' uplinks, usually the in-band network."""
+    gateway: Literal["uplink"] | Annotated[IPv4Address, Field(strict=False)] | None = None
+    """Who holds the network's gateway (its pool's first address, which every BMC and switch management port
+    points at): 'uplink' (the default with uplink_to) an SVI on the leaves that take the OOB uplinks, VRR on a
+    leaf pair; or that address itself, held outside the cluster (the site's management router). Left out
+    without uplink_to, nothing holds it: CF-ADDR-005."""
+
+    @model_validator(mode="after")
+    def _gateway_is_the_first_address(self) -> Self:
+        if isinstance(self.gateway, IPv4Address) and self.gateway != self.ipv4_pool.network_address + 1:
+            raise ValueError(
+                f"gateway {self.gateway}: the gateway of {self.ipv4_pool} is its first address "
+                f"{self.ipv4_pool.network_address + 1} (addresses are handed out after it)"
+            )
+        if self.gateway == "uplink" and self.uplink_to is None:
+            raise ValueError("gateway: uplink needs uplink_to (the fabric whose leaves hold it)")
+        return self
 
 
 Fabric = Annotated[ComputeFabric | StorageFabric | InbandFabric | OobFabric, Field(discriminator="kind")]

@@ -57,6 +57,14 @@ NETPLAN_RAILS_INSTALLED = "/etc/netplan/60-clusterforge-rails.yaml"
 """A node's rail interfaces and its in-band and storage bonds (the file's name predates the bonds)."""
 SYSCTL_RAILS = "network/sysctl-rails.conf"
 SYSCTL_RAILS_INSTALLED = "/etc/sysctl.d/60-clusterforge-rails.conf"
+ROCE_QOS_UNIT = "network/clusterforge-roce-qos.service"
+ROCE_QOS_UNIT_INSTALLED = "/etc/systemd/system/clusterforge-roce-qos.service"
+ROCE_QOS_SCRIPT_INSTALLED = "/usr/local/sbin/clusterforge-roce-qos.sh"
+
+
+def roce_qos_script(node: str) -> str:
+    """The node's host side of lossless RoCE (trust DSCP, PFC on the fabric's priority) as mlnx_qos commands."""
+    return f"network/roce-qos/{node}.sh"
 
 
 def netplan_rails(node: str) -> str:

@@ -16,14 +16,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("machinery", ("output", "runtime")),
     ("model and catalog", ("model", "catalog", "physical", "schema_doc", "catalog_view")),
     ("load and validate", ("loader", "bounds", "references", "validate", "lockfile", "fragments")),
-    ("expand", ("expand", "graph")),
+    ("expand", ("expand", "graph", "gateways", "ifnames")),
     ("workload", ("workload",)),
     ("check", ("checks", "failures")),
     ("plan", ("plan",)),
     ("render", ("render", "export")),
     ("pipeline", ("pipeline",)),
     ("schedule", ("schedule",)),
-    ("commands", ("diff", "verify", "accept", "lab", "migrate")),
+    ("commands", ("diff", "verify", "accept", "lab", "bind", "migrate")),
     ("cli", ("cli", "__main__", "__init__")),
 ]
 

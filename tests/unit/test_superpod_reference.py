@@ -132,7 +132,7 @@ node_groups:
     {fabric}
     ipv4_pool: 10.0.0.0/16
     switch_racks: [{", ".join(network_racks)}]
-  oob: {{kind: oob, switch: nvidia/sn2201, ipv4_pool: 172.16.0.0/16}}
+  oob: {{kind: oob, switch: nvidia/sn2201, ipv4_pool: 172.16.0.0/16, gateway: 172.16.0.1}}
 """
 
 

@@ -9,7 +9,7 @@ from ...catalog import PortGroup, Switch
 from ...errors import DataPath
 from ...model.fabric import LeafSpineFabric
 from ..context import ExpandContext
-from ..ports import NO_DATA_PORTS_HINT, downlink_group, per_native, uplink_group
+from ..ports import NO_DATA_PORTS_HINT, downlink_group, links_on, uplink_group
 from ..topology import TIERS, Device, FabricSummary
 from .endpoints import HOLE_ROLE, Endpoint, endpoints_for, split_managers
 from .leaves import LeafTier, paired_leaves, place_managers, rail_leaves, tree_leaves
@@ -67,6 +67,9 @@ class LeafSpineBuilder:
             uplinks_for=fabric.uplinks_for,
             dual_homing=fabric.dual_homing,
             rail_addressing=getattr(fabric, "rail_addressing", "per-rail"),
+            lossless_roce=fabric.kind == "compute"
+            and fabric.technology == "ethernet"
+            and getattr(getattr(fabric, "roce", None), "qos", None) is not None,
         )
         ctx.topo.fabrics[self.name] = summary
         if not nodes:
@@ -90,7 +93,7 @@ class LeafSpineBuilder:
         summary.rails = sizing.rails if summary.topology == "rail-optimized" else 0
         summary.models = {"leaf": fabric.leaf}
         peer = peer_ports(fabric) if uplink_group(leaf) == group else 0
-        single = (group.count - fabric.reserved_ports.leaf - peer) * per_native(group, sizing.down_speed)
+        single = links_on(group, sizing.down_speed, group.count - fabric.reserved_ports.leaf - peer)
         tiers = decide_tiers(ctx, self.name, fabric, sizing, nodes, single)
         if tiers is None:
             return

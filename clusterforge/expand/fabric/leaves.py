@@ -40,7 +40,7 @@ def rail_slots(endpoints: list[Endpoint], su_size: int, per_rack: bool) -> list[
     ordinals: dict[tuple[int, str | None], int] = {}
     used: dict[tuple[int, int], int] = {}
     racks = _racks_with_stand_ins(endpoints) if per_rack else []
-    for j, endpoint in enumerate(endpoints):
+    for j in range(len(endpoints)):
         su, pos = divmod(j, su_size)
         if not per_rack:
             slots.append((su, 0, pos))

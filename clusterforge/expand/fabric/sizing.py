@@ -16,7 +16,7 @@ from ...catalog import PortGroup, Switch
 from ...errors import DataPath
 from ...model.fabric import LeafSpineFabric
 from ..context import ExpandContext
-from ..ports import per_native, uplink_group
+from ..ports import natives_for, per_native, uplink_group
 from ..topology import Tier
 from .endpoints import Endpoint
 from .leaves import rail_slots
@@ -77,8 +77,12 @@ def leaf_budget(
         usable = group.count - reserved_per_switch(fabric, "leaf") - peer_ports(fabric)
         split = per_native(group, down_speed)
         d_max = math.floor(usable / (1 / split + down_speed / (ratio * up_speed)) + 1e-9)
-        while d_max > 1 and math.ceil(d_max / split) + uplinks_for(d_max, down_speed, up_speed, ratio) > usable:
-            d_max -= 1  # whole native ports: a half-used breakout port still takes a cage
+        # whole native ports: a half-used breakout port still takes a cage (and its disabled neighbour)
+        while (
+            d_max > 1
+            and natives_for(group, down_speed, d_max) + uplinks_for(d_max, down_speed, up_speed, ratio) > usable
+        ):
+            d_max -= 1
     else:
         d_max = min(
             group.ports_at(down_speed) or group.count,

@@ -18,8 +18,9 @@ core: every GPU of the group, at the fabric's oversubscription. Measured figures
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...catalog import GPU
@@ -53,21 +54,41 @@ class TierScope:
     nodes: int
 
 
+def _local_gpus(members: list[str], gpus_per_node: int, domain: int, domain_of: Mapping[str, int]) -> int:
+    """The GPUs a GPU of `members` reaches without the fabric, the fewest over the members: the members' GPUs
+    in its NVLink domain (a domain the node set cuts counts only what the set holds of it), else its node's."""
+    if domain <= gpus_per_node or not domain_of:
+        return max(domain, gpus_per_node)
+    if any(m not in domain_of for m in members):
+        return gpus_per_node
+    return min(Counter(domain_of[m] for m in members).values()) * gpus_per_node
+
+
 def tier_figures(
-    nodes: list[str], gpus_per_node: int, domain: int, nvlink_gbs: float, nic_gbs: float, leaf: TierScope, ratio: float
+    nodes: list[str],
+    gpus_per_node: int,
+    domain: int,
+    nvlink_gbs: float,
+    nic_gbs: float,
+    leaf: TierScope,
+    ratio: float,
+    domain_of: Mapping[str, int] | None = None,
 ) -> list[TierFigure]:
     """The tiers for a group of `nodes` (in placement order). `domain`: GPUs per NVLink domain (1 without
     NVLink); `nvlink_gbs`, `nic_gbs`: per GPU and direction; `leaf`: the name and node count of the first
-    set of nodes under one set of leaves (a scalable unit's rail leaves, or one fat-tree leaf)."""
+    set of nodes under one set of leaves (a scalable unit's rail leaves, or one fat-tree leaf); `domain_of`:
+    each node's NVLink domain, so a node set that holds part of a domain is bound by the GPUs it holds of it
+    (all-to-all: the GPU with the fewest NVLink peers in the set sends the most over its NIC)."""
     found = []
     domain_nodes = max(1, domain // gpus_per_node)
     if nvlink_gbs > 0 and domain > 1:
         found.append(
             TierFigure("NVLink domain", nodes[:domain_nodes], domain, nvlink_gbs, nvlink_gbs, "NVLink per GPU")
         )
-    local = max(domain, gpus_per_node)  # GPUs that reach each other without the fabric (NVLink, or PCIe)
     for tier, members, r in ((leaf.name, nodes[: leaf.nodes], 1.0), ("spine", nodes, ratio)):
         n = len(members) * gpus_per_node
+        # GPUs that reach each other without the fabric (NVLink, or PCIe), for the GPU that has the fewest
+        local = _local_gpus(members, gpus_per_node, domain, domain_of or {})
         if n <= local or (tier == "spine" and len(nodes) <= leaf.nodes):
             continue
         down = domain * nic_gbs / r
@@ -102,11 +123,15 @@ class GroupBounds:
     nic_gbs: float
     ratio: float
     leaf_name: str
+    domain_of: Mapping[str, int] = field(default_factory=dict)
+    """Each node's NVLink domain (multi-node domains only)."""
 
     def figures(self, nodes: list[str], leaf_nodes: int) -> list[TierFigure]:
         """The tiers of `nodes` whose first `leaf_nodes` share one set of leaves."""
         scope = TierScope(self.leaf_name, leaf_nodes)
-        return tier_figures(nodes, self.gpus_per_node, self.domain, self.nvlink_gbs, self.nic_gbs, scope, self.ratio)
+        return tier_figures(
+            nodes, self.gpus_per_node, self.domain, self.nvlink_gbs, self.nic_gbs, scope, self.ratio, self.domain_of
+        )
 
 
 def group_bounds(ctx: RenderContext, entry: NcclGroup) -> GroupBounds:
@@ -119,7 +144,12 @@ def group_bounds(ctx: RenderContext, entry: NcclGroup) -> GroupBounds:
     domain = server.gpus.nvlink_domain if gpu.gpu_link_gbs else 1
     nvlink = (gpu.gpu_link_gbs or 0.0) / 2  # the catalog gives both directions together
     leaf = "rail (one scalable unit)" if fabric.topology == "rail-optimized" else "one leaf"
-    return GroupBounds(per_node, domain, nvlink, nic_gbs, fabric.oversubscription_target, leaf)
+    domain_of: dict[str, int] = {}
+    if domain > per_node:
+        for device in ctx.topo.nodes():
+            if device.group == entry.group.name and device.nvlink_domain is not None:
+                domain_of[device.name] = device.nvlink_domain
+    return GroupBounds(per_node, domain, nvlink, nic_gbs, fabric.oversubscription_target, leaf, domain_of)
 
 
 def group_figures(ctx: RenderContext, entry: NcclGroup) -> list[TierFigure]:

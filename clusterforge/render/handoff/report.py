@@ -23,6 +23,7 @@ from .elevation import escaped, finding_where, legend_model, page_drawings, rows
 from .rack_drawing import num, xml_escape
 from .report_bom import bom_sections, rack_cable_sections
 from .report_failures import failures_section
+from .report_imex import imex_section
 from .report_table import table
 from .report_workloads import workloads_section
 
@@ -271,6 +272,7 @@ def report_model(ctx: RenderContext) -> dict[str, Any]:
             failures_section(ctx),
             *bom_sections(ctx),
             *_workloads(plan),
+            *imex_section(valid, topo),
             *_findings(ctx, ctx.findings),
             _estimates(valid, topo),
         ],

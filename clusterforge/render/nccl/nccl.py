@@ -33,7 +33,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...catalog import GPU, PortGroup, Server
+from ...catalog import GPU, Server
+from ...expand.nics import (
+    RDMA_PREFIX,
+    bound_hca,
+    group_nodes,
+    hca_devices,
+    pinned_ports,
+)
 from ...expand.topology import Topology
 from ...model import ComputeFabric
 from ...model.fabric import InbandFabric, RoCE
@@ -43,8 +50,6 @@ from ...validate import ValidBlueprint
 from .. import paths
 from ..context import RenderContext, per_topology
 
-RDMA_PREFIX = "rdma_"
-"""RDMA device names the rendered udev rules give compute ports: rdma_<port>."""
 INBAND_BOND = "bond0"
 """Interface name of the bonded in-band ports, which the host network configuration must use."""
 PLACEHOLDER_DOMAIN = "ffff"
@@ -136,39 +141,6 @@ def render_nccl(ctx: RenderContext) -> dict[str, str]:
 
 
 # --- nccl.conf ----------------------------------------------------------------------------------------
-def compute_ports(server: Server) -> list[str]:
-    """The compute ports in rail (port) order, named as the PCIe layout names them (`ib1`, `ens3`)."""
-    return [f"{g.name}{i}" for g in server.port_groups("compute") for i in range(1, g.count + 1)]
-
-
-def pinned_ports(server: Server) -> dict[str, str]:
-    """Compute port -> PCI address, when the catalog has no RDMA names for the ports but its PCIe layout gives
-    every compute port's address: udev rules then pin the names (`udev_model`). Empty otherwise."""
-    if server.pcie is None or all(g.devices is not None for g in server.port_groups("compute")):
-        return {}
-    found = {
-        nic: bus
-        for s in server.pcie.switches
-        if s.nic_bus_ids is not None
-        for nic, bus in zip(s.nics, s.nic_bus_ids, strict=True)
-    }
-    ports = compute_ports(server)
-    return {p: found[p] for p in ports} if ports and all(p in found for p in ports) else {}
-
-
-def hca_devices(server: Server) -> tuple[list[str], bool]:
-    """RDMA device names of the compute ports in rail order, and whether they are certain: from the catalog,
-    or pinned by PCI address with the rendered udev rules (`rdma_<port>`); otherwise a guess, never used."""
-    groups: list[PortGroup] = server.port_groups("compute")
-    known = all(g.devices is not None for g in groups)
-    if known:
-        return [name for g in groups for name in g.devices or []], True
-    pinned = pinned_ports(server)
-    if pinned:
-        return [f"{RDMA_PREFIX}{port}" for port in pinned], True
-    return [f"mlx5_{i}" for i in range(sum(g.count for g in groups))], False
-
-
 def udev_model(blueprint: str, model: str, server: Server) -> dict[str, Any]:
     """The udev rules of a model whose compute ports are pinned by PCI address (templates/nccl/udev.rules.j2):
     each port's network interface takes the port's name (the name the rail netplan uses), its RDMA device
@@ -189,19 +161,11 @@ def _value(value: NcclValue) -> str:
     return str(value)
 
 
-def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | None) -> dict[str, Any]:
-    """Settings and header comments of one group's nccl.conf."""
-    bp = ctx.valid.blueprint
-    group, server, fabric, fabric_name = entry.group, entry.server, entry.fabric, entry.fabric_name
+def _hca_settings(ctx: RenderContext, entry: NcclGroup, settings: dict[str, str], notes: list[str]) -> None:
+    """NCCL_IB_HCA from the catalog's device names, else from every node's bindings, else a note why not."""
+    group, server, fabric_name = entry.group, entry.server, entry.fabric_name
     devices, known = hca_devices(server)
-    settings: dict[str, str] = {}
-    library = "RCCL" if entry.rccl else "NCCL"
-    notes = [
-        f"clusterforge: {library} settings of node group {group.name} ({group.model}) in blueprint {bp.name}",
-        f"installed as {entry.installed_as}; one NAME and value per line, names sorted",
-    ]
-    if entry.rccl:
-        notes.append("RCCL, AMD's fork of NCCL, takes the NCCL_* names; it reads /etc/rccl.conf, not /etc/nccl.conf")
+    bound = None if known else bound_hca(ctx.valid.blueprint.bindings, group_nodes(ctx.topo, group.name), server)
     if known:
         settings["NCCL_IB_HCA"] = "=" + ",".join(f"{d}:1" for d in devices)
         notes.append(
@@ -213,13 +177,35 @@ def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | 
                 else f"names from the catalog entry {group.model} (see its sources)"
             )
         )
+    elif bound is not None:
+        settings["NCCL_IB_HCA"] = "=" + ",".join(f"{d}:1" for d in bound)
+        notes.append(
+            f"NCCL_IB_HCA: the {len(bound)} compute ports on fabric {fabric_name} in rail order, exact names "
+            "as clusterforge bind read them on every node of the group (blueprint bindings)"
+        )
     elif "NCCL_IB_HCA" not in group.nccl:
         notes += [
             f"NCCL_IB_HCA NOT SET: the RDMA device names of the compute ports of {group.model} are not in",
             "  the catalog, and a guess in port order may name a storage port; until they are known NCCL",
-            "  uses every RDMA device. Read them with ibdev2netdev and set the port group's devices in a",
-            "  catalog file, or NCCL_IB_HCA in the node group's nccl settings",
+            "  uses every RDMA device, storage NICs included. Bind every node of the group (clusterforge",
+            "  bind with its ibdev2netdev output), set the port group's devices in a catalog file, or",
+            "  NCCL_IB_HCA in the node group's nccl settings",
         ]
+
+
+def conf_model(ctx: RenderContext, entry: NcclGroup, topology: dict[str, Any] | None) -> dict[str, Any]:
+    """Settings and header comments of one group's nccl.conf."""
+    bp = ctx.valid.blueprint
+    group, server, fabric, fabric_name = entry.group, entry.server, entry.fabric, entry.fabric_name
+    settings: dict[str, str] = {}
+    library = "RCCL" if entry.rccl else "NCCL"
+    notes = [
+        f"clusterforge: {library} settings of node group {group.name} ({group.model}) in blueprint {bp.name}",
+        f"installed as {entry.installed_as}; one NAME and value per line, names sorted",
+    ]
+    if entry.rccl:
+        notes.append("RCCL, AMD's fork of NCCL, takes the NCCL_* names; it reads /etc/rccl.conf, not /etc/nccl.conf")
+    _hca_settings(ctx, entry, settings, notes)
     ports = sum(g.count for g in server.port_groups("inband"))
     if entry.inband is not None and ports:
         first = server.port_groups("inband")[0]

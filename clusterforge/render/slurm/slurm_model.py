@@ -91,6 +91,8 @@ def _per_gpu_defaults(node_lines: list[dict[str, Any]], groups: list[str]) -> di
 
 
 def _gres_lines(bp: Blueprint, catalog: Catalog, nodes: list[Device]) -> list[dict[str, str]]:
+    """gres.conf lines per GPU node group; an NVIDIA group's first line also asks slurmd to detect the GPUs
+    by NVML (node-specific AutoDetect, gres.conf(5)), which the group's lines then sanity check."""
     lines = []
     for group in bp.node_groups:
         members = [n.name for n in nodes if n.group == group.name]
@@ -98,30 +100,36 @@ def _gres_lines(bp: Blueprint, catalog: Catalog, nodes: list[Device]) -> list[di
         if not members or server.gpus is None:
             continue
         gpu = catalog.require(server.gpus.model, GPU)
-        kind = gres_type(server.gpus.model)
-        devices = (
-            [f"/dev/dri/renderD{128 + i}" for i in range(server.gpus.count)]
-            if gpu.vendor == "AMD"
-            else [f"/dev/nvidia{i}" for i in range(server.gpus.count)]
-        )
-        names = host_range(members)
-        if server.pcie is None and server.gpus.sockets is not None:
-            cores = server.cpu.cores_per_socket
-            lines += [
-                {"names": names, "type": kind, "file": device, "cores": f"{socket * cores}-{(socket + 1) * cores - 1}"}
-                for device, socket in zip(devices, server.gpus.sockets, strict=True)
-            ]
-            continue
-        if server.pcie is None:
-            files = host_range(devices) if gpu.vendor != "AMD" else ",".join(devices)
-            lines.append({"names": names, "type": kind, "file": files, "cores": ""})
-            continue
-        socket_of = {g: sw.socket for sw in server.pcie.switches for g in sw.gpus}
-        cores = server.cpu.cores_per_socket
-        for i, device in enumerate(devices):
-            socket = socket_of.get(i)
-            span = f"{socket * cores}-{(socket + 1) * cores - 1}" if socket is not None else ""
-            lines.append({"names": names, "type": kind, "file": device, "cores": span})
+        group_lines = _group_gres_lines(server, gpu, host_range(members))
+        for index, line in enumerate(group_lines):
+            line["autodetect"] = "nvml" if index == 0 and gpu.vendor == "NVIDIA" else ""
+        lines += group_lines
+    return lines
+
+
+def _group_gres_lines(server: Server, gpu: GPU, names: str) -> list[dict[str, str]]:
+    assert server.gpus is not None
+    kind = gres_type(server.gpus.model)
+    devices = (
+        [f"/dev/dri/renderD{128 + i}" for i in range(server.gpus.count)]
+        if gpu.vendor == "AMD"
+        else [f"/dev/nvidia{i}" for i in range(server.gpus.count)]
+    )
+    cores = server.cpu.cores_per_socket
+    if server.pcie is None and server.gpus.sockets is not None:
+        return [
+            {"names": names, "type": kind, "file": device, "cores": f"{socket * cores}-{(socket + 1) * cores - 1}"}
+            for device, socket in zip(devices, server.gpus.sockets, strict=True)
+        ]
+    if server.pcie is None:
+        files = host_range(devices) if gpu.vendor != "AMD" else ",".join(devices)
+        return [{"names": names, "type": kind, "file": files, "cores": ""}]
+    socket_of = {g: sw.socket for sw in server.pcie.switches for g in sw.gpus}
+    lines = []
+    for i, device in enumerate(devices):
+        socket = socket_of.get(i)
+        span = f"{socket * cores}-{(socket + 1) * cores - 1}" if socket is not None else ""
+        lines.append({"names": names, "type": kind, "file": device, "cores": span})
     return lines
 
 

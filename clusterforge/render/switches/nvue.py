@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import paths
 from ..context import RenderContext
-from .nvue_model import SwitchConfigs
+from .nvue_model import CUMULUS_RELEASE, SwitchConfigs
 
 _PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*|[0-9][0-9./]*/[0-9]+|[0-9]+(\.[0-9]+){3}|[0-9]+[A-Za-z]+")
 """Scalars printed without quotes: names, addresses, prefixes, speeds and breakouts (25G, 2x)."""
@@ -53,6 +53,9 @@ def render_switches(ctx: RenderContext) -> dict[str, str]:
     for switch in configs.switches():
         header = [
             f"# clusterforge: NVUE configuration of {switch.name} ({switch.group} {switch.role}, {switch.model})",
+            f"# for Cumulus Linux {CUMULUS_RELEASE} (NVUE object model of 5.14 and earlier: `enable: on`,",
+            "# `lacp-bypass: on`; 5.15 renamed such settings to `state: enabled`, `lacp-bypass: enabled`: this",
+            "# file is not for 5.15 and later)",
             "# apply on the switch: nv config replace FILE && nv config apply",
             "- set:",
         ]

@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address
 from typing import Any
 
-from ...catalog import Catalog, Switch
+from ...catalog import Switch
+from ...expand.breakouts import breakouts
 from ...expand.ports import native_names, per_native, port_group_of
 from ...expand.topology import Device, LanSegment, Link, Topology
+from ...gateways import OobGateway, oob_gateway
 from ...model.fabric import LeafSpineFabric, OobFabric
 from ...validate import ValidBlueprint
 
@@ -36,6 +38,11 @@ RAIL_VLAN_BASE = 100
 VRR_MAC = "00:00:5e:00:01:01"
 """The virtual router MAC of the gateway a leaf pair shares (VRRP's range, as Cumulus Linux's VRR uses)."""
 ON = "on"
+CUMULUS_RELEASE = "5.14"
+"""The Cumulus Linux release the files are written for: its NVUE object model (`on`/`off` values; Cumulus Linux
+5.15 user guide, New and Changed NVUE Commands: 'nv set interface <interface-id> bond lacp-bypass on|off'
+became 'enabled|disabled', 'mlag enable on|off' became 'mlag state enabled|disabled', in 5.15) and its
+breakout tables (catalog `breakout_modes`, from the 5.14 user guide)."""
 _SUB_PORT = re.compile(r"(.*[0-9])s([0-9]+)")
 """A breakout sub-port, 'swp1s0' of cage 'swp1' (Cumulus Linux names)."""
 
@@ -76,18 +83,6 @@ def _natural(name: str) -> tuple[int, list[object]]:
     return rank.get(prefix, 6), [int(part) if part.isdigit() else part for part in re.split(r"([0-9]+)", name)]
 
 
-def _breakouts(catalog: Catalog, model: str, ports: list[SwitchPort]) -> dict[str, str]:
-    """Parent cage -> breakout ('2x', '4x') for cages whose sub-ports ('swp1s0') are cabled."""
-    switch = catalog.require(model, Switch)
-    out: dict[str, str] = {}
-    for port in ports:
-        match = _SUB_PORT.fullmatch(port.name)
-        group = port_group_of(switch, port.name) if match else None
-        if match and group is not None:
-            out[match.group(1)] = f"{per_native(group, port.link.speed_gbps)}x"
-    return out
-
-
 class SwitchConfigs:
     """Builds the NVUE configuration of every Ethernet leaf, spine and core switch."""
 
@@ -99,6 +94,7 @@ class SwitchConfigs:
             if isinstance(f, LeafSpineFabric) and f.technology == "ethernet" and name in topo.fabrics
         }
         self.oob = next((n for n, f in valid.blueprint.fabrics.items() if isinstance(f, OobFabric)), None)
+        self.oob_gateway = oob_gateway(valid, topo)
         self.position = {name: i for i, name in enumerate(valid.blueprint.fabrics)}
 
     def switches(self) -> list[Device]:
@@ -128,7 +124,8 @@ class SwitchConfigs:
         fabric = self.fabrics[switch.group or ""]
         ports = sorted(_ports(self.topo, switch.name), key=lambda p: p.name)
         interfaces: Config = {}
-        for parent, breakout in sorted(_breakouts(self.valid.catalog, switch.model, ports).items()):
+        cabled = [(p.name, p.link.speed_gbps) for p in ports]
+        for parent, (breakout, _) in sorted(breakouts(self.valid.catalog, switch.model, cabled).items()):
             interfaces[parent] = {"type": "swp", "link": {"breakout": breakout}}
         for port in ports:
             interfaces[port.name] = {
@@ -219,6 +216,9 @@ class SwitchConfigs:
         lan = next((lans[node] for node in members if node in lans), None)
         if lan is not None:
             self._gateway(switch, lan, interfaces)
+        gateway = self.oob_gateway
+        if gateway is not None and switch.name in gateway.holders:
+            self._oob_gateway(switch, gateway, interfaces)
         if fabric.dual_homing == "mlag":
             self._mlag(switch, ports, interfaces, top)
         elif fabric.dual_homing == "evpn-mh":
@@ -305,6 +305,17 @@ class SwitchConfigs:
                 "vrr": {"enable": ON, "address": {f"{lan.gateway}/{lan.subnet.prefixlen}": {}}, "mac-address": VRR_MAC},
             },
         }
+
+    def _oob_gateway(self, switch: Device, gateway: OobGateway, interfaces: Config) -> None:
+        """The out-of-band network's gateway, which every BMC and management port points at: an SVI in the OOB
+        VLAN, shared by the pair (VRR) beside each leaf's own address at the top of the pool."""
+        prefix = gateway.pool.prefixlen
+        ip: Config = {"address": {f"{gateway.own_address(switch.name)}/{prefix}": {}}}
+        if len(gateway.holders) > 1:
+            ip["vrr"] = {"enable": ON, "address": {f"{gateway.address}/{prefix}": {}}, "mac-address": VRR_MAC}
+        else:
+            ip = {"address": {f"{gateway.address}/{prefix}": {}}}
+        interfaces[f"vlan{OOB_VLAN}"] = {"type": "svi", "vlan": OOB_VLAN, "ip": ip}
 
     def _mlag(self, switch: Device, ports: list[SwitchPort], interfaces: Config, top: Config) -> None:
         peer_ports = [p.name for p in ports if p.link.tier == "leaf-peer"]
