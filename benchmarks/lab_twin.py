@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 from clusterforge.lab.checks import check_lab  # noqa: E402
 from clusterforge.lab.image import base_image, default_cache  # noqa: E402
 from clusterforge.lab.twin import down, up  # noqa: E402
-from clusterforge.pipeline import load_valid, render_files  # noqa: E402
+from clusterforge.pipeline import load_valid  # noqa: E402
 
 
 def main() -> int:
@@ -36,9 +36,9 @@ def main() -> int:
     start = time.monotonic()
     base_image(default_cache())
     print(f"{'node image (cache)':<28} {time.monotonic() - start:7.1f} s")
-    files = render_files(load_valid(Path(args.blueprint)))
+    valid = load_valid(Path(args.blueprint))
     work = args.work or Path(tempfile.mkdtemp(prefix="cf-lab-bench-")) / "lab"
-    state = up(files, args.blueprint, work, default_cache(), args.nodes, scale=not args.all, say=lambda _l: None)
+    state = up(valid, work, default_cache(), args.nodes, scale=not args.all, say=lambda _l: None)
     try:
         begin = time.monotonic()
         results = check_lab(work, say=lambda _l: None)

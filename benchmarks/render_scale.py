@@ -61,7 +61,7 @@ def blueprint_data(gpus: int) -> dict[str, Any]:
     )
     # No in-band network: when the LinkX cable catalog came, no part joined the DGX's 400G QSFP112 in-band
     # ports to leaves up to 90 m away in the network rows (single-mode QSFP112 DR4 parts came later), and
-    # README's benchmark table was measured so. Ansible reaches the nodes on their BMC address, named in each
+    # docs/speed.md's benchmark table was measured so. Ansible reaches the nodes on their BMC address, named in each
     # group's management_network (tests/factories.py).
     gpu_groups = [g["name"] for g in data["node_groups"] if g["role"] == "compute"]
     data["slurm"] = {
@@ -138,14 +138,15 @@ def measure(gpus: int) -> dict[str, Any]:
 
     from clusterforge.checks import run_checks
     from clusterforge.expand import expand
-    from clusterforge.expand.gc_paused import gc_paused
     from clusterforge.inputs import InputPolicy
     from clusterforge.lockfile import Keep, read_lock, write_lock
+    from clusterforge.output.pieces import FileText, Pieces, length
+    from clusterforge.output.writer import MANIFEST, StagedTree, manifest_text
     from clusterforge.pipeline import CONSISTENCY_READS, Analysis, lock_of
-    from clusterforge.render import RENDERERS, RenderContext
+    from clusterforge.render import FAMILIES, RenderContext, render_family
+    from clusterforge.render.ansible.made import Made
     from clusterforge.render.consistency import consistency_findings
-    from clusterforge.render.pieces import FileText, Pieces, length
-    from clusterforge.writer import MANIFEST, StagedTree, manifest_text
+    from clusterforge.runtime.gc_paused import gc_paused
 
     def made(text: FileText) -> FileText:
         """A text made in pieces as it is written, made now: its time is the family's, not the writer's."""
@@ -187,8 +188,12 @@ def measure(gpus: int) -> dict[str, Any]:
         StagedTree(Path(work) / "out", keep=CONSISTENCY_READS) as staged,
         gc_paused(),  # as the pipeline renders
     ):
-        for family, renderer in RENDERERS.items():
-            out = {rel: made(text) for rel, text in renderer(ctx).items()}
+        facts = Made()
+        for family in FAMILIES:
+            rendered = render_family(ctx, family)
+            facts = facts.merged(rendered.made)
+            out = {rel: made(text) for rel, text in rendered.files.items()}
+            del rendered
             families[family] = (round(time.process_time() - last, 2), sum(map(length, out.values())))
             user[family] = round(user_s() - last_user, 2)
             lap("render")
@@ -196,7 +201,7 @@ def measure(gpus: int) -> dict[str, Any]:
                 staged.put(rel, text)
             del out
             lap("write")
-        problems = consistency_findings(valid, topo, staged)  # type: ignore[arg-type]  # it only reads
+        problems = consistency_findings(valid, topo, staged, facts)  # type: ignore[arg-type]  # it only reads
         assert not problems, problems
         lap("consistency")
         written = len(staged)

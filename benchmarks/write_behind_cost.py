@@ -2,12 +2,12 @@
 
     python benchmarks/write_behind_cost.py [--gb 4.4] [--work DIR]    # DIR: where the files go (a temporary folder)
 
-A million-GPU render sends 4.4 GB in 192,288 files to the process that writes them (write_behind.py), four
+A million-GPU render sends 4.4 GB in 192,288 files to the process that writes them (output/write_behind.py), four
 fifths of the bytes in large files (the cable tables, InfiniBand topologies) and the rest in small ones (netplan
 files, host variables). Here files of that mix (4 kB and 32 MB) go through `StagedTree.put` as a render sends
 them, once into the ring and once, framed and batched the same way, through a plain pipe to a process that
 reads and drops them: how the files went before the ring, each megabyte taking the kernel fresh pages to copy
-into and out of (the README, Speed, has what that cost whole renders). Printed for each: the render's own CPU
+into and out of (docs/speed.md has what that cost whole renders). Printed for each: the render's own CPU
 seconds (user and system) and the other process's (through the ring it also creates, writes and hashes the
 files; through the pipe it only reads).
 """
@@ -23,10 +23,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from clusterforge.heap import keep_freed_memory
-from clusterforge.write_behind import WriteBehind
-from clusterforge.write_behind_child import write_all
-from clusterforge.writer import StagedTree
+from clusterforge.output.write_behind import WriteBehind
+from clusterforge.output.write_behind_child import write_all
+from clusterforge.output.writer import StagedTree
+from clusterforge.runtime.heap import keep_freed_memory
 
 SMALL, LARGE = 4_000, 32 << 20
 """A small file's bytes (a netplan file, a host's variables) and a large one's (a slice of the cable table)."""

@@ -8,7 +8,7 @@ import gc as _gc
 
 # Importing makes some 80,000 objects that live on and no garbage: left on, the collector walked them a hundred
 # times, and once more at the first allocation after the import. So it is off meanwhile, and what the import made
-# is frozen (`gc.freeze`: never walked again), as a stage's objects are (expand/gc_paused.py).
+# is frozen (`gc.freeze`: never walked again), as a stage's objects are (runtime/gc_paused.py).
 _collecting = _gc.isenabled()
 _gc.disable()
 try:
@@ -16,12 +16,12 @@ try:
     from .errors import BlueprintError, CatalogError, ClusterforgeError, Finding, Severity
     from .expand import Topology, expand
     from .loader import load_blueprint
+    from .output.writer import write_tree
     from .pipeline import Analysis, analyse, load_valid, render_analysis
     from .plan import Plan, build_plan
     from .render import render
     from .validate import ValidBlueprint, validate
     from .version import __version__
-    from .writer import write_tree
 finally:
     _gc.freeze()
     if _collecting:

@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from .errors import (
     sorted_findings,
 )
 from .lockfile import is_lock_file, lock_path, write_lock
+from .output.writer import OutputError, StagedTree, TreeDiff, compare_tree
 from .pipeline import (
     CONSISTENCY_READS,
     analyse,
@@ -33,17 +35,15 @@ from .pipeline import (
     load_valid,
     lock_of,
     render_analysis,
-    render_blueprint,
-    render_files,
 )
 from .plan import plan_text
-from .render.bom import bom_text
 from .render.context import RenderContext
-from .render.report import REPORT_HTML, REPORT_MD
+from .render.handoff.bom import bom_text
+from .render.handoff.report import REPORT_HTML, REPORT_MD
+from .schedule import render_blueprint
 from .version import __version__
 from .workload import fit_json, fit_text, fit_workloads
 from .workload.plan import plan_layouts
-from .writer import OutputError, StagedTree, TreeDiff, compare_tree
 
 # Modules only some commands need (verify, diff, export, schema, catalog) are imported inside those commands:
 # start-up is most of a small render's time.
@@ -61,6 +61,28 @@ ALLOW_RENUMBER = click.option(
     is_flag=True,
     help="let the change renumber or rename devices the lock file holds (CF-IDENT-001 is then a warning)",
 )
+
+
+RENDER_DATE = click.option(
+    "--date",
+    "render_date",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="the date of this render (YYYY-MM-DD), against which the blueprint's hold_days ends the hold of removed "
+    "devices [default: SOURCE_DATE_EPOCH when set, else none: no hold ends by time]",
+)
+
+
+def _today(given: datetime | None) -> date | None:
+    """The render's date: --date, else SOURCE_DATE_EPOCH (seconds since 1970, UTC), else None. The wall clock
+    is never read, so a render is the same on every day (docs/day-two.md)."""
+    if given is not None:
+        return given.date()
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not epoch:
+        return None
+    if not epoch.isdigit() or len(epoch) > 12:
+        raise click.BadParameter(f"SOURCE_DATE_EPOCH={epoch[:20]!r} is not a number of seconds", param_hint="date")
+    return datetime.fromtimestamp(int(epoch), tz=UTC).date()
 
 
 def _finding_counts(findings: Sequence[Finding]) -> str:
@@ -210,12 +232,16 @@ def _count(findings: Sequence[Finding]) -> str:
 @click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @ALLOW_RENUMBER
+@RENDER_DATE
 @ALLOW_DIR
-def plan_cmd(blueprint: Path, fmt: str, allow_renumber: bool, allow: tuple[Path, ...]) -> None:
+def plan_cmd(
+    blueprint: Path, fmt: str, allow_renumber: bool, render_date: datetime | None, allow: tuple[Path, ...]
+) -> None:
     """Expand a blueprint and summarise it: nodes, GPUs, racks, fabrics per tier, cables."""
+    today = _today(render_date)
     try:
         valid = load_valid(blueprint, allow)
-        analysis = analyse(valid, keep=keep_of(valid, allow_renumber))
+        analysis = analyse(valid, keep=keep_of(valid, allow_renumber, today=today))
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
@@ -285,10 +311,11 @@ def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str, allow: tuple
     is_flag=True,
     help="one layout for all workloads at once that fits and meets every target, re-checked",
 )
-def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
+@ALLOW_DIR
+def fit_cmd(blueprint: Path, fmt: str, suggest: bool, allow: tuple[Path, ...]) -> None:
     """Will the workloads fit and how fast: memory per GPU, step time, tokens/s, energy and cost per token."""
     try:
-        analysis = analyse(load_valid(blueprint))
+        analysis = analyse(load_valid(blueprint, allow))
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
@@ -333,8 +360,8 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
     "--jobs",
     "-j",
     type=click.IntRange(1, 2),
-    help="processes that render: 2 uses a second CPU where there is one, 1 less memory "
-    "[default: 2 from 10,000 up to a million links]",
+    help="processes that render: 1 starts no other process, 2 uses a second CPU where there is one "
+    "[default: chosen by the cluster's size]",
 )
 @ALLOW_RENUMBER
 @click.option(
@@ -342,6 +369,7 @@ def fit_cmd(blueprint: Path, fmt: str, suggest: bool) -> None:
     is_flag=True,
     help="give up the identities the lock file holds for devices removed from the blueprint (its `held` lines)",
 )
+@RENDER_DATE
 @ALLOW_DIR
 def render_cmd(
     blueprint: Path,
@@ -353,9 +381,11 @@ def render_cmd(
     jobs: int | None,
     allow_renumber: bool,
     release_removed: bool,
+    render_date: datetime | None,
     allow: tuple[Path, ...],
 ) -> None:
     """Render the deployment files: Ansible, Slurm, NCCL (and the handoff pack)."""
+    today = _today(render_date)
     progress = _Bars(enabled=not quiet and sys.stderr.isatty())
     try:
         progress("load", 0, 1)
@@ -363,7 +393,7 @@ def render_cmd(
         progress("load", 1, 1)
         target = output or Path("inventories") / valid.blueprint.name
         if check_only:
-            checked = analyse(valid, progress, keep_of(valid, allow_renumber, release_removed))
+            checked = analyse(valid, progress, keep_of(valid, allow_renumber, release_removed, today))
             rendered = render_analysis(checked, templates, progress)
             diff = compare_tree(rendered, target)
             lock_fresh = _print_lock_check(blueprint, lock_of(checked))
@@ -372,7 +402,12 @@ def render_cmd(
         with StagedTree(target, force=force, keep=CONSISTENCY_READS) as files:
             # the lock file read is handed over, not held here: render_blueprint lets it go once expanded
             analysis = render_blueprint(
-                valid, files, templates, progress, jobs=jobs, keep=keep_of(valid, allow_renumber, release_removed)
+                valid,
+                files,
+                templates,
+                progress,
+                jobs=jobs,
+                keep=keep_of(valid, allow_renumber, release_removed, today),
             )
             progress("write", 0, 1)
             files.commit()
@@ -496,9 +531,7 @@ def lab_up_cmd(
     from .lab.twin import up
 
     try:
-        valid = load_valid(blueprint, allow)
-        files = render_files(valid)
-        state = up(files, str(blueprint), work, cache or default_cache(), nodes, scale, say=click.echo)
+        state = up(load_valid(blueprint, allow), work, cache or default_cache(), nodes, scale, say=click.echo)
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
@@ -570,6 +603,7 @@ def render_check_cmd(patterns: tuple[str, ...], folder: Path, output_root: Path,
         if not folder.is_dir():
             raise click.BadParameter(f"{display_name(folder)} is not a folder", param_hint="--blueprints")
         candidates = sorted(p for p in folder.glob("*.yaml") if not is_lock_file(p))
+    today = _today(None)  # SOURCE_DATE_EPOCH, as render reads it
     blueprints, loaded, problems = _without_fragments(candidates, allow)
     if not blueprints and not patterns:
         raise click.BadParameter(f"{display_name(folder)} holds no *.yaml blueprint", param_hint="--blueprints")
@@ -583,7 +617,7 @@ def render_check_cmd(patterns: tuple[str, ...], folder: Path, output_root: Path,
             continue
         valid = loaded[blueprint]
         try:
-            analysis = analyse(valid, keep=keep_of(valid))
+            analysis = analyse(valid, keep=keep_of(valid, today=today))
             files = render_analysis(analysis)
         except ClusterforgeError as exc:
             _print_findings(exc.findings, "text")
@@ -632,13 +666,14 @@ def _print_tree_diff(diff: TreeDiff, target: Path, count: int) -> None:
 @click.argument("old")
 @click.argument("new")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
-def diff_cmd(old: str, new: str, fmt: str) -> None:
+@ALLOW_DIR
+def diff_cmd(old: str, new: str, fmt: str, allow: tuple[Path, ...]) -> None:
     """What a blueprint change does to the cluster. OLD and NEW are paths or Git revisions of one
     (`origin/main:blueprints/x.yaml`). Exit 0 whether or not they differ: it is a report."""
     from .diff import diff_markdown, diff_specs
 
     try:
-        diff = diff_specs(old, new)
+        diff = diff_specs(old, new, allow)
     except ClusterforgeError as exc:
         _print_findings(exc.findings, "text")
         sys.exit(EXIT_FINDINGS)
@@ -871,6 +906,44 @@ def accept_cmd(
     if output is not None:
         click.echo(accept_text(result).splitlines()[-1])
     sys.exit(EXIT_OK if result.passed else EXIT_FINDINGS)
+
+
+@cli.command("bind")
+@click.argument("blueprint", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("facts", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="bindings file to write (default: <blueprint>.bindings.yaml beside the blueprint)",
+)
+@ALLOW_DIR
+def bind_cmd(blueprint: Path, facts: tuple[Path, ...], output: Path | None, allow: tuple[Path, ...]) -> None:
+    """Pin each node's planned ports to the devices it reports (`ip -details -json link show`,
+    `ibdev2netdev`, Ansible setup facts; one node per file, named <node>.<anything>): writes a bindings file
+    to include from the blueprint, so netplan matches by MAC and names what exists. Exit 1 on a file that
+    cannot be read or parsed."""
+    from .bind import BindError, bind, bindings_yaml
+
+    try:
+        analysis = analyse(load_valid(blueprint, allow))
+        result, files = bind(analysis.valid, analysis.topo, list(facts))
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text")
+        sys.exit(EXIT_FINDINGS)
+    except BindError as exc:
+        click.echo(Finding(codes.FACTS_UNREADABLE, Severity.ERROR, f"{exc}").as_text(), err=True)
+        sys.exit(EXIT_FINDINGS)
+    target = output or blueprint.with_name(f"{blueprint.stem}.bindings.yaml")
+    bindings = dict(analysis.valid.blueprint.bindings)
+    bindings.update({node: found.ports for node, found in result.items()})
+    _write_or_echo(bindings_yaml(bindings, files), target)
+    for node, found in sorted(result.items()):
+        state = f"{len(found.ports)} ports bound"
+        if found.unbound:
+            state += f"; not found in its facts: {', '.join(found.unbound)}"
+        click.echo(f"{node}: {state}")
+    click.echo(f"wrote {display_name(target)}; include it from {display_name(blueprint)} and render again")
 
 
 @cli.command("migrate")

@@ -50,11 +50,13 @@ FAMILIES = {
     "NVLINK": "NVLink domains",
     "FABRIC": "Fabric expansion",
     "PORT": "Switch and node ports",
+    "NET": "Host network interfaces",
     "OVERSUB": "Oversubscription",
     "CABLE": "Cabling",
     "WORK": "Workload fit",
     "SLURM": "Slurm",
     "FAIL": "Single failures (resilience)",
+    "SPOF": "Single points of failure",
     "SUPPRESS": "Suppressions",
     "RENDER": "Rendering",
     "OUT": "The output folder",
@@ -119,6 +121,7 @@ INVALID_HOST_NAME = _code("CF-NAME-002", ERROR, "a hostname pattern gives an inv
 POOL_TOO_SMALL = _code("CF-ADDR-001", ERROR, "an address pool is too small", "use a pool of at least the prefix the hint gives", "network 'compute': pool 10.0.0.0/26 has 62 host addresses, 256 are needed")
 POOLS_OVERLAP = _code("CF-ADDR-002", ERROR, "two networks' pools overlap", "give each network its own pool", "ipv4_pool 10.0.0.0/16 of 'oob' overlaps 10.0.0.0/24 of 'compute'")
 ADDRESS_SUBNET_DISAGREE = _code("CF-ADDR-003", ERROR, "an address, its gateway and its subnet disagree", "report it: the addressing of clusterforge or of a site's change to it is wrong", "network 'inband': gpu001 address 10.120.1.2 has its gateway 10.120.0.1 outside its subnet 10.120.1.0/24")
+GATEWAY_HELD_BY_NOTHING = _code("CF-ADDR-005", ERROR, "a gateway the rendered files point at is held by no rendered device", "set uplink_to on the out-of-band network (its leaves then hold the gateway), or declare it external with gateway: <the pool's first address> when the site's router holds it", "network 'oob': 13 devices (BMCs and switch management ports) point at gateway 10.42.0.1, which no rendered device holds")
 ADDRESS_ON_TWO_INTERFACES = _code("CF-ADDR-004", ERROR, "one address on two interfaces", "give each network its own pool; report it if the pools are apart", "address 10.120.0.2 is on 2 interfaces: gpu001 on 'inband', gpu002 on 'storage'")
 
 IDENTITY_MOVES = _code("CF-IDENT-001", ERROR, "a change would renumber or rename a device the lock file holds", "change the blueprint so the device keeps its identity (grow at the end of a group, keep pools and names), or pass --allow-renumber when the move is wanted", "2 identities the lock file holds would change: inband mgmt001 10.120.0.33 -> 10.99.0.2; host gpu001 renamed node001")
@@ -186,11 +189,21 @@ NOT_A_FAT_TREE = _code("CF-FABRIC-013", WARNING, "an InfiniBand fabric is not a 
 BOND_ON_ONE_LEAF = _code("CF-FABRIC-014", ERROR, "a dual-homed node's bond has every member on one leaf", "wire each bond member to a different leaf of the node's pair", "fabric 'inband' is dual-homed (mlag), but 1 node has every bond member on one leaf: gpu001")
 BOND_SINGLE_HOMED = _code("CF-FABRIC-015", WARNING, "storage or in-band bonds land every member on one leaf", "set dual_homing: mlag (or evpn-mh with a spine tier) on the network", "fabric 'inband': 42 nodes bond every member to one leaf, which is lost with that leaf: gpu001, gpu002, gpu003, ...")
 BOND_ON_ONE_CAGE = _code("CF-FABRIC-016", WARNING, "two bond members share one switch cage (a twin-port optic or breakout cable)", "set dual_homing: mlag so the members go to different leaves", "fabric 'inband': 10 nodes have two bond members in one switch cage (a twin-port optic or breakout cable fails as one): inf001, inf002, inf003, ...")
+SWITCH_SM_TOO_MANY_NODES = _code("CF-FABRIC-018", ERROR, "a subnet manager on the switches is asked to manage more nodes than it can", "run the subnet manager on hosts (subnet_manager: hosts, with UFM or OpenSM hosts of role subnet-manager)", "fabric 'compute': the switches' subnet manager manages up to 2048 nodes (MLNX-OS user manual), this subnet has 2312 (2048 host ports and 264 switches)")
 LEAF_PAIR_INCOMPLETE = _code("CF-FABRIC-017", ERROR, "a leaf pair lacks its partner or, under MLAG, its peer links", "re-render: clusterforge wires pairs with two peer links; a site template or edit removed them", "fabric 'inband': leaf pair 1 has 0 peer links (MLAG needs 2)")
 
 # --- ports (checks/ports)
 SWITCH_OVER_RADIX = _code("CF-PORT-001", ERROR, "a switch uses more ports than it has", "report it: expansion should never wire past a switch's ports", "compute-leaf001 uses 66 of its 64 'osfp' ports")
 UNCONNECTED_PORTS = _code("CF-PORT-002", WARNING, "node ports left unconnected (info when the group is not attached to that network on purpose)", "attach the group to a network of the ports' role, or accept it", "node group 'mgmt' leaves 6 storage ports unconnected: the group is not attached to the storage network")
+
+# --- host network interfaces (checks/interfaces)
+INTERFACE_NAME_UNKNOWN = _code("CF-NET-001", WARNING, "node ports whose interface name is not known (netplan keeps their planned names, unmatched)", "run `clusterforge bind BLUEPRINT FACTS...` on what the nodes report (ip -j link, ibdev2netdev, Ansible facts) and include the file it writes, or give the model's interface_names or bus_ids and interface_naming in a catalog file", "node group 'gpu' (supermicro/sys-821ge-tnhr-h200 on ubuntu): 31 nodes have ports with no known interface name: ib1, ib2, ib3, ... (12 ports); netplan keeps their planned names, unmatched")
+
+FACTS_UNREADABLE = _code("CF-NET-002", ERROR, "`bind`: a facts file cannot be read or is not what the tool prints", "give `ip -details -json link show`, `ibdev2netdev` or Ansible `setup` JSON output, one node per file named <node>.<anything>", "facts/gpu001.ip-link.json:3:7: not JSON: Expecting ',' delimiter")
+
+NCCL_MAY_USE_STORAGE = _code("CF-NET-003", WARNING, "NCCL_IB_HCA cannot be set while the nodes have RDMA-capable storage or in-band NICs: NCCL may send collectives over them", "bind the nodes (`clusterforge bind` with ibdev2netdev output) so every node's compute RDMA devices are known, give the port group's devices in a catalog file, or set NCCL_IB_HCA in the group's nccl settings", "node group 'gpu' (supermicro/sys-821ge-tnhr-h200): the RDMA devices of its compute ports are not known, and its ports stor1-2 (nvidia/connectx-7-2p-400g) are RDMA-capable: NCCL_IB_HCA is not set, so NCCL may use them")
+
+BREAKOUT_NOT_ALLOWED = _code("CF-PORT-003", ERROR, "a switch cage split in a way the switch's breakout table does not allow, or a cage the table disables is cabled", "report it: expansion follows the catalog's breakout_modes; a site catalog or template changed the ports", "inband-leaf001 (nvidia/sn4600c): swp2 splits 4x, which the breakout table allows on odd cages only")
 
 # --- oversubscription (checks/ports)
 OVERSUBSCRIBED = _code("CF-OVERSUB-001", WARNING, "switches above the oversubscription target", "add uplinks (a lower target, fewer nodes per leaf), or raise the target", "fabric 'compute': 1 leaf switches above the 1:1 target, worst compute-leaf001 at 1.06:1")
@@ -209,6 +222,11 @@ WORKLOAD_TTFT = _code("CF-WORK-006", WARNING, "time to first token above its tar
 WORKLOAD_DECODE_RATE = _code("CF-WORK-007", WARNING, "decode tokens/s per session below its target", "fewer sessions per replica, or more GPUs per replica (the hint says how many)", "inference service 'chat': 9.1 tokens/s per session at 64 sessions, target 20")
 WORKLOAD_GPUS_TOGETHER = _code("CF-WORK-008", WARNING, "the workloads together need more GPUs than their node groups have", "run them at different times on purpose, or add nodes", "workloads on gpu need 264 GPUs together, the node groups have 248 (pretrain 248, eval 16)")
 WORKLOAD_SHAPE_UNKNOWN = _code("CF-WORK-009", INFO, "a workload gives only its parameter count", "name a catalog model (model: meta/llama-3-70b) or write its shape, so KV cache and activations are counted", "workload 'pretrain' gives only model_params_b: KV cache and activations are not counted")
+
+# --- single points of failure every blueprint is checked for (checks/single_points.py)
+SINGLE_SPINE = _code("CF-SPOF-001", WARNING, "a fabric plane's leaves reach each other through one spine", "add a second spine (the leaves' uplinks split over both), or suppress with the reason", "fabric 'storage': one spine (storage-spine001) carries all traffic between its 2 leaves: when it fails or is upgraded, the leaves are cut off from each other")
+SINGLE_SUBNET_MANAGER = _code("CF-SPOF-002", WARNING, "an InfiniBand fabric has one subnet manager", "add a second subnet-manager node on the fabric (OpenSM or UFM in standby), or suppress with the reason", "fabric 'compute': one subnet manager (ufm001): when it fails no standby takes over, and the subnet cannot bring up a port or route around a failed link until it is back")
+SINGLE_MANAGEMENT_SWITCH = _code("CF-SPOF-003", WARNING, "one switch on the management path every node or management port needs", "dual-home the in-band network on a leaf pair, land the out-of-band uplinks on both leaves of a pair, or suppress with the reason", "network 'inband': every node's in-band link lands on one switch (inband-leaf001): when it fails, no node can be reached to manage")
 
 # --- single failures against the blueprint's resilience tolerance (failures/, checks/resilience.py)
 FAILURE_BISECTION = _code("CF-FAIL-001", WARNING, "a single failure takes more of a fabric's bisection than the blueprint tolerates", "add spines or uplinks (more, smaller upper-tier switches lose less each), or raise resilience max_bisection_loss", "4 of 4 spine switch failures exceed max_bisection_loss 0.125: losing compute-spine001 takes 25.0% of the bisection of fabric 'compute' (38.4 of 51.2 Tb/s left)")

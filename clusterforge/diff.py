@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import hostlist
+
 from . import codes
 from .errors import BlueprintError, ClusterforgeError, Finding, Severity
-from .expand.identity import identities, moves
+from .expand.identity import identities, moves, trunks
 from .failures import analyse_failures
 from .failures.text import worst_by_class, worst_changes, worst_markdown
-from .pipeline import analyse, keep_of, load_valid, render_analysis
+from .pipeline import analyse, cable_labels, keep_of, load_valid, render_analysis
 from .plan import FabricPlan, Plan
 from .render.escape import md_cell
 
@@ -73,7 +75,7 @@ def snapshot(path: Path, label: str, allow: tuple[Path, ...] = ()) -> Snapshot:
         analysis.findings,
         files,
         partitions,
-        identities=identities(analysis.topo),
+        identities={**identities(analysis.topo), "trunks": trunks(analysis.topo), "cables": cable_labels(analysis)},
         node_partitions={node: ",".join(names) for node, names in in_partitions.items()},
         workloads=workloads,
         failures=worst_by_class(analyse_failures(valid, analysis.topo)),
@@ -240,6 +242,24 @@ def _workload_changes(old: Snapshot, new: Snapshot) -> list[dict[str, Any]]:
     return out
 
 
+def _node_blocks(files: dict[str, str] | None) -> dict[str, str]:
+    """Slurm node -> the block (topology/block) or leaf switch (topology/tree) topology.conf puts it in."""
+    out: dict[str, str] = {}
+    for line in (files or {}).get("slurm/topology.conf", "").splitlines():
+        fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
+        name = fields.get("BlockName") or fields.get("SwitchName")
+        if name and "Nodes" in fields:
+            out.update(dict.fromkeys(hostlist.expand_hostlist(fields["Nodes"]), name))
+    return out
+
+
+def _node_block_changes(old: dict[str, str] | None, new: dict[str, str] | None) -> list[dict[str, Any]]:
+    """Slurm nodes on both sides whose block or leaf switch in topology.conf differs."""
+    a, b = _node_blocks(old), _node_blocks(new)
+    both = sorted(a.keys() & b.keys(), key=_natural)
+    return [{"key": node, "old": a[node], "new": b[node]} for node in both if a[node] != b[node]]
+
+
 def _node_partition_changes(old: Snapshot, new: Snapshot) -> list[dict[str, Any]]:
     """Slurm nodes on both sides whose partitions differ."""
     a, b = old.node_partitions or {}, new.node_partitions or {}
@@ -251,7 +271,10 @@ IDENTITY_SECTIONS = (
     ("hosts", "Host names (group and index)"),
     ("addresses", "Addresses that move"),
     ("loopbacks", "Loopbacks that move"),
+    ("asns", "BGP ASNs that change"),
     ("ports", "Cables re-patched"),
+    ("trunks", "Switch-to-switch cables re-patched"),
+    ("cables", "Cable labels that change"),
     ("racks", "Devices that move rack or U"),
 )
 """The identity moves `diff` lists first: section of expand/identity.py -> its title."""
@@ -267,6 +290,7 @@ def semantic_diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
         "new": new.label,
         "identity_moves": moves(old.identities, new.identities) if old.identities and new.identities else {},
         "node_partitions": _node_partition_changes(old, new),
+        "node_blocks": _node_block_changes(old.files, new.files),
         "workloads": _workload_changes(old, new),
         "summary": _changes(_summary(old.plan), _summary(new.plan)),
         "fabrics": _changes(_flat_fabrics(old.plan), _flat_fabrics(new.plan)),
@@ -304,6 +328,7 @@ def diff_markdown(diff: dict[str, Any]) -> str:
         for k in (
             "identity_moves",
             "node_partitions",
+            "node_blocks",
             "workloads",
             "summary",
             "fabrics",
@@ -352,6 +377,8 @@ def _identity_tables(diff: dict[str, Any]) -> list[str]:
             lines += _moves_table(title, moved[section])
     if diff["node_partitions"]:
         lines += _moves_table("Slurm nodes that change partition", diff["node_partitions"])
+    if diff["node_blocks"]:
+        lines += _moves_table("Slurm nodes that change block or switch", diff["node_blocks"])
     if not lines:
         return ["No existing host, address, cable or rack slot moves.", ""]
     return lines
@@ -455,9 +482,10 @@ def _side_notes(diff: dict[str, Any]) -> list[str]:
     return lines
 
 
-def diff_specs(old_spec: str, new_spec: str) -> dict[str, Any]:
+def diff_specs(old_spec: str, new_spec: str, allow: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """`allow`: folders outside the blueprints' repository their includes and catalogs may be read from."""
     with tempfile.TemporaryDirectory(prefix="clusterforge-diff-") as tmp:
         # a revision's tree is unpacked without its .git: the unpacked tree is the blueprint's repository
-        old = snapshot(materialize(old_spec, Path(tmp), "OLD"), old_spec, (Path(tmp),))
-        new = snapshot(materialize(new_spec, Path(tmp), "NEW"), new_spec, (Path(tmp),))
+        old = snapshot(materialize(old_spec, Path(tmp), "OLD"), old_spec, (Path(tmp), *allow))
+        new = snapshot(materialize(new_spec, Path(tmp), "NEW"), new_spec, (Path(tmp), *allow))
     return semantic_diff(old, new)

@@ -14,6 +14,7 @@ the measurements). networkx is imported inside the functions, so importing this 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -172,39 +173,57 @@ def cut_off_nodes(topo: Topology, fabric: str, down: Iterable[str] = (), cut: It
     """The running nodes of `fabric` left without a port on a switch of the part of their intact switch island
     that keeps the most node ports, once the devices `down` fail and the links `cut` (indexes) are cut:
     networkx's connected components before and after, the same rule as the failure analysis (docs/failures.md)."""
+    gone = set(down)
+    intact, alive, ports = _switch_graphs(topo, fabric, gone, set(cut))
+    island, piece = _numbered_components(intact), _numbered_components(alive)
+    best = _largest_pieces(island, piece, ports)
+    return {
+        node
+        for node, leaves in ports.items()
+        if node not in gone and not any(leaf in piece and best[island[leaf]] == piece[leaf] for leaf in leaves)
+    }
+
+
+def _switch_graphs(
+    topo: Topology, fabric: str, gone: set[str], severed: set[int]
+) -> tuple[nx.Graph, nx.Graph, dict[str, list[str]]]:
+    """`fabric`'s switches over switch-to-switch links, intact and with `gone` and `severed` left out, and each
+    node's leaves over the node-leaf links left (empty for a node whose every port is cut)."""
     import networkx as nx
 
-    gone, severed = set(down), set(cut)
     switches = {d.name for d in topo.switches(fabric) if d.role != "oob"}
-    graph, alive = nx.Graph(), nx.Graph()
-    graph.add_nodes_from(switches)
+    intact, alive = nx.Graph(), nx.Graph()
+    intact.add_nodes_from(switches)
     alive.add_nodes_from(switches - gone)
     ports: dict[str, list[str]] = {}
     for index, link in enumerate(topo.links):
         if link.fabric != fabric:
             continue
         if link.tier in SWITCH_LINK_TIERS:
-            graph.add_edge(link.a, link.b)
+            intact.add_edge(link.a, link.b)
             if index not in severed and link.a not in gone and link.b not in gone:
                 alive.add_edge(link.a, link.b)
         elif link.tier == "node-leaf":
-            leaves = ports.setdefault(link.a, [])  # a node whose every port is cut keeps an empty list
+            leaves = ports.setdefault(link.a, [])
             if index not in severed:
                 leaves.append(link.b)
-    intact = {s: i for i, group in enumerate(nx.connected_components(graph)) for s in group}
-    piece = {s: i for i, group in enumerate(nx.connected_components(alive)) for s in group}
-    weight: dict[int, int] = {}
-    for leaves in ports.values():
-        for leaf in leaves:
-            if leaf in piece:
-                weight[piece[leaf]] = weight.get(piece[leaf], 0) + 1
+    return intact, alive, ports
+
+
+def _numbered_components(graph: nx.Graph) -> dict[str, int]:
+    """Switch -> the number of its connected component."""
+    import networkx as nx
+
+    return {s: i for i, group in enumerate(nx.connected_components(graph)) for s in group}
+
+
+def _largest_pieces(island: dict[str, int], piece: dict[str, int], ports: dict[str, list[str]]) -> dict[int, int]:
+    """Intact island -> the piece left of it that keeps the most node ports (ties: the piece of the first switch
+    by name)."""
+    weight: Counter[int] = Counter(piece[leaf] for leaves in ports.values() for leaf in leaves if leaf in piece)
     best: dict[int, int] = {}
-    for switch, number in sorted(piece.items()):  # ties: the piece of the first switch by name
-        known = best.get(intact[switch])
-        if known is None or weight.get(number, 0) > weight.get(known, 0):
-            best[intact[switch]] = number
-    return {
-        node
-        for node, leaves in ports.items()
-        if node not in gone and not any(leaf in piece and best[intact[leaf]] == piece[leaf] for leaf in leaves)
-    }
+    for switch, number in sorted(piece.items()):
+        known = best.get(island[switch])
+        if known is None or weight[number] > weight[known]:
+            best[island[switch]] = number
+    return best

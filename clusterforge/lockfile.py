@@ -1,5 +1,5 @@
-"""The lock file: every identity a render assigned (host names, addresses, loopbacks, rack slots, patched
-ports, cable labels), kept beside the blueprint as `<blueprint>.lock.yaml` so the next render keeps them.
+"""The lock file: every identity a render assigned (host names, addresses, loopbacks, BGP ASNs, rack slots,
+patched ports, cable labels), kept beside the blueprint as `<blueprint>.lock.yaml` so the next render keeps them.
 
 The file is YAML a person can read and a pull request can diff: one line per identity, sorted, in sections.
 It is read here with a line reader of its own (the file is input like any other: bounded in size, every
@@ -10,7 +10,7 @@ problem reported with its line, never a traceback), and written whole, atomicall
     addresses:
       inband/gpu001: 10.120.0.2
     held:
-      gpu032: removed
+      gpu032: removed 2026-12-05
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import date
 from itertools import repeat, starmap
 from pathlib import Path
+from typing import Any
 
 from . import codes
 from .errors import BlueprintError, Finding, Severity, SourceLocation, display_name
@@ -38,10 +41,11 @@ SECTIONS: dict[str, str] = {
     "hosts": "host name: node group and index",
     "addresses": "network/interface: IPv4 address",
     "loopbacks": "switch: loopback address",
+    "asns": "switch: BGP autonomous system number",
     "racks": "device: rack and the U it takes (U3, or U3-10)",
     "ports": "network/device:port: the switch and port it is patched to",
-    "cables": "network/device:port (a cable's first end in the cabling plan): the cable's label",
-    "held": "device removed from the blueprint whose addresses stay reserved until released",
+    "cables": "network/device:port (a link's A end): the label of the link's cable",
+    "held": "device removed from the blueprint whose identities stay reserved until released: since when",
 }
 """The sections, in file order, and what one line of each says."""
 
@@ -59,6 +63,8 @@ class Lock:
     where: str = ""
     """The file, as messages name it."""
     sections: dict[str, dict[str, str]] = field(default_factory=lambda: {name: {} for name in SECTIONS})
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    """What is worked out from the sections once per lock file (expand/hold.py)."""
 
     def section(self, name: str) -> dict[str, str]:
         return self.sections[name]
@@ -73,6 +79,10 @@ class Keep:
     """A change that renumbers or renames a locked device is a warning, not an error."""
     release_removed: bool = False
     """The identities of removed devices (the lock's `held`) are given up, not kept reserved."""
+    hold_days: int | None = None
+    """The blueprint's `hold_days`: how long a removed device stays held (expand/hold.py)."""
+    today: date | None = None
+    """The render's date (`--date`, SOURCE_DATE_EPOCH), against which holds end; None: none ends by time."""
 
 
 def lock_path(blueprint: Path) -> Path:
@@ -200,20 +210,62 @@ _IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
 """Dotted decimal, four octets, no leading zeros: what IPv4Address takes (matched without making one, several
 times faster over the hundreds of thousands of lines of a large cluster's lock)."""
 
+
+_HELD = re.compile(r"removed(?: ([0-9]{4}-[0-9]{2}-[0-9]{2}))?")
+
+
+def _held_value(value: str) -> bool:
+    """'removed', or 'removed' and a real date."""
+    match = _HELD.fullmatch(value)
+    if match is None:
+        return False
+    try:
+        return match[1] is None or bool(date.fromisoformat(match[1]))
+    except ValueError:
+        return False
+
+
+def _is_slot(value: str) -> bool:
+    rack, _, units = value.partition(" U")
+    low, dash, high = units.partition("-")
+    return bool(rack) and low.isdigit() and (not dash or high.isdigit()) and int(high or low) >= int(low or 0)
+
+
+def _is_asn(value: str) -> bool:
+    return value.isdigit() and len(value) <= 10 and 1 <= int(value) <= 4_294_967_294
+
+
+_VALUES: dict[str, tuple[Callable[[str], bool], str]] = {
+    "addresses": (lambda v: bool(_IPV4.fullmatch(v)), "an IPv4 address"),
+    "loopbacks": (lambda v: bool(_IPV4.fullmatch(v)), "an IPv4 address"),
+    "asns": (_is_asn, "an ASN (1 to 4294967294)"),
+    "hosts": (lambda v: bool(v.partition(" ")[0]) and v.partition(" ")[2].isdigit(), "'group index'"),
+    "racks": (_is_slot, "'RACK U<n>' or 'RACK U<low>-<high>'"),
+    "ports": (lambda v: ":" in v and " " not in v, "'device:port'"),
+    "cables": (lambda v: "-" in v and " " not in v and "/" not in v, "a cable label ('network-00001')"),
+    "held": (_held_value, "'removed' or 'removed YYYY-MM-DD'"),
+}
+"""Per section: what a value must be, and what the message calls it."""
+
+
 _HEAD = re.compile(r"(?:#[^\n]*\n)*version: 1\nblueprint: ([^\n]*)\n")
 _SECTION = re.compile(r"([a-z]+):\n")
 _SECTION_END = re.compile(r"^(?!  )", re.MULTILINE)
-_VALUES = {
+_FORMS = {
     "hosts": r"[^\s:]+ [0-9]+",
     "addresses": _IPV4.pattern,
     "loopbacks": _IPV4.pattern,
+    "asns": r"[0-9]+",
     "racks": r"[^\s:]+ U[0-9]+(?:-[0-9]+)?",
     "ports": r"[^\s:]*:[^\s]*",
     "cables": r"[^\s/-]*-[^\s/]*",
-    "held": "removed",
+    "held": r"removed(?: [0-9]{4}-[0-9]{2}-[0-9]{2})?",
 }
-_ENTRIES = {name: re.compile(rf"^  ([^\s#][^\s]*): ({value})\n", re.MULTILINE) for name, value in _VALUES.items()}
+_ENTRIES = {name: re.compile(rf"^  ([^\s#][^\s]*): ({form})\n", re.MULTILINE) for name, form in _FORMS.items()}
 """A line of each section as `lock_text` writes it: a subset of what `_Reader` takes, read the same."""
+_CHECKED_AGAIN = {"asns", "held"}
+"""Sections whose every value is checked again (`_bad_value`): the pattern takes a number out of range or a
+date that is none; few lines, one per switch or removed device."""
 
 
 def _as_written(text: str) -> Lock | None:
@@ -231,19 +283,27 @@ def _as_written(text: str) -> Lock | None:
         section = _SECTION.match(text, at)
         if section is None or section[1] not in SECTIONS or lock.sections[section[1]]:
             return None
-        start = section.end()
+        name, start = section[1], section.end()
         end = _SECTION_END.search(text, start).start()  # type: ignore[union-attr]  # it matches at the end
-        pairs = _ENTRIES[section[1]].findall(text, start, end)
+        pairs = _ENTRIES[name].findall(text, start, end)
         entries = dict(pairs)
         if len(entries) != len(pairs) or len(pairs) != text.count("\n", start, end):
             return None  # a key given twice, or a line that is not an entry
         if entries and max(map(len, entries)) + max(map(len, entries.values())) + 4 > MAX_LINE:
             return None
-        if section[1] == "racks" and any(map(_bad_value, repeat("racks"), filter(_spans_units, entries.values()))):
+        if any(map(_bad_value, repeat(name), _checked_again(name, entries))):
             return None
-        lock.sections[section[1]] = entries
+        lock.sections[name] = entries
         at = end
     return lock
+
+
+def _checked_again(section: str, entries: dict[str, str]) -> Iterable[str]:
+    """The values of a section the pattern may take wrongly: every ASN and `held` line, rack slots that span
+    units (high below low)."""
+    if section in _CHECKED_AGAIN:
+        return entries.values()
+    return filter(_spans_units, entries.values()) if section == "racks" else ()
 
 
 def _spans_units(rack_value: str) -> bool:
@@ -253,27 +313,8 @@ def _spans_units(rack_value: str) -> bool:
 
 def _bad_value(section: str, value: str) -> str | None:
     """Why `value` is not a value of `section`, or None."""
-    if section in ("addresses", "loopbacks"):
-        if not _IPV4.fullmatch(value):
-            return f"'{value[:40]}' is not an IPv4 address"
-    elif section == "hosts":
-        group, _, index = value.partition(" ")
-        if not group or not index.isdigit():
-            return f"'{value[:40]}' is not 'group index'"
-    elif section == "racks":
-        rack, _, units = value.partition(" U")
-        low, dash, high = units.partition("-")
-        if not rack or not low.isdigit() or (dash and not high.isdigit()) or int(high or low) < int(low or 0):
-            return f"'{value[:40]}' is not 'RACK U<n>' or 'RACK U<low>-<high>'"
-    elif section == "ports":
-        if ":" not in value or " " in value:
-            return f"'{value[:40]}' is not 'device:port'"
-    elif section == "cables":
-        if "-" not in value or " " in value or "/" in value:
-            return f"'{value[:40]}' is not a cable label ('network-00001')"
-    elif section == "held" and value != "removed":
-        return f"'{value[:40]}' is not 'removed'"
-    return None
+    good, what = _VALUES[section]
+    return None if good(value) else f"'{value[:40]}' is not {what}"
 
 
 def lock_text(blueprint: str, sections: dict[str, dict[str, str]]) -> str:

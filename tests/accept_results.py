@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from clusterforge.pipeline import Analysis
-from clusterforge.render.burnin import HEADER, BurnInGroup, burn_in_groups
 from clusterforge.render.context import RenderContext, host_range
+from clusterforge.render.handoff.burnin import HEADER, BurnInGroup, burn_in_groups
 
 SAMPLES = Path(__file__).parent / "accept"
 SAMPLE_PEAK = 338.82

@@ -94,7 +94,7 @@ def dgx_data(
         "node_groups": groups,
         "fabrics": {
             "compute": compute,
-            "oob": {"kind": "oob", "switch": "nvidia/sn2201", "ipv4_pool": "172.16.0.0/12"},
+            "oob": {"kind": "oob", "switch": "nvidia/sn2201", "ipv4_pool": "172.16.0.0/12", "gateway": "172.16.0.1"},
         },
     }
 

@@ -361,7 +361,7 @@ def verify_analyses() -> dict[str, Any]:
 @cache
 def verify_samples() -> dict[str, str]:
     """Capture name -> its text, read once."""
-    from clusterforge.render.handoff_common import cable_table
+    from clusterforge.render.handoff.handoff_common import cable_table
 
     analysis = verify_analyses()["l40s-inference"]
     hosts: dict[str, dict[str, tuple[str, str]]] = {host: {} for host in LLDP_HOSTS}

@@ -87,7 +87,7 @@ class Simulator:
 
 def local_conf(conf: str, folder: Path) -> str:
     """The rendered opensm.conf with its /etc/opensm files read from the rendered folder."""
-    for name in ("root-guids.conf", "partitions.conf"):
+    for name in ("root-guids.conf", "partitions.conf", "io-guids.conf"):
         conf = conf.replace(f"/etc/opensm/{name}", str(folder / name))
     return conf
 

@@ -4,7 +4,8 @@ python tests/regen.py errors      # tests/errors/*.expected from `clusterforge v
 python tests/regen.py schema      # docs/blueprint.schema.json and docs/reference.md
 python tests/regen.py codes       # docs/codes.md from clusterforge/codes.py
 python tests/regen.py inventories # inventories/<name>/ from blueprints/*.yaml
-python tests/regen.py readme      # command output shown in README.md
+python tests/regen.py readme      # command output shown in README.md and docs/*.md
+python tests/regen.py workloads   # the table of published measurements in docs/workloads.md
 """
 
 from __future__ import annotations
@@ -51,9 +52,19 @@ VERIFY_EXAMPLE = f"clusterforge verify blueprints/h200-training-pod.yaml --ibnet
 
 
 def readme_blocks() -> dict[str, str]:
-    """Commands whose output the README shows, with that output (the README test compares them)."""
+    """Commands whose output the README or a page of docs/ shows, with that output (the README test compares
+    them wherever the text holds them: `showing`)."""
     commands = {
+        "clusterforge validate tests/errors/unknown-server-model.yaml": (
+            "validate",
+            "tests/errors/unknown-server-model.yaml",
+        ),
+        "clusterforge validate tests/errors/catalog-nvswitch-unsaid/blueprint.yaml": (
+            "validate",
+            "tests/errors/catalog-nvswitch-unsaid/blueprint.yaml",
+        ),
         "clusterforge plan blueprints/h200-training-pod.yaml": ("plan", "blueprints/h200-training-pod.yaml"),
+        "clusterforge plan blueprints/l40s-inference.yaml": ("plan", "blueprints/l40s-inference.yaml"),
         "clusterforge bom blueprints/h200-training-pod.yaml": ("bom", "blueprints/h200-training-pod.yaml"),
         "clusterforge check blueprints/*.yaml": (
             "check",
@@ -86,6 +97,16 @@ def readme_blocks() -> dict[str, str]:
     return {shown: run_cli(*args, cwd=REPO).stdout for shown, args in commands.items()}
 
 
+def markdown_files() -> list[Path]:
+    """Where command output is shown: the README and every page of docs/."""
+    return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+
+
+def showing(command: str) -> list[Path]:
+    """The markdown files holding a block under `$ command` (a section moved to docs/ takes its block along)."""
+    return [path for path in markdown_files() if f"$ {command}\n" in path.read_text(encoding="utf-8")]
+
+
 def replace_block(text: str, command: str, output: str) -> str:
     """Replace the output under `$ command` in a fenced block of `text`."""
     start = text.index(f"$ {command}\n") + len(f"$ {command}\n")
@@ -95,18 +116,30 @@ def replace_block(text: str, command: str, output: str) -> str:
 
 
 def regen_readme() -> None:
-    path = REPO / "README.md"
-    text = path.read_text(encoding="utf-8")
     for command, output in readme_blocks().items():
-        text = replace_block(text, command, output)
-    path.write_text(text, encoding="utf-8")
-    print("wrote README.md")
+        paths = showing(command)
+        if not paths:
+            sys.exit(f"no README.md or docs/*.md shows '$ {command}': drop it from readme_blocks or show it")
+        for path in paths:
+            text = path.read_text(encoding="utf-8")
+            fresh = replace_block(text, command, output)
+            if fresh != text:
+                path.write_text(fresh, encoding="utf-8")
+                print(f"wrote {path.relative_to(REPO)} ({command})")
 
 
 def regen_inventories() -> None:
     for blueprint in sorted(p for p in (REPO / "blueprints").glob("*.yaml") if not p.name.endswith(".lock.yaml")):
         out = run_cli("render", str(blueprint.relative_to(REPO)), cwd=REPO)
         print(out.stdout.strip() or out.stderr.strip())
+
+
+def regen_workloads() -> None:
+    from workload_cases import table_markdown, with_table
+
+    path = REPO / "docs" / "workloads.md"
+    path.write_text(with_table(path.read_text(encoding="utf-8"), table_markdown()), encoding="utf-8")
+    print("wrote docs/workloads.md")
 
 
 if __name__ == "__main__":
@@ -116,6 +149,7 @@ if __name__ == "__main__":
         "codes": regen_codes,
         "inventories": regen_inventories,
         "readme": regen_readme,
+        "workloads": regen_workloads,
     }
     for name in sys.argv[1:] or list(jobs):
         jobs[name]()

@@ -21,11 +21,11 @@ from clusterforge import codes
 from clusterforge.accept import Acceptance, accept
 from clusterforge.accept.report import accept_html, accept_json, accept_markdown, drain_lines
 from clusterforge.accept.results import HEADER, read_result
+from clusterforge.output.writer import write_tree
 from clusterforge.pipeline import Analysis, analyse, load_valid, render_files
-from clusterforge.render.burnin import burn_in_groups
 from clusterforge.render.context import RenderContext
-from clusterforge.render.infiniband_plan import plan_subnets
-from clusterforge.writer import write_tree
+from clusterforge.render.handoff.burnin import burn_in_groups
+from clusterforge.render.infiniband.infiniband_plan import plan_subnets
 
 GB200 = Path("blueprints/gb200-nvl72.yaml")
 
@@ -74,11 +74,11 @@ def test_a_clean_run_of_every_job_passes(gb200: Analysis, tmp_path: Path) -> Non
     run = Run(gb200, tmp_path / "results")
     result = judged(gb200, run)
     assert result.problems == [] and result.untested == [] and result.passed
-    # every node, rail pair and tier was measured: 72 nodes' copies, 4 NVLink domains, 2 scalable units (the
-    # third, 8 trays, stays inside one NVLink domain), the spine, each with two collectives; 72 rail pairs
-    # and 48 spine pairs per rail
+    # every node, rail pair and tier was measured: 72 nodes' copies, 4 NVLink domains and the spine, each with
+    # two collectives (no leaf job: a leaf takes one rack, whose 18 trays are one NVLink domain); 72 rail
+    # pairs and 72 spine pairs per rail (every pair of racks meets at the spines)
     counts = {t: sum(1 for m in result.measurements if m.test == t) for t in {m.test for m in result.measurements}}
-    assert counts == {"nvbandwidth": 72, "nvlink": 8, "leaf": 4, "spine": 2, "rail-pair": 288, "spine-pair": 192}
+    assert counts == {"nvbandwidth": 72, "nvlink": 8, "spine": 2, "rail-pair": 288, "spine-pair": 288}
     spine = next(m for m in result.measurements if m.test == "spine" and m.detail == "alltoall")
     # acceptance.md's spine row: 50 GB/s per NIC x (288 - 1) / (288 - 72) ranks outside the NVLink domain
     assert (round(spine.expected, 2), round(spine.floor, 2)) == (66.44, 53.15)
@@ -98,7 +98,7 @@ def plant(run: Run, gb200: Analysis, fault: str) -> None:
         for node in g.leaf_sets[0]:
             run.slow_pairs(node, 4, 12.0)
     elif fault == "ber at the host":
-        errors = ["gb050 mlx5_1/P1 - Symbol BER 2.1e-11 is higher than the threshold 1e-12"]
+        errors = ["gb036 mlx5_1/P1 - Symbol BER 2.1e-11 is higher than the threshold 1e-12"]
         run.files["ibdiagnet.compute.log"] = f"{HEADER} test=ibdiagnet fabric=compute\n" + ibdiagnet(errors)
     elif fault == "ber by guid":  # a port ibdiagnet names by GUIDs: not in the plan, still a failure
         errors = ["Sfc6a1c030047ee80/Nfc6a1c030047ee80/P1/27/2 - Symbol BER 2.1e-11 is higher than the threshold"]
@@ -133,10 +133,10 @@ def expected(gb200: Analysis, fault: str) -> tuple[str, str, tuple[str, ...]]:
         return (codes.ACCEPT_PORT_ERROR, "compute", ())
     if fault == "bad rail leaf":
         return (codes.ACCEPT_RAIL_LEAF, g.ports[(g.leaf_sets[0][0], 4)].leaf, ())
-    # compute-leaf006 port 18 holds gb050's rail-2 cable (the plan's IB port numbering)
+    # compute-leaf006 (rack 2, rail 2) port 18 holds gb036's rail-2 cable (the plan's IB port numbering)
     cable = next(c for c in subnet.cables if c.upper.device == "compute-leaf006" and c.upper.port == 18)
-    assert (cable.lower.device, cable.rail) == ("gb050", 2)
-    return (codes.ACCEPT_PORT_ERROR, cable.label, ("gb050",))
+    assert (cable.lower.device, cable.rail) == ("gb036", 2)
+    return (codes.ACCEPT_PORT_ERROR, cable.label, ("gb036",))
 
 
 FAULTS = ["slow rail", "bad uplink", "dcgm", "ber"]
@@ -193,7 +193,7 @@ def test_the_command_exits_1_and_prints_drain_and_retest(gb200: Analysis, tmp_pa
     assert "error CF-ACCEPT-007: DCGM Hardware test 'GPU Memory' failed on gb020 GPU 2" in result.stdout
     drain = 'scontrol update nodename=gb020 state=drain reason="clusterforge accept: CF-ACCEPT-007 DCGM Hardware'
     assert drain in result.stdout
-    assert "sbatch handoff/burn-in/gb/su001.sbatch  # gb020" in result.stdout
+    assert "sbatch handoff/burn-in/gb/su002.sbatch  # gb020" in result.stdout  # rack 2's leaves
     assert result.stdout.rstrip().endswith("gb200-nvl72: not accepted (1 failure)")
     (folder / "dcgm.gb020.json").write_text(f"{HEADER} test=dcgm group=gb nodes=gb020\n{dcgm()}")
     report = tmp_path / "acceptance.html"
@@ -224,7 +224,7 @@ def _cut_nccl(text: str) -> str:
 
 
 BAD_INPUTS = {
-    "cut nccl": ("leaf.all_reduce.gb001.txt", _cut_nccl, codes.ACCEPT_MALFORMED, "cut short"),
+    "cut nccl": ("spine.all_reduce.gb001.txt", _cut_nccl, codes.ACCEPT_MALFORMED, "cut short"),
     "no header": ("dcgm.gb001.json", lambda t: t.split("\n", 1)[1], codes.ACCEPT_UNREADABLE, ":1:1: "),
     "bad json": ("dcgm.gb001.json", lambda t: t.replace('"PASS"', "PASS", 1), codes.ACCEPT_MALFORMED, "valid JSON"),
     "cut matrix": ("nvbandwidth.gb001.txt", lambda t: t.rsplit("\n", 3)[0], codes.ACCEPT_MALFORMED, "rows: cut"),
@@ -297,9 +297,14 @@ def test_the_sample_sizes_reach_the_plateau() -> None:
 def as_cloud_nodes(root: Path) -> None:
     """The harness's nodes as powered-down cloud nodes: without a slurmd they are UNKNOWN and `sbatch
     --test-only` refuses every job ("Requested node configuration is not available"); a cloud node is one the
-    scheduler may allocate (and would power up)."""
+    scheduler may allocate (and would power up). slurmctld refuses AutoDetect on a cloud node (gres.conf(5):
+    "AutoDetect cannot be used with cloud nodes"), so the harness's copy of gres.conf keeps the plan's lines
+    only (the cluster's own nodes are not cloud nodes)."""
     conf = root / "cluster.conf"
     conf.write_text(conf.read_text().replace("State=UNKNOWN", "State=CLOUD"))
+    gres = root / "gres.conf"
+    if gres.exists():
+        gres.write_text(gres.read_text().replace(" AutoDetect=nvml", ""))
     wrapper = root / "slurm.conf"
     wrapper.write_text(wrapper.read_text() + "SuspendProgram=/bin/true\nResumeProgram=/bin/true\n")
 
@@ -395,7 +400,7 @@ def test_the_other_examples_pass_clean_and_name_a_slow_rail(name: str, tmp_path:
 
 
 def cable_labels(analysis: Analysis, device: str, port: str) -> list[str]:
-    from clusterforge.render.handoff_common import cable_table
+    from clusterforge.render.handoff.handoff_common import cable_table
 
     return [
         row.label
@@ -429,10 +434,10 @@ def test_slurm_2411_accepts_the_nvl72_jobs_as_committed(tmp_path: Path, trixie: 
     out = tmp_path / "out"
     write_tree(render_files(load_valid(REPO / GB200)), out)
     jobs = sorted((out / "handoff/burn-in").rglob("*.sbatch"))
-    # gb[033-064] crosses the 36-node aggregates gb[001-036] and gb[037-072]: the job asks for the 72-node block
+    # a leaf per rack: each rack's job takes its 18 trays, inside one 36-node aggregate
     su002 = (out / "handoff/burn-in/gb/su002.sbatch").read_text()
-    assert "#SBATCH --nodes=72\n#SBATCH --nodelist=gb[001-072]\n" in su002 and "NODES=gb[033-064]" in su002
-    assert "#SBATCH --nodelist=gb[001-032]\n" in (out / "handoff/burn-in/gb/su001.sbatch").read_text()
+    assert "#SBATCH --nodes=18\n#SBATCH --nodelist=gb[019-036]\n" in su002 and "NODES=gb[019-036]" in su002
+    assert "#SBATCH --nodelist=gb[001-018]\n" in (out / "handoff/burn-in/gb/su001.sbatch").read_text()
     with CloudSlurmctld2411(trixie, out) as ctld:
         inner = Path("/") / ctld.root.relative_to(trixie)
         answers = {}

@@ -16,8 +16,8 @@ from helpers import run_cli
 from clusterforge import codes
 from clusterforge.expand import expand
 from clusterforge.pipeline import analyse, load_valid
-from clusterforge.render.bom import BOM_CSV, POWER_CSV, render_bom
 from clusterforge.render.context import RenderContext
+from clusterforge.render.handoff.bom import BOM_CSV, POWER_CSV, render_bom
 from clusterforge.validate import ValidBlueprint
 from clusterforge.yamlsafe import read_yaml
 
@@ -62,9 +62,11 @@ def test_price_list_prices_the_order_and_totals_it() -> None:
     rows, _ = bom_of(valid)
     acc, optic = line(rows, "MCA4J80-N004"), line(rows, "MMA4Z00-NS")
     assert (acc["order"], acc["unit_price"], acc["price"]) == ("137", "500.00", "68500.00")  # 130 + 7 spares
-    assert (optic["order"], optic["price"]) == ("160", "192000.00")  # no transceiver spares in this policy
+    # no transceiver spares in this policy; 160 as before, and 6 for the 12 storage ports (400G QSFP112) of the
+    # 4 storage and 2 login servers, two per twin-port module on the SN5600 leaves
+    assert (optic["order"], optic["price"]) == ("166", "199200.00")
     total = next(r for r in rows if r["category"] == "total")
-    assert float(total["price"]) == 137 * 500 + 160 * 1200 + 31 * 300000
+    assert float(total["price"]) == 137 * 500 + 166 * 1200 + 31 * 300000
     assert total["note"].startswith("EUR; ") and "have no price in the price list" in total["note"]
 
 
@@ -86,36 +88,56 @@ def test_switch_airflow_follows_the_aisle_and_a_mismatch_is_a_finding() -> None:
 
 
 def test_every_psu_has_an_outlet_on_its_feed() -> None:
-    """PSU i of a device on feed i mod 2 (A, B), outlets numbered bottom-up per PDU: gpu001 (6 PSUs, U1)
-    takes outlets 1-3 of A01-PDU-A and of A01-PDU-B; gpu002 (U9) outlets 4-6."""
+    """The example's racks (APC AR3300) have four feeds, one AP8888 each: PSU i of a device on feed i mod 4
+    (A, B, C, D; A and C one side, B and D the other), outlets numbered bottom-up per PDU: gpu001 (6 PSUs,
+    U1) takes outlets 1-2 of A01-PDU-A and -B and outlet 1 of -C and -D; gpu002 (U9) outlets 3-4 of -A."""
     _, power = bom_of(load_valid(H200))
     gpu001 = [(r["pdu"], r["outlet"], r["psu"]) for r in power if r["device"] == "gpu001"]
     assert gpu001 == [
         ("A01-PDU-A", "1", "1"),
         ("A01-PDU-B", "1", "2"),
-        ("A01-PDU-A", "2", "3"),
-        ("A01-PDU-B", "2", "4"),
-        ("A01-PDU-A", "3", "5"),
-        ("A01-PDU-B", "3", "6"),
+        ("A01-PDU-C", "1", "3"),
+        ("A01-PDU-D", "1", "4"),
+        ("A01-PDU-A", "2", "5"),
+        ("A01-PDU-B", "2", "6"),
     ]
-    assert [r["outlet"] for r in power if r["device"] == "gpu002" and r["feed"] == "A"] == ["4", "5", "6"]
+    assert [r["outlet"] for r in power if r["device"] == "gpu002" and r["feed"] == "A"] == ["3", "4"]
     # every PSU once: nodes, CPU servers, UFM hosts, QM9700, SN2201, the SN5600 and SN4600C pairs
     assert len(power) == 31 * 6 + 9 * 2 + 2 * 2 + 12 * 2 + 14 * 2 + 2 * 2 + 2 * 2
 
 
+def with_generic_racks(data: dict[str, Any]) -> dict[str, Any]:
+    """The example on rack types that name no PDU model (two feeds), so procurement.pdu_outlets counts."""
+    for row in data["floor"]["rows"]:
+        row["rack_type"] = "generic/air-42u-40kw"
+    return data
+
+
 def test_too_few_outlets_is_a_finding() -> None:
-    """A01-A06 and B01-B04 hold three nodes of six PSUs and a 2-PSU OOB switch: 10 PSUs per feed; N01 13
-    switches (12 QM9700, 1 OOB): 13; N03 11 servers and the OOB switch: 12; all over 8 outlets. B05 (one
-    node, 4) and N02 (5 switches) fit: 12 racks."""
-    _, findings = expand(valid_from(h200_data(pdu_outlets=8)))
+    """Two feeds: A01-A06 and B01-B04 hold three nodes of six PSUs and a 2-PSU OOB switch: 10 PSUs per feed;
+    N01 13 switches (12 QM9700, 1 OOB): 13; N03 11 servers and the OOB switch: 12; all over 8 outlets. B05
+    (one node, 4) and N02 (5 switches) fit: 12 racks."""
+    _, findings = expand(valid_from(with_generic_racks(h200_data(pdu_outlets=8))))
     (finding,) = [f for f in findings if f.code == codes.PDU_OUTLETS_SHORT]
     assert finding.message == (
         "12 racks need more outlets on one PDU than its 8: A01 (10), A02 (10), A03 (10), A04 (10), A05 (10), "
         "A06 (10), ..."
     )
-    _, findings = expand(valid_from(h200_data(pdu_outlets=12)))
+    _, findings = expand(valid_from(with_generic_racks(h200_data(pdu_outlets=12))))
     (finding,) = [f for f in findings if f.code == codes.PDU_OUTLETS_SHORT]
     assert finding.message == "1 rack needs more outlets on one PDU than its 12: N01 (13)"
+
+
+def test_a_rack_types_pdu_brings_its_outlets_and_part_number() -> None:
+    """On the example's AR3300 racks the AP8888 (42 outlets) counts, not procurement.pdu_outlets: at most
+    7 PSUs per feed (N01: 13 switches of 2 PSUs over 4 feeds) fit; the BOM orders 4 AP8888 per rack."""
+    valid = valid_from(h200_data(pdu_outlets=4))
+    _, findings = expand(valid)
+    assert not [f for f in findings if f.code == codes.PDU_OUTLETS_SHORT]
+    rows, _ = bom_of(valid)
+    pdu, rack = line(rows, "AP8888"), line(rows, "AR3300")
+    assert (pdu["item"], pdu["quantity"]) == ("apc/ap8888", str(14 * 4))
+    assert (rack["item"], rack["quantity"]) == ("apc/ar3300-4x-ap8888", "14")
 
 
 def test_bom_command_and_report_sections() -> None:

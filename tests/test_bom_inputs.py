@@ -13,8 +13,8 @@ from helpers import REPO, run_cli
 
 from clusterforge.model.procurement import MAX_UNIT_PRICE
 from clusterforge.pipeline import analyse
-from clusterforge.render.bom import bom_rows
 from clusterforge.render.context import RenderContext
+from clusterforge.render.handoff.bom import bom_rows
 
 L40S = REPO / "blueprints/l40s-inference.yaml"
 SERVER = "generic/l40s-4u-8gpu"

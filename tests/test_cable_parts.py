@@ -50,64 +50,68 @@ def test_h200_pod_cables_by_hand() -> None:
         ("compute", "leaf-spine", "nvidia/mca4j80", 2): 128,
         # 31 x 8 + 2 = 250 node ports, 7-15 m to the leaves: one MPO fibre each.
         ("compute", "node-leaf", "nvidia/mfp7e10", 1): 250,
-        # storage: 31 x 2 400G QSFP112 ports, one fibre each; 4 storage + 2 login hosts x 2 100G QSFP56
-        # ports = 12, at 2 x 50G on a 4-way split SN5600 cage: 6 1:2 splitter fibres.
-        ("storage", "node-leaf", "nvidia/mfp7e10", 1): 62,
-        ("storage", "node-leaf", "generic/om4-mpo12-upc-splitter", 2): 6,
+        # storage: 31 x 2 400G QSFP112 ports and 4 storage + 2 login hosts (AS-1125HS-TNR) x 2 400G QSFP112
+        # ports, one fibre each: 62 + 12.
+        ("storage", "node-leaf", "nvidia/mfp7e10", 1): 62 + 12,
         # the pairs' two peer links each, 2.09 m between neighbouring U: 800G past the 2 m DAC (ACC),
         # 100G QSFP28 within the 5 m of passive copper
         ("storage", "leaf-peer", "nvidia/mca4j80", 1): 2,
         ("inband", "leaf-peer", "nvidia/mcp1600", 1): 2,
-        # in-band: 84 25G SFP28 ports, two per QSFP28 cage of the SN4600C: 42 4-way AOC splitters (2 legs used).
-        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 42,
+        # in-band: 84 25G SFP28 ports, 42 per leaf, four per split QSFP28 cage of the SN4600C (4x on odd cages,
+        # the next one disabled: Cumulus Linux breakout table): per leaf 10 4-way AOC splitters with every leg
+        # used and one with 2 (on main: 42 with 2 legs each, 2x at 25G, which the switch refuses).
+        ("inband", "node-leaf", "nvidia/mfa7a50", 4): 20,
+        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 2,
         # 14 OOB switch uplinks (100G QSFP28): 3 within DAC reach, 11 AOC.
         ("oob", "oob-uplink", "nvidia/mcp1600", 1): 3,
         ("oob", "oob-uplink", "nvidia/mfa1a00", 1): 11,
         # 42 nodes' BMCs and 16 managed switches' management ports (8 + 4 QM9700, 2 SN5600, 2 SN4600C)
         ("oob", "oob", "generic/cat6a", 1): 42 + 16,
     }
-    assert sum(c.pieces for c in topo.cables) == 128 + 250 + 62 + 6 + 2 + 2 + 42 + 3 + 11 + 58
+    assert sum(c.pieces for c in topo.cables) == 128 + 250 + 74 + 2 + 2 + 20 + 2 + 3 + 11 + 58
     modules = Counter(topo.modules.values())
-    # switch cages: 8 leaves x 16 cages of node ports (6 leaves have 31 ports, 2 have 32) + 2 x 16 SN5600
-    # cages (31 400G storage ports per leaf of the pair)
-    assert modules["nvidia/mma4z00-ns"] == 8 * 16 + 2 * 16
+    # switch cages: 8 leaves x 16 cages of node ports (6 leaves have 31 ports, 2 have 32) + 2 x 19 SN5600
+    # cages (31 + 6 = 37 400G storage ports per leaf of the pair, two per twin-port cage)
+    assert modules["nvidia/mma4z00-ns"] == 8 * 16 + 2 * 19
     assert modules["nvidia/mma4z00-ns400"] == 250  # one flat-top module per node port
-    assert modules["nvidia/mma1z00-ns400"] == 62
-    # 12 100G QSFP56 ports, 6 per leaf of the pair at four per SN5600 cage: 2 cages per leaf
-    assert (modules["nvidia/mma1t00-vs"], modules["generic/osfp-400g-2xsr4"]) == (12, 2 * 2)
+    assert modules["nvidia/mma1z00-ns400"] == 62 + 12
+    assert (modules["nvidia/mma1t00-vs"], modules["generic/osfp-400g-2xsr4"]) == (0, 0)
 
 
 def test_gb200_cables_by_hand() -> None:
-    """72 GB200 trays x 4 compute ports + 1 UFM on 20 QM9700; SN5600 storage leaf/spine; in-band management on
-    SN4600C leaf pairs and a spine, which also take the SN2201 OOB switches' uplinks: every link has a part."""
+    """72 GB200 trays x 4 compute ports + 1 UFM on 22 QM9700 (a leaf per rack and rail, 6 spines); SN5600
+    storage leaf/spine; in-band management on SN4600C leaf pairs and a spine, which also take the SN2201 OOB
+    switches' uplinks: every link has a part."""
     topo, findings = example("gb200-nvl72")
     assert cables_by(topo) == {
-        ("compute", "leaf-spine", "nvidia/mca4j80", 2): 384 // 2,
+        # 16 leaves x 18 uplinks, 3 to each of 6 spines: a pair's third link shares its twin-port cage with
+        # another spine's, at one end or the other, so 48 pairs of links ride a twin-port ACC and 192 links a
+        # twin-port transceiver's fibre each
+        ("compute", "leaf-spine", "nvidia/mca4j80", 2): 48,
+        ("compute", "leaf-spine", "nvidia/mfp7e10", 1): 192,
         ("compute", "node-leaf", "nvidia/mfp7e10", 1): 72 * 4 + 1,
-        ("storage", "node-leaf", "nvidia/mfp7e10", 1): 72 * 2,
-        # 3 login hosts x 2 100G QSFP56 ports (2 x 50G), 3 per leaf of the pair on one 4-way split SN5600 cage:
-        # per leaf one 1:2 splitter fibre with both legs used and one with one leg
-        ("storage", "node-leaf", "generic/om4-mpo12-upc-splitter", 2): 2,
-        ("storage", "node-leaf", "generic/om4-mpo12-upc-splitter", 1): 2,
+        # 72 trays x 2 and 3 login hosts (AS-1125HS-TNR) x 2 400G QSFP112 ports, one fibre each
+        ("storage", "node-leaf", "nvidia/mfp7e10", 1): 72 * 2 + 3 * 2,
         ("storage", "leaf-spine", "nvidia/mca4j80", 1): 42,  # 800G, one link per cable
         # In-band, SN4600C (64 x 100G QSFP28), 4:1: a leaf keeps 2 ports for its MLAG peer links and takes d
         # downlinks and u = ceil(d / 4) uplinks with d + u <= 62: d = 49, u = 13. Trays first: 49 on the first
         # pair, 23 on the second with the 6 x86 hosts (2 mgmt, 3 login, 1 UFM; one 25G port per leaf each,
-        # two per split cage) and the 7 OOB uplinks (100G QSFP28).
+        # four per split cage, 4x on an odd cage with the next one disabled) and the 7 OOB uplinks (100G QSFP28).
         # 144 tray ports (QSFP112 at 4 x 25G NRZ) 6.6-9.2 m from the leaves, past the 5 m QSFP28 DAC: AOC.
         ("inband", "node-leaf", "nvidia/mfa1a00", 1): 72 * 2,
-        # 12 25G SFP28 ports, 2 per cage: 6 4-way splitters (2 legs used); 3.2-3.5 m, past the 3 m
-        # splitter DAC: AOC
-        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 6 * 2 // 2,
+        # 12 25G SFP28 ports, 6 per leaf, 4 per split cage: per leaf one 4-way splitter with every leg used
+        # and one with 2 (on main 2x at 25G: 6 splitters with 2 legs); 3.2-3.5 m, past the 3 m splitter DAC: AOC
+        ("inband", "node-leaf", "nvidia/mfa7a50", 4): 2,
+        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 2,
         ("inband", "leaf-peer", "nvidia/mcp1600", 1): 2 * 2,  # two pairs, two peer links each, 2.09 m
         ("inband", "leaf-spine", "nvidia/mcp1600", 1): 4 * 13,  # one spine in N02, 2.1-2.4 m: passive copper
         # 7 OOB uplinks: the 4 NVL72 racks' switches 6.6-7.8 m away (AOC), the N racks' 2.2-4.5 m (DAC)
         ("oob", "oob-uplink", "nvidia/mfa1a00", 1): 4,
         ("oob", "oob-uplink", "nvidia/mcp1600", 1): 3,
-        # 72 trays' and 6 hosts' BMCs; management ports of 20 QM9700, 3 SN5600, 5 SN4600C and the 8 SN2201
+        # 72 trays' and 6 hosts' BMCs; management ports of 22 QM9700, 3 SN5600, 5 SN4600C and the 8 SN2201
         # built into the four NVL72 racks; per rack 9 NVLink switch trays (bmc and nvos ports) and 8 power
         # shelves (pmc)
-        ("oob", "oob", "generic/cat6a", 1): 72 + 6 + 20 + 3 + 5 + 8 + 4 * (9 * 2 + 8),
+        ("oob", "oob", "generic/cat6a", 1): 72 + 6 + 22 + 3 + 5 + 8 + 4 * (9 * 2 + 8),
     }
     assert [link for link in topo.links if link.cable < 0] == []
     assert not any(f.code == codes.ENDS_CANNOT_MEET for f in findings)
@@ -121,7 +125,10 @@ def test_l40s_cables_by_hand() -> None:
     topo, _ = example("l40s-inference")
     assert cables_by(topo) == {
         ("compute", "node-leaf", "nvidia/mfp7e20", 2): 16,
-        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 10,  # 20 25G ports on an MLAG pair of SN4600C
+        # 20 25G ports on an MLAG pair of SN4600C, 10 per leaf, 4 per split cage: 2 full splitters and one
+        # with 2 legs per leaf
+        ("inband", "node-leaf", "nvidia/mfa7a50", 4): 4,
+        ("inband", "node-leaf", "nvidia/mfa7a50", 2): 2,
         ("inband", "leaf-peer", "nvidia/mcp1600", 1): 2,
         ("oob", "oob", "generic/cat6a", 1): 13,  # 10 servers' BMCs, 3 switches' management ports
     }

@@ -89,9 +89,9 @@ def test_grow_render_diff_check_in_a_git_repository(tmp_path: Path) -> None:
         "rows: [A, B], per_rack: 3", "rows: [A, B, C], per_rack: 3"
     )
     data = data.replace(
-        "    - {name: B, racks: 5, rack_type: generic/air-42u-40kw}\n",
-        "    - {name: B, racks: 5, rack_type: generic/air-42u-40kw}\n"
-        "    - {name: C, racks: 2, rack_type: generic/air-42u-40kw}\n",
+        "    - {name: B, racks: 5, rack_type: apc/ar3300-4x-ap8888}\n",
+        "    - {name: B, racks: 5, rack_type: apc/ar3300-4x-ap8888}\n"
+        "    - {name: C, racks: 2, rack_type: apc/ar3300-4x-ap8888}\n",
     )
     pod.write_text(data, encoding="utf-8")
     stale = cf(repo, *hook_args("clusterforge-render-check"))
@@ -116,6 +116,23 @@ def test_grow_render_diff_check_in_a_git_repository(tmp_path: Path) -> None:
     assert cf(repo, *hook_args("clusterforge-render-check")).returncode == 0
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "day two: five more nodes")
+
+    # a node out of the middle: every other host keeps what it had, diff lists no move, the hook passes
+    pod.write_text(
+        pod.read_text(encoding="utf-8").replace("    count: 36\n", "    count: 35\n    absent: [10]\n", 1),
+        encoding="utf-8",
+    )
+    assert cf(repo, "render", "pod.yaml", "--date", "2026-12-05").returncode == 0
+    fewer = host_identities(repo / "inventories/h200-training-pod")
+    assert "gpu010" not in fewer and {h: after[h] for h in fewer if h in after} == {
+        h: fewer[h] for h in fewer if h in after
+    }
+    assert "  gpu010: removed 2026-12-05\n" in (repo / "pod.lock.yaml").read_text(encoding="utf-8")
+    out = cf(repo, "diff", "HEAD:pod.yaml", "pod.yaml").stdout
+    assert "No existing host, address, cable or rack slot moves." in out, out[:2000]
+    assert cf(repo, *hook_args("clusterforge-render-check")).returncode == 0
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "day two: gpu010 out")
 
     # a change that renumbers: refused by plan and render, listed first by diff
     pod.write_text(pod.read_text(encoding="utf-8").replace("10.120.0.0/24", "10.121.0.0/24"), encoding="utf-8")

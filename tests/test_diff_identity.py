@@ -50,3 +50,27 @@ def test_a_renumbering_change_is_listed_address_by_address(tmp_path: Path) -> No
     assert moved["inband/ctl001"] == ("10.41.0.10", "10.49.0.10")
     assert len(moved) == 10
     assert diff_markdown(diff).index("### Addresses that move (10)") < diff_markdown(diff).index("### Rendered files")
+
+
+def test_slurm_nodes_that_change_switch_and_re_patched_cables_come_first(tmp_path: Path) -> None:
+    """Halving the pod's scalable unit moves gpu017-031 to a second unit: their leaf ports and their switch in
+    topology.conf change, and diff says so node by node before any figure."""
+    pod = REPO / "blueprints" / "h200-training-pod.yaml"
+    old, new = tmp_path / "old", tmp_path / "new"
+    text = pod.read_text(encoding="utf-8")
+    for side, body in ((old, text), (new, text.replace("scalable_unit: 32", "scalable_unit: 16"))):
+        side.mkdir()
+        (side / "pod.yaml").write_text(body, encoding="utf-8")
+        shutil.copy(REPO / "blueprints" / "h200-training-pod.lock.yaml", side / "pod.lock.yaml")
+    diff = diff_specs(str(old / "pod.yaml"), str(new / "pod.yaml"))
+    blocks = {c["key"]: (c["old"], c["new"]) for c in diff["node_blocks"]}
+    assert blocks == {f"gpu{i:03d}": ("compute-su001", "compute-su002") for i in range(17, 32)}
+    repatched = {m["key"] for m in diff["identity_moves"]["ports"]}
+    assert "compute/gpu017:ib1" in repatched and "compute/gpu016:ib1" not in repatched
+    trunks = {m["key"]: (m["old"], m["new"]) for m in diff["identity_moves"]["trunks"]}
+    assert trunks and all(key.startswith("compute/compute-") for key in trunks)  # leaf-spine cables moved
+    markdown = diff_markdown(diff)
+    assert "| `gpu017` | compute-su001 | compute-su002 |" in markdown
+    assert "### Switch-to-switch cables re-patched" in markdown
+    assert markdown.index("### Cables re-patched") < markdown.index("### Slurm nodes that change block or switch")
+    assert markdown.index("### Slurm nodes that change block or switch") < markdown.index("### Rendered files")

@@ -82,14 +82,23 @@ def test_a_rail_leaf_takes_its_rail_from_every_node_of_its_scalable_unit() -> No
     assert failure_of(H200, rail1).fabrics["compute"].rails_lost == {1: nodes + 1}  # and ufm001's first port
 
 
-def test_losing_feed_a_of_a_2n_rack_leaves_each_node_on_half_its_psus() -> None:
-    a = analysed(H200)
+def two_feed_variant(tmp_path: Path) -> Path:
+    """The h200 example on a rack type with one PDU per side (two feeds, 2N) instead of the AR3300's four."""
+    path = tmp_path / "h200-two-feeds.yaml"
+    text = H200.read_text(encoding="utf-8").replace("apc/ar3300-4x-ap8888", "generic/air-42u-40kw")
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_losing_feed_a_of_a_2n_rack_leaves_each_node_on_half_its_psus(tmp_path: Path) -> None:
+    h200 = two_feed_variant(tmp_path)
+    a = analysed(h200)
     server = a.valid.catalog.require("supermicro/sys-821ge-tnhr-h200", Server)
     assert server.psus is not None
     left = server.psus.count // 2  # PSU i on feed i mod 2: three of six on each of a 2N rack's two feeds
     draw = server.max_power_w  # load factor 1.0
     assert (server.psus.count, left, left * server.psus.rating_w, draw) == (6, 3, 9000, 10200)
-    effect = failure_of(H200, "A01-PDU-A")
+    effect = failure_of(h200, "A01-PDU-A")
     in_rack = [d.name for d in a.topo.nodes_in_rack("A01") if d.group == "gpu"]
     assert sorted(effect.throttled) == sorted(in_rack) and len(in_rack) == 3
     assert effect.gpus_throttled == 3 * 8 and effect.gpus_lost == 0
@@ -97,10 +106,17 @@ def test_losing_feed_a_of_a_2n_rack_leaves_each_node_on_half_its_psus() -> None:
     # the rack itself stays up: its 30.76 kW on the one feed left, a 3-phase feed of the rack type
     rack_type = a.topo.racks["A01"].rack_type
     assert (rack_type.feeds, rack_type.feed_redundancy) == (2, "2N")
-    assert base_of(H200).figures["A01"].power_kw <= rack_type.feed.capacity_kw
+    assert base_of(h200).figures["A01"].power_kw <= rack_type.feed.capacity_kw
     assert effect.racks_down == []
-    hall = failure_of(H200, "feed A")
+    hall = failure_of(h200, "feed A")
     assert hall.gpus_throttled == 31 * 8
+
+
+def test_one_of_four_pdus_of_the_example_racks_throttles_nothing() -> None:
+    """The example's AR3300 racks have four AP8888 feeds: PSU i on feed i mod 4, so a node keeps 4 of its 6
+    PSUs (12 kW of 3 kW PSUs) for its 10.2 kW when A01-PDU-A fails, and nothing throttles."""
+    effect = failure_of(H200, "A01-PDU-A")
+    assert (effect.throttled, effect.gpus_throttled, effect.gpus_lost, effect.racks_down) == ([], 0, 0, [])
 
 
 def test_one_nvl72_power_shelf_leaves_the_rack_on_seven() -> None:
@@ -180,14 +196,15 @@ def test_failures_networkx_option_works_every_worst_out_again() -> None:
 
 
 def test_three_tiers_by_hand() -> None:
-    # 3 SU x 8 rails = 24 leaves with 32 uplinks each (768 leaf-spine links), 32 spines and 32 cores with
-    # 768 spine-core links: each spine 24 down, 24 up. Bisection: 768 x 400 / 2 = 153.6 Tb/s. One core: 24 links
-    # of 768 gone; its spines each carry min(24, 23) = 23: 153.6 x 744 / 768 = 148.8 Tb/s.
+    # 3 SU x 8 rails = 24 leaves with 32 uplinks each (768 leaf-spine links), 32 spines, each 24 down and 24
+    # up; 768 spine-core links need 768 / 64 = 12 cores, 2 links from every spine to each. Bisection:
+    # 768 x 400 / 2 = 153.6 Tb/s. One core: 64 links of 768 gone; each spine carries min(24, 22) = 22:
+    # 153.6 x 704 / 768 = 140.8 Tb/s.
     topo = analysed(THREE_TIER).topo
-    assert [len(topo.switches("compute", t)) for t in ("leaf", "spine", "core")] == [24, 32, 32]
+    assert [len(topo.switches("compute", t)) for t in ("leaf", "spine", "core")] == [24, 32, 12]
     assert len(topo.fabric_links("compute", "spine-core")) == 768
     core = failure_of(THREE_TIER, "compute-core001").fabrics["compute"]
-    assert (core.bisection_tbps, core.bisection_left_tbps) == (153.6, 148.8)
+    assert (core.bisection_tbps, core.bisection_left_tbps) == (153.6, 140.8)
 
 
 @pytest.mark.parametrize("path", [H200, GB200, THREE_TIER], ids=lambda p: p.stem)
@@ -204,7 +221,7 @@ def test_one_per_signature_finds_the_same_worst_as_every_element(path: Path) -> 
 
 
 def test_the_blueprints_tolerance_gives_findings_in_failures_and_check(tmp_path: Path) -> None:
-    text = H200.read_text(encoding="utf-8")
+    text = two_feed_variant(tmp_path).read_text(encoding="utf-8")
     policy = (
         "resilience:\n"
         "  default: {max_racks_down: 0}\n"
@@ -288,8 +305,8 @@ def test_diff_shows_how_a_change_moves_the_worst_case() -> None:
 
 
 def test_the_report_shows_the_table_and_a_floor_map_per_class(monkeypatch: pytest.MonkeyPatch) -> None:
-    from clusterforge.render import report_failures
     from clusterforge.render.context import RenderContext
+    from clusterforge.render.handoff import report_failures
 
     a = analysed(GB200)
     ctx = RenderContext(a.valid, a.topo, a.findings)

@@ -21,7 +21,7 @@ from clusterforge.checks.fat_tree import check_fat_trees, level_faults
 from clusterforge.expand.topology import Topology
 from clusterforge.pipeline import Analysis, analyse, load_valid
 from clusterforge.render.context import RenderContext
-from clusterforge.render.infiniband import render_infiniband
+from clusterforge.render.infiniband.infiniband import render_infiniband
 from clusterforge.validate import ValidBlueprint
 from clusterforge.verify import verify
 
@@ -122,13 +122,16 @@ def h200_with_partition(folder: Path) -> Path:
 
 
 def test_partitions_reach_opensm(tmp_path: Path) -> None:
-    """A P_Key of the blueprint lands in partitions.conf with the GPU nodes' port GUIDs; OpenSM parses it."""
+    """A P_Key of the blueprint lands in partitions.conf with the GPU nodes' port GUIDs; OpenSM parses it. Both
+    IPoIB partitions ask for a 4096-byte broadcast group (mtu=5, IBTA code; opensm(8) mgroup_flag: 'mtu ...
+    default is 4 (2048)'): on main they had none, so IPoIB stayed at 2K."""
     blueprint = h200_with_partition(tmp_path)
     analysis = analyse(load_valid(blueprint))
     folder = rendered(analysis.valid, analysis.topo, tmp_path)
     partitions = (folder / "partitions.conf").read_text(encoding="utf-8")
     line = next(line for line in partitions.splitlines() if line.startswith("training="))
-    assert line.startswith("training=0x0a01, ipoib : ")
+    assert line.startswith("training=0x0a01, ipoib, mtu=5 : ")
+    assert "Default=0x7fff, ipoib, mtu=5 : ALL=full;" in partitions.splitlines()
     assert line.count("=full") == 31 * 8  # 31 GPU nodes x 8 rails; the UFM ports are not members
     run = bring_up(folder, tmp_path / "run")
     assert_fat_tree_up(run)
@@ -152,16 +155,18 @@ def test_4096_host_adapters_over_three_tiers(tmp_path: Path) -> None:
 
 def test_a_partial_last_pod_is_routed_with_updn_and_comes_up(tmp_path: Path) -> None:
     """352 DGX H100 = 88 leaves: pods of 32 leaves, two full and one of 24, whose 32 spines meet 24 leaves
-    each. Core group j (spine j of the 3 pods: 32 + 32 + 24 uplinks) is 2 cores with 16, 16 and 12 links per
-    pair, so our check says no fat tree and the configuration routes with updn. OpenSM agrees: given such a
-    fabric its ftree engine refuses it even when the spine-core pairs are made even (ERR AB0A, different
-    numbers of downward port groups: the partial pod's spines meet fewer leaves; tried 2026-12-03)."""
+    each. A core group per spine position (32 + 32 + 24 uplinks) would take 2 cores each, 64 for 2,816 links;
+    the core tier takes the fewest, 44 (2,816 / 64 ports), in one group, each spine's 32 or 24 uplinks one
+    a core round the group, so our check says no fat tree and the configuration routes with updn. OpenSM
+    agrees: given such a fabric its ftree engine refuses it even when the spine-core pairs are made even
+    (ERR AB0A, different numbers of downward port groups: the partial pod's spines meet fewer leaves;
+    tried 2026-12-03)."""
     valid = dgx_blueprint(352, scalable_unit=32)
     analysis = analyse(valid)
     assert codes.NOT_A_FAT_TREE in {f.code for f in analysis.findings}
     folder = rendered(valid, analysis.topo, tmp_path)
     net = (folder / "topology.net").read_text(encoding="utf-8")
-    assert net.count("\nSwitch ") == 88 + 96 + 64
+    assert net.count("\nSwitch ") == 88 + 96 + 44
     assert "routing_engine updn" in (folder / "opensm.conf").read_text(encoding="utf-8")
     run = bring_up(folder, tmp_path / "run")
     assert run.opensm_rc == 0
@@ -260,3 +265,41 @@ def test_per_rail_planes_are_subnets_of_their_own(tmp_path: Path) -> None:
     refused = bring_up(folder, tmp_path / "run-ftree", conf_file=ftree)
     assert any("ERR AB0B" in line for line in refused.errors())
     assert [f.code for f in analysis.findings if f.code == codes.NOT_A_FAT_TREE] == [codes.NOT_A_FAT_TREE]
+
+
+def test_the_subnet_manager_on_the_switches() -> None:
+    """`subnet_manager: switches`: the MLNX-OS commands of the user manual (`ib smnode <name> enable`,
+    `sm-priority`) for the first two spines, master 15 and standby 14; the OpenSM files stay for a host."""
+    valid = dgx_blueprint(64, scalable_unit=32, subnet_manager="switches")
+    analysis = analyse(valid)
+    files = render_infiniband(RenderContext(valid, analysis.topo, analysis.findings))
+    sm = sorted(name for name in files if name.endswith(".mlnxos"))
+    assert sm == ["infiniband/compute/sm-compute-spine001.mlnxos", "infiniband/compute/sm-compute-spine002.mlnxos"]
+    master = files[sm[0]].splitlines()
+    assert master[-2:] == ["ib smnode compute-spine001 enable", "ib smnode compute-spine001 sm-priority 15"]
+    assert files[sm[1]].splitlines()[-1] == "ib smnode compute-spine002 sm-priority 14"
+    assert "(this subnet: 536)" in files[sm[0]]  # 512 host ports, 16 leaves, 8 spines
+    assert codes.SWITCH_SM_TOO_MANY_NODES not in {f.code for f in analysis.findings}
+
+
+def test_the_switches_subnet_manager_refuses_a_fabric_past_2048_nodes() -> None:
+    # 288 DGX H100 x 8 ports = 2,304 host adapters, past the 2,048 nodes of MLNX-OS's embedded SM; switches:
+    # 72 leaves in pods of 32, 32 and 8 with 32 + 32 + 8 spines, and 2,304 spine-core links on 36 cores
+    analysis = analyse(dgx_blueprint(288, scalable_unit=32, subnet_manager="switches"))
+    (finding,) = [f for f in analysis.findings if f.code == codes.SWITCH_SM_TOO_MANY_NODES]
+    assert "this subnet has 2484 (2304 host ports and 180 switches)" in finding.message
+
+
+def test_a_ufm_on_the_spines_free_ports_is_an_io_node_and_ftree_comes_up(tmp_path: Path) -> None:
+    """96 DGX H100 fill 3 SU: no node slot is free and a leaf has no port to spare, but the 16 spines use 48
+    of their 64 ports, so the two UFM take spine ports. OpenSM's fat-tree engine refuses a compute node on a
+    spine (ERR AB26); listed in io_guid_file, with the root GUID file, it routes the fabric as a fat tree."""
+    valid = dgx_blueprint(96, scalable_unit=32, managers=2)
+    analysis = analyse(valid)
+    ufm = [(link.a, link.b) for link in analysis.topo.fabric_links("compute", "node-leaf") if link.a.startswith("ufm")]
+    assert ufm == [("ufm001", "compute-spine001"), ("ufm002", "compute-spine002")]
+    folder = rendered(valid, analysis.topo, tmp_path)
+    conf = (folder / "opensm-ufm001.conf").read_text(encoding="utf-8")
+    assert "\nroot_guid_file /etc/opensm/root-guids.conf\nio_guid_file /etc/opensm/io-guids.conf\n" in conf
+    assert len((folder / "io-guids.conf").read_text(encoding="utf-8").split()) == 2
+    assert_fat_tree_up(bring_up(folder, tmp_path / "run"))

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from helpers import REPO, ansible, run_cli
 
-from clusterforge.render.host_data import host_data_json
-from clusterforge.render.inventory_json import UNSAFE_KEY, inventory_json
+from clusterforge.render.ansible.host_data import host_data_json
+from clusterforge.render.ansible.inventory_json import UNSAFE_KEY, inventory_json
 
 MARK = "cf-pwned"
 HOSTILE = (

@@ -7,18 +7,27 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import yaml
 from helpers import REPO, run_cli
 
+from clusterforge.cli import cli
 from clusterforge.inputs import MAX_FILE_BYTES
 from clusterforge.loader import load_blueprint
 from clusterforge.pipeline import load_valid
 
-BASE = (REPO / "tests/errors/count-zero.yaml").read_text().replace("count: 0", "count: 4")
+BASE = (
+    (REPO / "tests/errors/count-zero.yaml")
+    .read_text()
+    .replace("count: 0", "count: 4")
+    # no leaf takes the OOB uplink: the site's router holds the gateway (else CF-ADDR-005)
+    .replace("    ipv4_pool: 10.1.0.0/24\n", "    ipv4_pool: 10.1.0.0/24\n    gateway: 10.1.0.1\n")
+)
 
 
 @pytest.fixture
@@ -69,6 +78,42 @@ def test_allow_dir_lets_a_named_folder_in(repo: Path, tmp_path: Path) -> None:
     path = with_include(repo, str(shared / "desc.yaml"))
     assert validate(path).returncode == 1
     assert validate(path, "--allow-dir", str(shared)).returncode == 0
+
+
+BLUEPRINT_ARGUMENTS = {"blueprint", "blueprints", "patterns", "old", "new"}
+
+
+def _commands(group: click.Group, prefix: str = "") -> Iterator[tuple[str, click.Command]]:
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            yield from _commands(command, f"{prefix}{name} ")
+        else:
+            yield f"{prefix}{name}", command
+
+
+def test_every_command_that_reads_a_blueprint_takes_allow_dir() -> None:
+    """The README promises it: a command reading a blueprint reads its includes and catalogs too."""
+    reading = {
+        name: {param.name for param in command.params}
+        for name, command in _commands(cli)
+        if any(isinstance(p, click.Argument) and p.name in BLUEPRINT_ARGUMENTS for p in command.params)
+    }
+    assert {"validate", "plan", "check", "fit", "diff", "render", "lab up"} <= set(reading)
+    assert [name for name, params in reading.items() if "allow" not in params] == []
+
+
+@pytest.mark.parametrize("command", [["fit"], ["diff"]])
+def test_fit_and_diff_read_an_allowed_folder(repo: Path, tmp_path: Path, command: list[str]) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "desc.yaml").write_text("description: from the shared folder\n")
+    path = str(with_include(repo, str(shared / "desc.yaml")))
+    args = [*command, path, path] if command == ["diff"] else [*command, path]
+    refused = run_cli(*args)
+    assert refused.returncode == 1 and "CF-YAML-005" in refused.stdout, refused.stdout + refused.stderr
+    allowed = run_cli(*args, "--allow-dir", str(shared))
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert "CF-YAML-005" not in allowed.stdout
 
 
 def test_a_device_is_refused_without_reading_it(repo: Path) -> None:

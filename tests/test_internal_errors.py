@@ -9,7 +9,7 @@ import pytest
 from helpers import run_cli
 
 from clusterforge import cli
-from clusterforge.render import RENDERERS, RenderContext
+from clusterforge.render import FAMILIES, Family, RenderContext
 
 BLUEPRINT = "blueprints/l40s-inference.yaml"
 
@@ -40,7 +40,7 @@ def _broken_renderer(ctx: RenderContext) -> dict[str, str]:
 def test_a_renderer_bug_is_an_internal_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], with_override: bool
 ) -> None:
-    monkeypatch.setitem(RENDERERS, "bom", _broken_renderer)
+    monkeypatch.setitem(FAMILIES, "bom", Family("bom", _broken_renderer, handoff=True))
     monkeypatch.delenv("CLUSTERFORGE_DEBUG", raising=False)
     args = ["render", BLUEPRINT, "-o", str(tmp_path / "out")]
     if with_override:

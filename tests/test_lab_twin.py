@@ -25,7 +25,7 @@ from clusterforge.lab import network
 from clusterforge.lab.checks import check_lab
 from clusterforge.lab.image import Image, base_image
 from clusterforge.lab.twin import INOTIFY, down, left_over, up
-from clusterforge.pipeline import load_valid, render_files
+from clusterforge.pipeline import load_valid
 
 
 def lab_image() -> Image:
@@ -36,11 +36,10 @@ def lab_image() -> Image:
 
 def bring_up_and_check(tmp_path: Path, blueprint: str, timings: dict[str, float]) -> None:
     lab_image()
-    files = render_files(load_valid(REPO / "blueprints" / blueprint))
     work = tmp_path / "lab"
     inotify_before = INOTIFY.read_text()
     lines: list[str] = []
-    state = up(files, blueprint, work, cache_dir() / "lab", scale=True, say=lines.append)
+    state = up(load_valid(REPO / "blueprints" / blueprint), work, cache_dir() / "lab", scale=True, say=lines.append)
     try:
         timings.update(state.timings)
         results = check_lab(work, say=lines.append)

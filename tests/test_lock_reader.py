@@ -14,7 +14,7 @@ from clusterforge import lockfile
 from clusterforge.errors import BlueprintError
 from clusterforge.lockfile import Lock, lock_text, parse_lock
 
-LOCKS = sorted((REPO / "blueprints").glob("*.lock.yaml"))
+LOCKS = sorted([*(REPO / "blueprints").glob("*.lock.yaml"), *(REPO / "docs" / "examples").glob("*.lock.yaml")])
 INSERTS = [" ", ":", ": ", "#", "-", "/", "\t", "\r", "x", "1", "U", " U", "0", ".", "\xa0", "  ", "300"]
 
 
@@ -45,7 +45,7 @@ def _changed(text: str, rng: random.Random) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("path", LOCKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", LOCKS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_the_fast_path_reads_what_the_line_reader_reads(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     fast = lockfile._as_written(text)
@@ -83,3 +83,29 @@ def test_a_key_given_twice_is_reported_by_the_line_reader() -> None:
     assert lockfile._as_written(text) is None
     with pytest.raises(BlueprintError, match="given twice"):
         parse_lock(text, "x.lock.yaml")
+
+
+@pytest.mark.parametrize(
+    ("section", "line", "reason"),
+    [
+        ("held", "gpu031: removed 2026-13-05", "is not 'removed' or 'removed YYYY-MM-DD'"),
+        ("held", "gpu031: removed 2026-02-30", "is not 'removed' or 'removed YYYY-MM-DD'"),
+        ("asns", "leaf01: 4294967295", "is not an ASN"),
+        ("asns", "leaf01: 0", "is not an ASN"),
+        ("racks", "gpu001: A01 U10-3", "is not 'RACK U<n>'"),
+    ],
+)
+def test_a_value_the_pattern_takes_but_the_section_does_not_is_left_to_the_line_reader(
+    section: str, line: str, reason: str
+) -> None:
+    text = f"version: 1\nblueprint: x\n{section}:\n  {line}\n"
+    assert lockfile._as_written(text) is None
+    with pytest.raises(BlueprintError, match=reason):
+        parse_lock(text, "x.lock.yaml")
+
+
+def test_held_lines_with_and_without_a_date_and_asns_take_the_fast_path() -> None:
+    text = "version: 1\nblueprint: x\nasns:\n  leaf01: 4200000001\nheld:\n  a: removed\n  b: removed 2026-12-05\n"
+    lock = lockfile._as_written(text)
+    assert lock is not None and lock.sections["held"] == {"a": "removed", "b": "removed 2026-12-05"}
+    assert lock.sections["asns"] == {"leaf01": "4200000001"} and lock.sections == parse_lock(text).sections

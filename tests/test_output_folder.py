@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from helpers import REPO, run_cli
 
-from clusterforge import fsops, write_behind, writer
 from clusterforge.errors import ClusterforgeError
-from clusterforge.writer import MANIFEST, manifest_files, with_manifest, write_tree
+from clusterforge.output import fsops, write_behind, writer
+from clusterforge.output.writer import MANIFEST, manifest_files, with_manifest, write_tree
 
 BP = "blueprints/l40s-inference.yaml"
 

@@ -51,12 +51,12 @@ def test_plan_of_the_nvl72_system() -> None:
     plan = plan_of("gb200-nvl72.yaml")
     assert (plan["nodes"], plan["gpus"]) == (78, 288)
     assert plan["nvlink_domains"] == {"72": 4}
-    # storage: an EVPN-MH leaf pair, each leaf one port of each of 72 trays (400G) and 3 login nodes (100G);
+    # storage: an EVPN-MH leaf pair, each leaf one port of each of 72 trays (400G) and 3 login nodes (400G);
     # at 2:1 an SN5600 leaf is planned for 84 downlinks of 400G (42 cages + 21 uplinks of 800G <= 64), so
-    # 21 uplinks: (72 x 400 + 3 x 100) / (21 x 800) = 29,100 / 16,800 Gb/s = 1.732
+    # 21 uplinks: (72 x 400 + 3 x 400) / (21 x 800) = 30,000 / 16,800 Gb/s = 1.786
     storage = plan["fabrics"]["storage"]
     assert (storage["leaf_pairs"], storage["dual_homing"], storage["links"]["leaf-spine"]) == (1, "evpn-mh", 42)
-    assert storage["oversubscription"]["leaf"] == 1.732
+    assert storage["oversubscription"]["leaf"] == 1.786
     # in-band on SN4600C (64 x 100G) at 4:1: a leaf keeps 2 ports for MLAG peer links and takes d downlinks
     # and ceil(d / 4) uplinks within 62 ports: d = 49, u = 13, so 49 / 13 = 3.769. 78 nodes x 2 ports (72
     # trays at 100G, 6 hosts at 25G) need two leaf pairs (49 trays on the first); 4 x 13 = 52 uplinks fit
@@ -103,12 +103,11 @@ def test_fabric_svg_from_graphviz(name: str, grouped: bool, tmp_path) -> None:  
     svg = ET.parse(out).getroot()
     titles = [g.findtext(f"{SVG}title") or "" for g in svg.iter(f"{SVG}g") if g.get("class") == "node"]
     if grouped:
-        # 72 trays in SUs of 32 -> 3 SU boxes, the UFM, 4 rail leaf groups and one spine plane
+        # 72 trays in one SU of 8 racks (144 trays, the GB200 RA's) -> 1 SU box, the UFM, 4 rail leaf groups
+        # and one spine plane
         assert sorted(titles) == sorted(
             [
                 "gb SU1",
-                "gb SU2",
-                "gb SU3",
                 "ufm",
                 "compute spine plane 1",
                 *(f"compute leaf rail {r}" for r in range(1, 5)),

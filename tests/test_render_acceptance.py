@@ -9,14 +9,15 @@ ports for 8 GPUs (50 GB/s per GPU), a GB200 tray 4 x 400 Gb/s for 4 GPUs, an L40
 from __future__ import annotations
 
 import re
+import shutil
 
 import pytest
 from factories import dgx_blueprint
 from helpers import REPO
 
 from clusterforge.pipeline import analyse, load_valid
-from clusterforge.render.acceptance import ACCEPTANCE_MD, render_acceptance
 from clusterforge.render.context import RenderContext
+from clusterforge.render.handoff.acceptance import ACCEPTANCE_MD, render_acceptance
 from clusterforge.validate import ValidBlueprint
 
 
@@ -39,6 +40,21 @@ def example(name: str) -> dict[str, list[str]]:
     return rows_of(runbook(load_valid(REPO / "blueprints" / f"{name}.yaml")))
 
 
+def test_gb200_rail_tier_over_part_of_a_domain(tmp_path) -> None:
+    # Leaves per scalable unit of 32 trays (not the default leaf per rack): the 32 trays are the whole first
+    # rack (18 trays, 72 GPUs) and 14 of the second (56 GPUs); a GPU of the second rack reaches 56 of the 128
+    # over NVLink and sends to the other 72 over its NIC: all-to-all 50 x 127 / (128 - 56) = 88.19, floor
+    # 0.8 x 88.19 = 70.6 (as if both domains were whole: 50 x 127 / (128 - 72) = 113.4, floor 90.7)
+    shutil.copytree(REPO / "blueprints", tmp_path / "blueprints", ignore=shutil.ignore_patterns("*.lock.yaml"))
+    fabrics = tmp_path / "blueprints" / "gb200-nvl72" / "fabrics.yaml"
+    text = fabrics.read_text()
+    unit = "    scalable_unit: 32\n    rail_leaves: per-scalable-unit\n"
+    text = text.replace("    switch_racks: [N01, N02]\n", "    switch_racks: [N01, N02]\n" + unit, 1)
+    fabrics.write_text(text)
+    rows = rows_of(runbook(load_valid(tmp_path / "blueprints" / "gb200-nvl72.yaml", allow=[tmp_path])))
+    assert rows["rail (one scalable unit)"][2:8] == ["128", "900.0", "720.0", "88.2", "70.6", "NVLink per GPU"]
+
+
 def test_h200_pod() -> None:
     rows = example("h200-training-pod")
     # inside the HGX board: NVLink, 900 / 2 = 450 GB/s for both collectives
@@ -53,8 +69,8 @@ def test_gb200_nvl72() -> None:
     rows = example("gb200-nvl72")
     # one NVL72 rack: 72 GPUs, 1,800 / 2 = 900 GB/s
     assert rows["NVLink domain"][1:4] == ["gb[001-018] (18)", "72", "900.0"]
-    # a scalable unit of 32 trays = 128 GPUs: all-reduce min(900, 72 x 50) = 900; all-to-all 50 x 127 / (128 - 72)
-    assert rows["rail (one scalable unit)"][2:6] == ["128", "900.0", "720.0", "113.4"]
+    # a leaf per rack and rail: a leaf's trays are one NVLink domain, so no rail tier of its own
+    assert "rail (one scalable unit)" not in rows
     # all 288 GPUs over the spines at 1:1: all-to-all 50 x 287 / (288 - 72) = 66.44
     assert rows["spine"][2:6] == ["288", "900.0", "720.0", "66.4"]
 

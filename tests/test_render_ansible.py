@@ -18,11 +18,11 @@ from helpers import BLUEPRINTS, ansible
 from clusterforge.catalog import Server
 from clusterforge.expand import expand
 from clusterforge.expand.topology import Device, RailSegment, Topology
+from clusterforge.output.writer import write_tree
 from clusterforge.pipeline import load_valid, render_files
 from clusterforge.render import paths
 from clusterforge.render.context import ansible_name
 from clusterforge.validate import ValidBlueprint
-from clusterforge.writer import write_tree
 
 
 @dataclass
@@ -198,18 +198,24 @@ def expected_installs(case: Case, host: str) -> dict[str, str]:
         device = case.topo.devices[host]
         assert device.group is not None
         conf = paths.nccl_conf(device.group)
-        wanted[paths.NCCL_CONF_INSTALLED] = conf
+        if paths.rccl_conf(device.group) in case.files:  # AMD GPUs: RCCL reads /etc/rccl.conf, not nccl.conf
+            wanted[paths.RCCL_CONF_INSTALLED] = paths.rccl_conf(device.group)
+        else:
+            wanted[paths.NCCL_CONF_INSTALLED] = conf
         if f"NCCL_TOPO_FILE={paths.NCCL_TOPOLOGY_INSTALLED}" in case.files.get(conf, ""):
             wanted[paths.NCCL_TOPOLOGY_INSTALLED] = paths.nccl_topology(device.model)
         wanted[paths.UDEV_RAILS_INSTALLED] = paths.udev_rails(device.model)
     if case.topo.devices[host].kind == "node" and paths.netplan_rails(host) in case.files:
         wanted[paths.NETPLAN_RAILS_INSTALLED] = paths.netplan_rails(host)
-        network = yaml.safe_load(case.files[paths.netplan_rails(host)])["network"]
-        addressed = [
-            spec for kind in ("ethernets", "bonds") for spec in network.get(kind, {}).values() if "addresses" in spec
-        ]
-        if len(addressed) > 1:  # ARP sysctls where several interfaces share a host
+        # the plan's addressed interfaces (the netplan file leaves out ports whose interface name is not known
+        # yet, CF-NET-001, until `clusterforge bind`): rail ports and bonds
+        rails = [key for segments in case.topo.segments.values() for key in segments if key.startswith(f"{host}:")]
+        bonds = [net for net, lans in case.topo.lans.items() if host in lans]
+        if len(rails) + len(bonds) > 1:  # ARP sysctls where several interfaces share a host
             wanted[paths.SYSCTL_RAILS_INSTALLED] = paths.SYSCTL_RAILS
+        if paths.roce_qos_script(host) in case.files:  # the host side of lossless RoCE, run by its unit
+            wanted[paths.ROCE_QOS_SCRIPT_INSTALLED] = paths.roce_qos_script(host)
+            wanted[paths.ROCE_QOS_UNIT_INSTALLED] = paths.ROCE_QOS_UNIT
     domain = case.topo.devices[host].nvlink_domain
     if domain is not None and paths.imex_nodes(domain) in case.files:
         wanted[paths.IMEX_NODES_INSTALLED] = paths.imex_nodes(domain)
@@ -384,7 +390,7 @@ def test_playbook_installs_rendered_files(case: Case) -> None:
     first = ansible(case.work, *command)
     assert "UNREACHABLE" not in first
     # under a scratch cf_root the packages are pinned, never installed: no package manager runs
-    for task in ("Install the pinned packages", "Hold the pinned packages", "Enable and start the node software"):
+    for task in ("Install the pinned packages", "Hold the pinned packages", "Enable the node software services"):
         ran = re.search(rf"TASK \[cf_software : {task}[^\n]*\n(.*?)(?=\nTASK|\nPLAY)", first, re.S)
         assert ran is not None and "changed:" not in ran[1] and "ok:" not in ran[1], (task, first)
     listing = case.listing

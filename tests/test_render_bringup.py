@@ -67,18 +67,45 @@ def test_slurm_role_installs_keys_configures_and_starts() -> None:
 def test_network_files_applied_by_handlers_sysctl_first() -> None:
     network = tasks(L40S, "cf_network")
     copied = named(network, "Install the network files")
-    assert copied["notify"] == ["Apply the sysctls", "Apply netplan"]
+    assert copied["notify"] == ["Apply the sysctls", "Apply netplan", "Apply the RoCE QoS"]
     handlers = tasks(L40S, "cf_network", "handlers")
-    assert [h["name"] for h in handlers] == ["Apply the sysctls", "Apply netplan"]
+    assert [h["name"] for h in handlers] == ["Apply the sysctls", "Apply netplan", "Apply the RoCE QoS"]
     assert handlers[1]["ansible.builtin.command"] == "{{ cf_netplan_apply }}"
     check = named(network, "One default route and no addressed bond member in the merged netplan")
     assert check["ansible.builtin.script"]["cmd"] == "netplan_check.py"
 
 
-def test_imex_is_started_and_restarted_on_a_new_list() -> None:
+def _state(tmp_path: Path, expression: str, live: dict[str, int] | None) -> str:
+    """What Ansible makes of a task's `state` with the driver probe's result `live` (None: never probed)."""
+    inventory = tmp_path / "local.yml"
+    inventory.write_text("all:\n  hosts:\n    here: {ansible_connection: local}\n", encoding="utf-8")
+    extra = json.dumps({"cf_driver_live": live} if live is not None else {})
+    shown = ansible(
+        tmp_path, "ansible", "here", "-i", str(inventory), "-m", "debug", "-a", f"msg={expression}", "-e", extra
+    )
+    return shown.split('"msg": ', 1)[1].split("\n", 1)[0].strip().strip('"')
+
+
+def test_gpu_services_start_only_where_the_driver_is_live(tmp_path: Path) -> None:
+    """On main Fabric Manager (HGX), DCGM and IMEX (NVL72) were started in the run that installs the driver,
+    before the reboot that loads it: they failed or ran without it. Now a probe (nvidia-smi -L) decides: the
+    services are enabled always, started only where it answers, and start at boot otherwise."""
     imex = tasks(NVL72, "cf_imex")
-    started = named(imex, "Enable and start the IMEX service")["ansible.builtin.systemd_service"]
-    assert started["state"] == "started" and started["enabled"] is True
+    probe = named(
+        imex, "Whether the NVIDIA driver is live (nvidia-smi answers; not yet after a first install, until the reboot)"
+    )
+    assert probe["ansible.builtin.command"] == "nvidia-smi -L" and probe["check_mode"] is False
+    started = named(imex, "Enable the IMEX service, and start it where the driver is live")[
+        "ansible.builtin.systemd_service"
+    ]
+    assert started["enabled"] is True
+    software = tasks(REPO / "inventories/h200-training-pod", "cf_software")
+    services = named(software, "Enable the node software services, and start them where the driver is live")
+    assert services["ansible.builtin.systemd_service"]["state"] == started["state"]
+    assert _state(tmp_path, started["state"], {"rc": 0}) == "started"
+    # omitted (debug's msg then takes its default): the service is enabled, not started
+    assert _state(tmp_path, started["state"], {"rc": 9}) == "Hello world!"
+    assert _state(tmp_path, started["state"], None) == "Hello world!"
     assert named(imex, "Install the IMEX node list")["notify"] == "Restart nvidia-imex"
 
 
@@ -195,3 +222,22 @@ def test_block_topology_without_nvlink(tmp_path: Path, block_size: int | None) -
         assert "BlockName=block001 Nodes=inf[001-004]" in topology
         assert "BlockName=block002 Nodes=inf[005-008]" in topology
         assert "BlockSizes=4,8" in topology
+
+
+def test_every_role_has_its_tag(tmp_path: Path) -> None:
+    """ansible-playbook lists one tag per role (on main no play had a tag: a site could not apply only the
+    network files or skip the packages)."""
+    listed = ansible(
+        tmp_path,
+        "ansible-playbook",
+        "-i",
+        str(L40S / "ansible/inventory.json"),
+        str(L40S / "ansible/site.yml"),
+        "--list-tags",
+    )
+    plays = {
+        line.split("#")[0].strip(): line.split("TAGS: [", 1)[1].split("]", 1)[0]
+        for line in listed.splitlines()
+        if "TASK TAGS:" in line
+    }
+    assert sorted(plays.values()) == ["hosts", "imex", "nccl", "network", "slurm", "software"], listed

@@ -15,7 +15,7 @@ from clusterforge.expand import expand
 from clusterforge.expand.topology import Topology
 from clusterforge.pipeline import load_valid
 from clusterforge.render import render
-from clusterforge.render.ansible import INVENTORY
+from clusterforge.render.ansible.ansible import INVENTORY
 from clusterforge.render.consistency import consistency_findings
 from clusterforge.validate import ValidBlueprint
 
@@ -175,7 +175,7 @@ def test_every_host_resolves_to_the_vars_it_was_given(blueprint: Path) -> None:
     `switches` resolves (group vars above it, then its own) to exactly what the model gave it, and the
     file holds fewer values with its hosts than the model (so something was moved). Real Ansible's view of the same
     hosts is compared with the topology in test_render_ansible.py."""
-    from clusterforge.render.ansible_model import build_inventory
+    from clusterforge.render.ansible.ansible_model import build_inventory
     from clusterforge.render.consistency import _hosts, read_inventory
 
     valid, topo, files = _rendered(blueprint)
@@ -190,17 +190,19 @@ def test_every_host_resolves_to_the_vars_it_was_given(blueprint: Path) -> None:
 def test_what_the_check_takes_from_the_renderer_is_what_the_files_say(blueprint: Path) -> None:
     """The check reads the inventory's groups and the host data's facts from the renderer where the files are
     exactly its texts (at 100,000 GPUs it would parse 20 MB of JSON): reading the files gives the same."""
-    from clusterforge.render.ansible import made_inventory
+    from clusterforge.render.ansible.ansible import render_ansible
+    from clusterforge.render.ansible.host_data import HOST_DATA_DIR
     from clusterforge.render.consistency import read_host_data, read_inventory
-    from clusterforge.render.host_data import HOST_DATA_DIR, made_host_data
+    from clusterforge.render.context import RenderContext
 
-    _, topo, files = _rendered(blueprint)
-    made = made_inventory(topo)
-    assert made is not None and files[INVENTORY] == made[0] + "\n"
-    assert json.loads(json.dumps(made[1])) == read_inventory(files[INVENTORY])
-    host_data = made_host_data(topo)
-    assert host_data is not None
+    valid, topo, files = _rendered(blueprint)
+    _, made = render_ansible(RenderContext.before_checks(valid, topo))
+    assert made is not None and made.inventory is not None and made.host_data is not None
+    assert files[INVENTORY] == made.inventory.text + "\n"
+    assert json.loads(json.dumps(made.inventory.groups)) == read_inventory(files[INVENTORY])
+    host_data = made.host_data.texts, made.host_data.facts
     written = {path: text for path, text in files.items() if path.startswith(f"{HOST_DATA_DIR}/")}
+    assert host_data[0] == written
     assert host_data[1] == read_host_data(written)
     assert sum(facts.rails for facts in host_data[1].values()) > 0
 
@@ -216,7 +218,7 @@ def _own_values(group: dict[str, Any]) -> int:
 def test_an_inventory_in_another_json_style_is_still_checked() -> None:
     """A site's template may write the model unfactored and indented: the check still reads it and finds
     a changed address."""
-    from clusterforge.render.ansible_model import build_inventory
+    from clusterforge.render.ansible.ansible_model import build_inventory
 
     def restyle(files: dict[str, str]) -> None:
         valid, topo, _ = _rendered(H200)

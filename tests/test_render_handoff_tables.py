@@ -24,12 +24,15 @@ from clusterforge.catalog.models import CableMedia, Sourced
 from clusterforge.expand import expand
 from clusterforge.expand.cabling import END_ALLOWANCE_M, TRAY_RISE_M, U_METRES
 from clusterforge.expand.topology import Topology
+from clusterforge.output.pieces import FileText, whole
 from clusterforge.pipeline import load_valid
 from clusterforge.plan import cables as plan_cables
-from clusterforge.render import cabling as cabling_module
-from clusterforge.render.bom import BOM_CSV, BOM_HEADER, BOM_RACKS_CSV, render_bom
-from clusterforge.render.cable_rows import shared_cable_list
-from clusterforge.render.cabling import (
+from clusterforge.render.context import RenderContext
+from clusterforge.render.escape import csv_cell, csv_field, csv_line, md_cell
+from clusterforge.render.handoff import cabling as cabling_module
+from clusterforge.render.handoff.bom import BOM_CSV, BOM_HEADER, BOM_RACKS_CSV, render_bom
+from clusterforge.render.handoff.cable_rows import shared_cable_list
+from clusterforge.render.handoff.cabling import (
     CABLING_CSV,
     CABLING_MD,
     CSV_HEADER,
@@ -41,9 +44,6 @@ from clusterforge.render.cabling import (
     rack_summaries,
     render_cabling,
 )
-from clusterforge.render.context import RenderContext
-from clusterforge.render.escape import csv_cell, csv_field, csv_line, md_cell
-from clusterforge.render.pieces import FileText, whole
 from clusterforge.validate import ValidBlueprint
 
 EXAMPLES = [p.stem for p in BLUEPRINTS]
@@ -306,9 +306,9 @@ def _hostile() -> ValidBlueprint:
     site = bp.site.model_copy(update={"name": INJECTION, "location": MARKUP})
     hostile = bp.model_copy(update={"site": site, "description": MARKUP})
     entries = dict(valid.catalog.entries)
-    server = entries["generic/l40s-4u-8gpu"]
+    server = entries["supermicro/sys-421ge-tnrt-l40s"]
     assert isinstance(server, Sourced)
-    entries["generic/l40s-4u-8gpu"] = server.model_copy(update={"name": INJECTION, "vendor": "@evil|<i>"})
+    entries["supermicro/sys-421ge-tnrt-l40s"] = server.model_copy(update={"name": INJECTION, "vendor": "@evil|<i>"})
     catalog = dataclasses.replace(valid.catalog, entries=entries)
     return dataclasses.replace(valid, blueprint=hostile, catalog=catalog)
 
@@ -317,7 +317,7 @@ def test_hostile_text_cannot_break_csv_or_markdown() -> None:
     _, files = render_handoff(_hostile())
     bom = read_csv(files[BOM_CSV])
     assert all(len(r) == len(BOM_HEADER) and None not in r for r in bom)
-    server = next(r for r in bom if r["item"] == "generic/l40s-4u-8gpu")
+    server = next(r for r in bom if r["item"] == "supermicro/sys-421ge-tnrt-l40s")
     assert server["description"] == "'@evil|<i> " + INJECTION
     assert server["quantity"] == "8"
     for text in (files[BOM_CSV], files[CABLING_CSV]):
@@ -428,10 +428,10 @@ def test_cabling_csv_equals_its_cells_written_one_by_one(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["h200-training-pod", "gb200-nvl72"])
 def test_cable_tables_in_pieces_are_the_whole_tables(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """cabling.csv and links.csv are made in pieces of a few thousand lines (render/pieces.py), as they are
+    """cabling.csv and links.csv are made in pieces of a few thousand lines (output/pieces.py), as they are
     read: pieces of 7 lines, regular and irregular cables (twin-port and splitter cables) among them, join to
     the tables made in one piece, and a second reading gives the same pieces again."""
-    from clusterforge.render import pieces
+    from clusterforge.output import pieces
 
     valid = load_valid(Path("blueprints") / f"{name}.yaml")
     topo, findings = expand(valid)

@@ -21,17 +21,18 @@ from typing import Any
 
 import pytest
 import yaml
+from factories import valid_from
 from helpers import BLUEPRINTS, REPO
 
 from clusterforge.checks import run_checks
 from clusterforge.errors import Finding, Severity
 from clusterforge.expand import expand
 from clusterforge.expand.topology import Topology
+from clusterforge.output.pieces import Pieces, whole
 from clusterforge.pipeline import load_valid, render_files
 from clusterforge.render.context import RenderContext
-from clusterforge.render.elevation import TOP, U_PX, render_elevation
-from clusterforge.render.pieces import Pieces, whole
-from clusterforge.render.report import render_report
+from clusterforge.render.handoff.elevation import TOP, U_PX, render_elevation
+from clusterforge.render.handoff.report import render_report
 from clusterforge.validate import ValidBlueprint
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -46,6 +47,18 @@ COMPUTE_BLUE = (0x9E, 0xCA, 0xE1)
 @cache
 def expanded(name: str) -> tuple[ValidBlueprint, Topology, list[Finding]]:
     valid = load_valid(REPO / "blueprints" / name)
+    topo, early = expand(valid)
+    return valid, topo, run_checks(valid, topo, early)
+
+
+@cache
+def two_feed_h200() -> tuple[ValidBlueprint, Topology, list[Finding]]:
+    """The h200 example on two-feed generic racks: losing a feed throttles its nodes (CF-POWER-004, a finding
+    about a node group, not a rack), which the example's AR3300 racks with four PDUs no longer give."""
+    data = yaml.safe_load((REPO / "blueprints" / "h200-training-pod.yaml").read_text(encoding="utf-8"))
+    for row in data["floor"]["rows"]:
+        row["rack_type"] = "generic/air-42u-40kw"
+    valid = valid_from(data)
     topo, early = expand(valid)
     return valid, topo, run_checks(valid, topo, early)
 
@@ -177,7 +190,7 @@ def assert_inert(page: Page) -> None:
 
 
 def test_index_page_shows_every_row_and_the_findings_on_their_rack() -> None:
-    valid, topo, findings = expanded("h200-training-pod.yaml")
+    valid, topo, findings = two_feed_h200()
     about_rack = Finding(
         "CF-TEST-001", Severity.WARNING, "rack A02 is <close> to its limit", subject="A02", suppressed_by=None
     )
@@ -227,7 +240,7 @@ def evil_blueprint(tmp_path: Path) -> Path:
 
 
 def test_report_markdown_has_the_figures_findings_and_estimates() -> None:
-    valid, topo, findings = expanded("h200-training-pod.yaml")
+    valid, topo, findings = two_feed_h200()
     md = render_report(RenderContext(valid, topo, findings))["handoff/report.md"]
     lines = md.splitlines()
     assert "| GPUs | 248 |" in lines and "| Racks | 14 |" in lines
@@ -461,7 +474,7 @@ def test_handoff_pages_do_not_depend_on_the_working_directory(
     monkeypatch.chdir(tmp_path)
     there = {k: v for k, v in render_files(load_valid(blueprint)).items() if k.startswith(MINE)}
     assert here == there
-    assert "| h200-training-pod.yaml:24:5 |" in here["handoff/report.md"]
+    assert "| h200-training-pod.yaml:31:5 |" in here["handoff/report.md"]  # CF-PORT-002 on group mgmt
 
 
 def test_large_clusters_link_the_rack_drawings_instead_of_inlining_them(tmp_path: Path) -> None:
@@ -469,7 +482,7 @@ def test_large_clusters_link_the_rack_drawings_instead_of_inlining_them(tmp_path
     SVG file (every link resolves), so the pages stay small; the browser loads them without errors."""
     from factories import dgx_data, valid_from
 
-    from clusterforge.render.elevation import INLINE_RACKS_MAX
+    from clusterforge.render.handoff.elevation import INLINE_RACKS_MAX
 
     valid = valid_from(dgx_data(4 * INLINE_RACKS_MAX + 4))
     files = render_files(valid)
@@ -494,7 +507,7 @@ def test_large_clusters_link_the_rack_drawings_instead_of_inlining_them(tmp_path
 def test_large_clusters_draw_each_rack_as_it_is_written(monkeypatch: pytest.MonkeyPatch) -> None:
     """Above INLINE_RACKS_MAX racks no page inlines the drawings, so each rack's SVG is drawn when its file is
     written (a Pieces), not all of them first: the same drawing, made only when read, anew at each reading."""
-    from clusterforge.render import elevation, rack_drawing
+    from clusterforge.render.handoff import elevation, rack_drawing
 
     ctx = RenderContext(*expanded("h200-training-pod.yaml"))
     drawn = {rel: text for rel, text in render_elevation(ctx).items() if rel.endswith(".svg")}

@@ -12,14 +12,14 @@ from factories import dgx_data, valid_from
 from helpers import BLUEPRINTS
 from pydantic import ValidationError
 
-from clusterforge.catalog import PortGroup, Server
+from clusterforge.catalog import GPU, PortGroup, Server
 from clusterforge.catalog.models import PCIeSwitch
 from clusterforge.model import ComputeFabric
 from clusterforge.model.fabric import RoCE
 from clusterforge.model.nccl import nccl_variables
 from clusterforge.pipeline import load_valid, render_files
 from clusterforge.render import paths
-from clusterforge.render.nccl import hca_devices
+from clusterforge.render.nccl.nccl import hca_devices
 from clusterforge.validate import ValidBlueprint
 
 
@@ -61,13 +61,37 @@ def gpu_groups(valid: ValidBlueprint) -> list[tuple[str, Server, ComputeFabric]]
     return out
 
 
+def amd(valid: ValidBlueprint, server: Server) -> bool:
+    assert server.gpus is not None
+    return valid.catalog.require(server.gpus.model, GPU).vendor == "AMD"
+
+
+def conf_of(valid: ValidBlueprint, group: str, server: Server) -> str:
+    """The group's settings file: rccl.conf for AMD GPUs, nccl.conf otherwise."""
+    return paths.rccl_conf(group) if amd(valid, server) else paths.nccl_conf(group)
+
+
 def test_every_example_blueprint_gets_nccl_files() -> None:
     assert BLUEPRINTS, "no example blueprints found"
     for path in BLUEPRINTS:
         valid, files = _rendered(path)
         confs = sorted(p for p in files if p.startswith("nccl/") and p.endswith(".conf"))
-        assert confs == sorted(paths.nccl_conf(g) for g, _, _ in gpu_groups(valid)), path.name
+        assert confs == sorted(conf_of(valid, g, s) for g, s, _ in gpu_groups(valid)), path.name
         assert confs, path.name
+
+
+def test_amd_gpus_get_rccl_conf_installed_where_rccl_reads_it() -> None:
+    """AMD's RCCL docs: NCCL_CONF_FILE defaults to ~/.rccl.conf or /etc/rccl.conf; RCCL takes NCCL_* names.
+    The MI300X example gets an rccl.conf (the RoCE class as NCCL_IB_TC, DSCP 26 -> 26 << 2 | ECN 2 = 106),
+    no nccl.conf, no NCCL topology file, and the playbook installs it as /etc/rccl.conf."""
+    path = next(p for p in BLUEPRINTS if p.stem == "mi300x-roce")
+    _, files = _rendered(path)
+    settings = parse_conf(files["nccl/gpu.rccl.conf"])
+    assert settings["NCCL_IB_TC"] == "106" and settings["NCCL_SOCKET_IFNAME"] == "=bond0"
+    assert "installed as /etc/rccl.conf" in files["nccl/gpu.rccl.conf"]
+    assert "nccl/gpu.conf" not in files and not [p for p in files if p.startswith("nccl/topology/")]
+    nccl_vars = yaml.safe_load(files["ansible/roles/cf_nccl/vars/main.yml"])
+    assert nccl_vars["cf_nccl_by_group"]["gpu"]["files"] == [{"src": "nccl/gpu.rccl.conf", "dest": "etc/rccl.conf"}]
 
 
 @pytest.mark.parametrize("path", BLUEPRINTS, ids=lambda p: p.stem)
@@ -75,7 +99,7 @@ def test_conf_names_are_nccl_variables_and_hcas_follow_rails(path: Path) -> None
     valid, files = _rendered(path)
     known = nccl_variables()
     for group, server, fabric in gpu_groups(valid):
-        settings = parse_conf(files[paths.nccl_conf(group)])
+        settings = parse_conf(files[conf_of(valid, group, server)])
         assert set(settings) <= known, set(settings) - known
         assert list(settings) == sorted(settings)
         compute = server.port_groups("compute")
@@ -167,7 +191,7 @@ def test_topology_xml_parses_with_the_models_gpus_and_nics(path: Path) -> None:
     for model in models:
         server = valid.catalog.require(model, Server)
         name = paths.nccl_topology(model)
-        if server.pcie is None:
+        if server.pcie is None or amd(valid, server):
             assert name not in files
             continue
         root = ET.fromstring(files[name])

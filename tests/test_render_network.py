@@ -4,6 +4,7 @@ hand-computed addresses, by pairwise subnet comparison, and by the real `netplan
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -20,9 +21,11 @@ from clusterforge import codes
 from clusterforge.checks import run_checks
 from clusterforge.expand import expand
 from clusterforge.expand.topology import LanSegment, Topology
+from clusterforge.model.nodes import BoundPort
 from clusterforge.pipeline import load_valid
 from clusterforge.render import RenderContext, paths
-from clusterforge.render.network import render_network
+from clusterforge.render.network.network import render_network
+from clusterforge.validate import ValidBlueprint
 
 NETPLAN = shutil.which("netplan") or "/usr/sbin/netplan"
 
@@ -50,9 +53,20 @@ class Example:
     pools: dict[str, IPv4Network]
 
 
+def bound(valid: ValidBlueprint) -> ValidBlueprint:
+    """The blueprint as after `clusterforge bind`: every node port pinned to an interface the node names like
+    the plan (the examples' models have no names in the catalog; their netplan files would be empty)."""
+    topo, _ = expand(valid)
+    bindings: dict[str, dict[str, BoundPort]] = {}
+    for link in topo.links:
+        if link.tier == "node-leaf":
+            bindings.setdefault(link.a, {})[link.a_port] = BoundPort(name=link.a_port)
+    return dataclasses.replace(valid, blueprint=valid.blueprint.model_copy(update={"bindings": bindings}))
+
+
 @pytest.fixture(scope="module", params=BLUEPRINTS, ids=[p.stem for p in BLUEPRINTS])
 def example(request: pytest.FixtureRequest) -> Example:
-    valid = load_valid(request.param)
+    valid = bound(load_valid(request.param))
     topo, findings = expand(valid)
     pools = {name: f.ipv4_pool for name, f in valid.blueprint.fabrics.items()}
     return Example(topo, render_network(RenderContext(valid, topo, findings)), pools)
@@ -131,7 +145,13 @@ def test_routed_ethernet_rail_over_two_leaves() -> None:
     assert (str(last.subnet), str(last.gateway)) == ("10.80.0.0/12", "10.80.0.1")
     files = render_network(RenderContext(valid, topo, findings))
     port = _rails_of(files, "gpu064")[_port(topo, "gpu064", 3)]
-    assert port["routes"] == [{"to": "10.64.0.0/11", "via": "10.80.0.1"}]
+    # the rail block via the leaf, and, from the port's own address, the whole fabric (the other rails) too
+    assert port["routes"] == [
+        {"to": "10.64.0.0/11", "via": "10.80.0.1"},
+        {"to": "10.0.0.0/8", "via": "10.80.0.1", "table": 103},
+    ]
+    address = str(port["addresses"][0]).split("/")[0]  # type: ignore[index]
+    assert port["routing-policy"] == [{"from": f"{address}/32", "table": 103}]
     assert port["mtu"] == 9000
 
 
@@ -229,7 +249,7 @@ def test_per_port_rails_by_hand(tmp_path: Path) -> None:
 def test_bond_members_go_to_both_leaves_of_a_pair() -> None:
     """Read back from the rendered netplan: each bond's members are the node's ports cabled to the two
     different leaves of one pair."""
-    valid = load_valid(Path("blueprints/h200-training-pod.yaml"))
+    valid = bound(load_valid(Path("blueprints/h200-training-pod.yaml")))
     topo, findings = expand(valid)
     files = render_network(RenderContext(valid, topo, findings))
     leaf_of = {(link.a, link.a_port): link.b for link in topo.links if link.tier == "node-leaf"}
@@ -250,7 +270,7 @@ def test_netplan_takes_a_gateway_outside_the_subnet_and_our_check_does_not(tmp_p
         '    eno1: {addresses: ["10.0.1.2/24"], routes: [{to: default, via: "10.0.0.1"}]}\n'
         '    eno2: {addresses: ["10.0.1.2/24"]}\n',
     )
-    valid = load_valid(Path("blueprints/l40s-inference.yaml"))
+    valid = bound(load_valid(Path("blueprints/l40s-inference.yaml")))
     topo, findings = expand(valid)
     lan = topo.lans["inband"]["inf001"]
     topo.lans["inband"]["inf001"] = LanSegment(lan.subnet, IPv4Address("10.99.0.1"), lan.pair)

@@ -19,9 +19,9 @@ from clusterforge import codes
 from clusterforge.catalog import Server
 from clusterforge.errors import ClusterforgeError
 from clusterforge.loader import load_blueprint
+from clusterforge.output.writer import write_tree
 from clusterforge.pipeline import analyse, load_valid, render_files
 from clusterforge.validate import ValidBlueprint, validate
-from clusterforge.writer import write_tree
 
 EXAMPLES = [p.name for p in BLUEPRINTS]
 BLUEPRINTS_DIR = REPO / "blueprints"
@@ -98,16 +98,17 @@ def test_slurmctld_accepts_the_rendered_files(name: str, tmp_path: Path) -> None
     assert len(tops) == 1
 
 
-def test_tree_of_the_nvl72_system_follows_scalable_units(tmp_path: Path) -> None:
-    # 72 trays, SUs of 32: gb001-032, gb033-064, gb065-072 under three SU switches, one spine above
+def test_tree_of_the_nvl72_system_follows_the_rack_leaves(tmp_path: Path) -> None:
+    # 72 trays in one SU, a leaf per rack and rail: gb001-018 ... gb055-072 under four rack switches (the
+    # racks' rail leaves), one spine above
     out = rendered(with_tree(load_valid(Path("blueprints/gb200-nvl72.yaml"))), tmp_path / "out")
     with Slurmctld(out, tmp_path / "slurm") as ctld:
         topology = parse_records(ctld.run("scontrol", "-o", "show", "topology"))
         assert ctld.complaints() == []
     by_name = {s["SwitchName"]: s for s in topology}
-    assert by_name["compute-su001"]["Nodes"] == "gb[001-032]"
-    assert by_name["compute-su003"]["Nodes"] == "gb[065-072]"
-    assert by_name["compute-spine"]["Switches"] == "compute-su[001-003]"
+    assert by_name["compute-su001-A01"]["Nodes"] == "gb[001-018]"
+    assert by_name["compute-su001-A04"]["Nodes"] == "gb[055-072]"
+    assert by_name["compute-spine"]["Switches"] == "compute-su001-A[01-04]"
     assert by_name["compute-spine"]["Level"] == "1"
 
 
@@ -149,9 +150,23 @@ def test_slurmctld_complains_about_a_broken_topology(tmp_path: Path) -> None:
         assert any("gpu033" in line for line in ctld.complaints())
 
 
+def test_gres_autodetects_by_nvml_on_nvidia_nodes_and_the_plan_checks_it() -> None:
+    """SchedMD's gres.conf(5): AutoDetect=nvml detects NVIDIA GPUs, and File/Cores given beside it sanity
+    check what is detected; a node-specific AutoDetect applies to that node only. A slurmd without NVML falls
+    back to gpu/generic (src/interfaces/gpu.c, _get_gpu_type) and so to these lines: with the lines commented
+    out (as the dayone branch rendered them) such a node had no GPUs and went 'inval' in the lab twin."""
+    text = render_files(load_valid(Path("blueprints/h200-training-pod.yaml")))["slurm/gres.conf"]
+    active = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert "AutoDetect=nvml" not in active  # not global: nodes without GPUs keep the default
+    assert len(active) == 8 and all(line.startswith("NodeName=gpu[001-031] ") for line in active)
+    assert active[0].startswith("NodeName=gpu[001-031] AutoDetect=nvml Name=gpu Type=h200 File=/dev/nvidia0")
+    assert sum("AutoDetect" in line for line in active) == 1
+
+
 def test_gres_core_affinity_follows_the_pcie_layout() -> None:
     files = render_files(load_valid(Path("blueprints/h200-training-pod.yaml")))
-    lines = [line for line in files["slurm/gres.conf"].splitlines() if line.startswith("NodeName=")]
+    lines = [line.replace(" AutoDetect=nvml", "") for line in files["slurm/gres.conf"].splitlines()]
+    lines = [line for line in lines if line.startswith("NodeName=")]
     # 8 GPUs; GPUs 0-3 behind socket 0 (cores 0-55), 4-7 behind socket 1 (cores 56-111)
     assert len(lines) == 8
     assert lines[0] == "NodeName=gpu[001-031] Name=gpu Type=h200 File=/dev/nvidia0 Cores=0-55"

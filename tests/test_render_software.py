@@ -11,7 +11,7 @@ import pytest
 from factories import valid_from
 
 from clusterforge.pipeline import load_valid, render_files
-from clusterforge.render.software import group_software
+from clusterforge.render.software.software import group_software
 
 DRIVER = "570.172.08"
 
@@ -78,7 +78,9 @@ def bridge_packages(tmp_path: Path, nvswitch: str) -> list[str]:
         "floor": {"rows": [{"name": "A", "racks": 1, "rack_type": "generic/air-42u-40kw"}]},
         "node_groups": [{"name": "gpu", "model": "site/nvlink-bridge-4gpu", "count": 2, "role": "compute"}],
         "software": {"nvidia_driver": DRIVER},
-        "fabrics": {"oob": {"kind": "oob", "switch": "nvidia/sn2201", "ipv4_pool": "10.1.0.0/24"}},
+        "fabrics": {
+            "oob": {"kind": "oob", "switch": "nvidia/sn2201", "ipv4_pool": "10.1.0.0/24", "gateway": "10.1.0.1"}
+        },
     }
     valid = valid_from(data)
     return [p.spec for p in group_software(valid, valid.blueprint.node_groups[0]).packages]

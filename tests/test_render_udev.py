@@ -14,7 +14,7 @@ from clusterforge.catalog.loader import DATA_DIR
 from clusterforge.pipeline import load_valid, render_files
 from clusterforge.render import paths
 
-MODEL = "generic/l40s-4u-8gpu"
+MODEL = "supermicro/sys-421ge-tnrt-l40s"
 BUSES = ["0000:41:00.0", "0000:61:00.0", "0000:c1:00.0", "0000:e1:00.0"]
 """Made-up NIC addresses for the four compute ports (ens1-ens4), as a site would give them from lspci."""
 

@@ -65,9 +65,13 @@ def test_committed_schema_and_reference_are_fresh() -> None:
 
 
 def test_readme_shows_current_command_output() -> None:
-    """README blocks under `$ command` hold that command's real output (`python tests/regen.py readme`)."""
-    from regen import readme_blocks, replace_block
+    """Blocks under `$ command` in README.md or docs/ (wherever a section moved) hold that command's real output
+    (`python tests/regen.py readme`)."""
+    from regen import readme_blocks, replace_block, showing
 
-    text = (REPO / "README.md").read_text(encoding="utf-8")
     for command, output in readme_blocks().items():
-        assert replace_block(text, command, output) == text, f"README output of '{command}' is stale"
+        paths = showing(command)
+        assert paths, f"no README.md or docs/*.md shows '$ {command}'"
+        for path in paths:
+            text = path.read_text(encoding="utf-8")
+            assert replace_block(text, command, output) == text, f"{path.name}: output of '{command}' is stale"

@@ -15,24 +15,19 @@ from typing import Any
 import pytest
 from helpers import REPO
 
-from clusterforge import forked, pipeline
+from clusterforge import pipeline, schedule
 from clusterforge.errors import ClusterforgeError, Finding, Severity
-from clusterforge.pipeline import (
-    CONSISTENCY_READS,
-    analyse,
-    load_valid,
-    render_analysis,
-    render_blueprint,
-    render_staged,
-)
-from clusterforge.render import Renderer, handoff_common
+from clusterforge.output.pieces import FileText
+from clusterforge.output.writer import MANIFEST, StagedTree, manifest_files, manifest_text, with_manifest, write_tree
+from clusterforge.pipeline import CONSISTENCY_READS, analyse, load_valid, render_analysis
+from clusterforge.render import FAMILIES, Family, Rendered, Renderer
 from clusterforge.render.context import RenderContext
-from clusterforge.render.pieces import FileText
-from clusterforge.writer import MANIFEST, StagedTree, manifest_files, manifest_text, with_manifest, write_tree
+from clusterforge.render.handoff import handoff_common
+from clusterforge.runtime import forked
+from clusterforge.schedule import Strategy, render_analysed, render_blueprint
 
 BP = REPO / "blueprints/l40s-inference.yaml"
 IB_BP = REPO / "blueprints/h200-training-pod.yaml"
-RENDER = sys.modules["clusterforge.render"]  # the package: `clusterforge.render` the attribute is its function
 
 
 def staging_folders(parent: Path) -> list[Path]:
@@ -45,26 +40,14 @@ def two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forked, "cpus_usable", lambda: 2)
 
 
-@pytest.fixture
-def write_behind_always(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A one-process render hands its files to the write-behind process whatever its size."""
-    monkeypatch.setattr(pipeline, "WRITE_BEHIND_MIN_LINKS", 0)
-
-
 @pytest.mark.usefixtures("two_cpus")
-@pytest.mark.parametrize("jobs", [1, 2, "1-write-behind"])
-def test_staged_files_are_the_rendered_files_on_disk_before_the_swap(
-    tmp_path: Path, jobs: int | str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if jobs == "1-write-behind":
-        monkeypatch.setattr(pipeline, "WRITE_BEHIND_MIN_LINKS", 0)
-        jobs = 1
-    assert isinstance(jobs, int)
+@pytest.mark.parametrize("chosen", [Strategy.ONE_PROCESS, Strategy.TWO_LANES, Strategy.WRITE_BEHIND])
+def test_staged_files_are_the_rendered_files_on_disk_before_the_swap(tmp_path: Path, chosen: Strategy) -> None:
     analysis = analyse(load_valid(BP))
     expected = render_analysis(analysis)
     out = tmp_path / "out"
     with StagedTree(out, keep=CONSISTENCY_READS) as staged:
-        render_staged(analysis, staged, jobs=jobs)
+        render_analysed(analysis, staged, chosen=chosen)
         (staging,) = staging_folders(tmp_path)
         assert not out.exists(), "nothing is in place before the commit"
         on_disk = {str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file()}
@@ -79,35 +62,41 @@ def test_staged_files_are_the_rendered_files_on_disk_before_the_swap(
 
 def _pids_of_families(monkeypatch: pytest.MonkeyPatch, record: Path) -> None:
     """Every renderer appends `family pid` to `record` (a file: the forked process's memory is its own)."""
-    families = dict(RENDER.RENDERERS)
-    for name, renderer in list(families.items()):
+    for name, family in list(FAMILIES.items()):
 
-        def recording(ctx: RenderContext, name: str = name, renderer: Renderer = renderer) -> Mapping[str, FileText]:
+        def recording(
+            ctx: RenderContext, name: str = name, renderer: Renderer = family.render
+        ) -> Mapping[str, FileText] | Rendered:
             with record.open("a", encoding="utf-8") as out:
                 out.write(f"{name} {os.getpid()}\n")
             return renderer(ctx)
 
-        families[name] = recording
-    monkeypatch.setattr(RENDER, "RENDERERS", families)
+        _replace_renderer(monkeypatch, name, recording)
+
+
+def _replace_renderer(monkeypatch: pytest.MonkeyPatch, name: str, renderer: Renderer) -> None:
+    family = FAMILIES[name]
+    monkeypatch.setitem(FAMILIES, name, Family(name, renderer, needs=family.needs, handoff=family.handoff))
 
 
 @pytest.mark.usefixtures("two_cpus")
 def test_two_lanes_render_the_handoff_pack_in_a_second_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     record = tmp_path / "pids.txt"
     _pids_of_families(monkeypatch, record)
-    monkeypatch.setattr(pipeline, "TWO_LANES_MIN_LINKS", 0)  # the example is smaller than where two lanes start
+    monkeypatch.setattr(schedule, "TWO_LANES_MIN_LINKS", 0)  # the example is smaller than where two lanes start
     seen: list[tuple[str, int, int]] = []
     analysis = analyse(load_valid(BP))
     with StagedTree(tmp_path / "out", keep=CONSISTENCY_READS) as staged:
-        render_staged(analysis, staged, progress=lambda stage, done, total: seen.append((stage, done, total)))
+        render_analysed(analysis, staged, progress=lambda stage, done, total: seen.append((stage, done, total)))
         staged.commit()
     pids = dict(line.split() for line in record.read_text(encoding="utf-8").splitlines())
-    assert set(pids) == set(RENDER.RENDERERS)
+    assert set(pids) == set(FAMILIES)
     here = {name for name, pid in pids.items() if pid == str(os.getpid())}
-    assert here == set(RENDER.RENDERERS) - RENDER.HANDOFF_FAMILIES
-    assert len({pids[name] for name in RENDER.HANDOFF_FAMILIES}) == 1, "the handoff pack is in one other process"
-    steps = [done for stage, done, total in seen if stage == "render" and total == len(RENDER.RENDERERS)]
-    assert steps == list(range(len(RENDER.RENDERERS) + 1)), "the render bar counts the families of both processes"
+    handoff = {name for name, family in FAMILIES.items() if family.handoff}
+    assert here == set(FAMILIES) - handoff
+    assert len({pids[name] for name in handoff}) == 1, "the handoff pack is in one other process"
+    steps = [done for stage, done, total in seen if stage == "render" and total == len(FAMILIES)]
+    assert steps == list(range(len(FAMILIES) + 1)), "the render bar counts the families of both processes"
 
 
 @pytest.mark.usefixtures("two_cpus")
@@ -117,12 +106,12 @@ def test_a_render_below_the_two_lanes_minimum_stays_in_one_process(
     record = tmp_path / "pids.txt"
     _pids_of_families(monkeypatch, record)
     analysis = analyse(load_valid(BP))
-    assert len(analysis.topo.links) < pipeline.TWO_LANES_MIN_LINKS
+    assert len(analysis.topo.links) < schedule.TWO_LANES_MIN_LINKS
     with StagedTree(tmp_path / "out", keep=CONSISTENCY_READS) as staged:
-        render_staged(analysis, staged)
+        render_analysed(analysis, staged)
         staged.commit()
     pids = dict(line.split() for line in record.read_text(encoding="utf-8").splitlines())
-    assert set(pids) == set(RENDER.RENDERERS)
+    assert set(pids) == set(FAMILIES)
     assert set(pids.values()) == {str(os.getpid())}
 
 
@@ -130,20 +119,20 @@ def _failing(_ctx: RenderContext) -> dict[str, str]:
     raise ClusterforgeError([Finding("CF-RENDER-001", Severity.ERROR, "a site template failed")])
 
 
-@pytest.mark.usefixtures("two_cpus", "write_behind_always")
-@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.usefixtures("two_cpus")
+@pytest.mark.parametrize("chosen", [Strategy.WRITE_BEHIND, Strategy.TWO_LANES])
 @pytest.mark.parametrize("family", ["switches", "elevation"], ids=["device-lane", "handoff-lane"])
 def test_a_render_that_fails_half_way_leaves_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, family: str, jobs: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, family: str, chosen: Strategy
 ) -> None:
     """Some families were written when one fails, in this process or in the forked one (or, in one process,
     by the write-behind process); the error is the same as it was raised (its findings intact), and the other
     process is stopped."""
-    monkeypatch.setitem(RENDER.RENDERERS, family, _failing)
+    _replace_renderer(monkeypatch, family, _failing)
     analysis = analyse(load_valid(BP))
     out = tmp_path / "new" / "deeper" / "out"
     with pytest.raises(ClusterforgeError) as failed, StagedTree(out, keep=CONSISTENCY_READS) as staged:
-        render_staged(analysis, staged, jobs=jobs)
+        render_analysed(analysis, staged, chosen=chosen)
     assert [f.message for f in failed.value.findings] == ["a site template failed"]
     assert type(failed.value) is ClusterforgeError
     assert list(tmp_path.iterdir()) == [], "the staging folder, or the folders made for it, were left"
@@ -158,11 +147,11 @@ def test_a_forked_lane_that_dies_fails_the_render_and_leaves_nothing(
         os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's out-of-memory killer would
         return {}
 
-    monkeypatch.setitem(RENDER.RENDERERS, "acceptance", killed)
+    _replace_renderer(monkeypatch, "acceptance", killed)
     analysis = analyse(load_valid(BP))
     out = tmp_path / "out"
     with pytest.raises(forked.ChildDied, match="SIGKILL"), StagedTree(out, keep=CONSISTENCY_READS) as staged:
-        render_staged(analysis, staged, jobs=2)  # two lanes, or the renderer would kill this process
+        render_analysed(analysis, staged, jobs=2)  # two lanes, or the renderer would kill this process
     assert list(tmp_path.iterdir()) == []
 
 
@@ -186,7 +175,7 @@ def test_a_text_written_piece_by_piece_is_its_utf8_whole(
     bytes in UTF-8) on every side of a piece's end, and an empty file stays empty."""
     import hashlib
 
-    import clusterforge.writer as writer
+    import clusterforge.output.writer as writer
 
     monkeypatch.setattr(writer, "ENCODE_PIECE", 3)
     text = "rack é1 € 😀 gpu001\n" * 7
@@ -212,7 +201,7 @@ def test_write_behind_sends_large_and_small_files_whole(
     many times, with frames and paths split at its end, the render waiting for room."""
     import hashlib
 
-    from clusterforge import write_behind
+    from clusterforge.output import write_behind
 
     monkeypatch.setattr(write_behind, "BATCH", 64)
     if ring is not None:
@@ -240,7 +229,7 @@ def test_a_full_ring_goes_on_when_word_of_room_came_while_telling(
     import select as select_module
     import time
 
-    from clusterforge import write_behind
+    from clusterforge.output import write_behind
 
     monkeypatch.setattr(write_behind, "RING_BYTES", 1000)
     monkeypatch.setattr(write_behind, "BATCH", 64)
@@ -273,7 +262,7 @@ def test_a_full_ring_goes_on_when_word_of_room_came_while_telling(
 def test_a_position_read_in_two_parts_counts_once_whole() -> None:
     """Either end of the ring reads positions off a pipe: one cut between two reads counts when its rest
     comes, the latest whole one is kept, and the end of the input reads False."""
-    from clusterforge.write_behind_child import POSITION, Positions
+    from clusterforge.output.write_behind_child import POSITION, Positions
 
     read_end, write_end = os.pipe()
     positions = Positions(read_end)
@@ -308,7 +297,7 @@ def test_without_memfd_the_ring_is_an_unlinked_temporary_file(tmp_path: Path, mo
 def test_a_failed_write_behind_is_an_output_error_and_leaves_nothing(tmp_path: Path) -> None:
     """The second process cannot create a file (here: one sent twice): the render gets OutputError naming the
     file, as if it had written it itself, and nothing is left."""
-    from clusterforge.writer import OutputError
+    from clusterforge.output.writer import OutputError
 
     out = tmp_path / "out"
     with (
@@ -323,7 +312,7 @@ def test_a_failed_write_behind_is_an_output_error_and_leaves_nothing(tmp_path: P
 
 
 def test_a_killed_write_behind_process_is_an_output_error(tmp_path: Path) -> None:
-    from clusterforge.writer import OutputError
+    from clusterforge.output.writer import OutputError
 
     out = tmp_path / "out"
     with pytest.raises(OutputError, match="ended early"), StagedTree(out) as staged:
@@ -337,14 +326,7 @@ def test_a_killed_write_behind_process_is_an_output_error(tmp_path: Path) -> Non
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.fixture
-def checks_beside_always(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A one-process render checks beside its first families whatever its size."""
-    monkeypatch.setattr(pipeline, "CHECKS_BESIDE_MIN_LINKS", 0)
-    monkeypatch.setattr(pipeline, "WRITE_BEHIND_MIN_LINKS", 0)
-
-
-@pytest.mark.usefixtures("two_cpus", "checks_beside_always")
+@pytest.mark.usefixtures("two_cpus")
 def test_checks_beside_the_first_families_give_the_same_files_and_findings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -377,23 +359,25 @@ def test_checks_beside_the_first_families_give_the_same_files_and_findings(
     out = tmp_path / "out"
     seen: list[tuple[str, int, int]] = []
     with StagedTree(out, keep=CONSISTENCY_READS) as staged:
-        analysis = render_blueprint(valid, staged, jobs=1, progress=lambda *step: seen.append(step))
+        analysis = render_blueprint(
+            valid, staged, chosen=Strategy.CHECKS_BESIDE, progress=lambda *step: seen.append(step)
+        )
         staged.commit()
     lines = record.read_text(encoding="utf-8").splitlines()
     tables = [line for line in lines if line.startswith("cable-table ")]
     assert tables == [f"cable-table {os.getpid()}"], "one cable table, worked out before the fork"
     pids = dict(line.split() for line in lines if line not in tables)
     beside = {name for name, pid in pids.items() if pid != str(os.getpid())}
-    assert beside == {"checks", *pipeline.FAMILIES_BESIDE_CHECKS}
+    assert beside == {"checks", *schedule.FAMILIES_BESIDE_CHECKS}
     assert len({pids[name] for name in beside}) == 1
     steps = [done for stage, done, total in seen if stage == "render"]
-    assert steps == list(range(len(RENDER.RENDERERS) + 1)), "the render bar counts the families of both processes"
+    assert steps == list(range(len(FAMILIES) + 1)), "the render bar counts the families of both processes"
     assert analysis.findings == expected.findings
     assert analysis.plan.as_dict() == expected.plan.as_dict()
     assert {rel: (out / rel).read_text(encoding="utf-8") for rel in expected_files} == expected_files
 
 
-@pytest.mark.usefixtures("two_cpus", "checks_beside_always")
+@pytest.mark.usefixtures("two_cpus")
 def test_a_check_error_found_beside_the_render_refuses_it_and_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -402,21 +386,21 @@ def test_a_check_error_found_beside_the_render_refuses_it_and_leaves_nothing(
     monkeypatch.setattr(pipeline, "run_checks", lambda *args: [*checks(*args), error])
     out = tmp_path / "out"
     with pytest.raises(ClusterforgeError) as refused, StagedTree(out, keep=CONSISTENCY_READS) as staged:
-        render_blueprint(load_valid(BP), staged, jobs=1)
+        render_blueprint(load_valid(BP), staged, chosen=Strategy.CHECKS_BESIDE)
         staged.commit()
     assert refused.value.findings == [error]
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.usefixtures("two_cpus", "checks_beside_always")
-@pytest.mark.parametrize("family", ["ansible", "network"], ids=["beside-checks", "this-process"])
+@pytest.mark.usefixtures("two_cpus")
+@pytest.mark.parametrize("family", ["infiniband", "network"], ids=["beside-checks", "this-process"])
 def test_a_family_failing_beside_the_checks_or_here_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, family: str
 ) -> None:
-    monkeypatch.setitem(RENDER.RENDERERS, family, _failing)
+    _replace_renderer(monkeypatch, family, _failing)
     out = tmp_path / "out"
     with pytest.raises(ClusterforgeError) as failed, StagedTree(out, keep=CONSISTENCY_READS) as staged:
-        render_blueprint(load_valid(BP), staged, jobs=1)
+        render_blueprint(load_valid(BP), staged, chosen=Strategy.CHECKS_BESIDE)
         staged.commit()
     assert [f.message for f in failed.value.findings] == ["a site template failed"]
     assert list(tmp_path.iterdir()) == []
@@ -433,3 +417,45 @@ def test_without_a_python_to_start_the_files_are_written_here(tmp_path: Path, mo
         staged.put("a/b.txt", "text\n")
         staged.commit()
     assert (out / "a/b.txt").read_text() == "text\n"
+
+
+@pytest.mark.usefixtures("two_cpus")
+def test_the_strategy_follows_the_size_and_the_jobs_asked_for() -> None:
+    low, high = schedule.TWO_LANES_MIN_LINKS, schedule.TWO_LANES_MAX_LINKS
+    assert [schedule.strategy(links) for links in (0, low - 1, low, high, high + 1)] == [
+        Strategy.ONE_PROCESS,
+        Strategy.ONE_PROCESS,
+        Strategy.TWO_LANES,
+        Strategy.TWO_LANES,
+        Strategy.CHECKS_BESIDE,
+    ]
+    assert {schedule.strategy(links, jobs=1) for links in (0, low, high + 1)} == {Strategy.ONE_PROCESS}
+    assert {schedule.strategy(links, jobs=2) for links in (0, low, high + 1)} == {Strategy.TWO_LANES}
+
+
+def test_without_a_second_cpu_a_render_stays_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forked, "cpus_usable", lambda: 1)
+    assert schedule.strategy(schedule.TWO_LANES_MIN_LINKS, jobs=2) is Strategy.ONE_PROCESS
+
+
+@pytest.mark.usefixtures("two_cpus")
+def test_jobs_1_starts_no_other_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a size where the render would check beside it and write behind it, `--jobs 1` forks nothing and
+    starts nothing."""
+    import subprocess
+
+    monkeypatch.setattr(schedule, "TWO_LANES_MIN_LINKS", 0)
+    monkeypatch.setattr(schedule, "TWO_LANES_MAX_LINKS", 0)
+    valid = load_valid(BP)
+    assert schedule.strategy(len(analyse(valid).topo.links)) is Strategy.CHECKS_BESIDE
+
+    def refused(*_args: object, **_kwargs: object) -> Any:
+        raise AssertionError("a process was started")
+
+    monkeypatch.setattr(os, "fork", refused)
+    monkeypatch.setattr(subprocess, "Popen", refused)
+    out = tmp_path / "out"
+    with StagedTree(out, keep=CONSISTENCY_READS) as staged:
+        render_blueprint(valid, staged, jobs=1)
+        staged.commit()
+    assert (out / MANIFEST).read_text(encoding="utf-8") == render_analysis(analyse(valid))[MANIFEST]

@@ -19,7 +19,7 @@ from ib_topology_edit import NetFile
 from test_infiniband import h200_with_partition, rendered
 
 from clusterforge.pipeline import analyse, load_valid
-from clusterforge.render.handoff_common import cable_table
+from clusterforge.render.handoff.handoff_common import cable_table
 
 H200 = REPO / "blueprints" / "h200-training-pod.yaml"
 L40S = REPO / "blueprints" / "l40s-inference.yaml"

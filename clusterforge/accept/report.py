@@ -13,13 +13,9 @@ from .. import codes
 from ..errors import Finding, Severity
 from ..render.context import host_range
 from ..render.escape import md_cell
-from ..render.handoff_common import natural_key
+from ..render.handoff.handoff_common import natural_key
 from ..render.jinja import render_template
-from . import Acceptance, Problem
-
-
-def _gbs(value: float) -> str:
-    return f"{value:,.1f}"
+from .verdict import Acceptance, Problem, gbs
 
 
 def natural_sorted(keys: list[str]) -> list[str]:
@@ -167,9 +163,9 @@ def _tiers(result: Acceptance, escape: Callable[[str], str]) -> list[dict[str, s
                 "group": escape(m.group),
                 "nodes": escape(m.nodes),
                 "detail": escape(m.detail),
-                "measured": _gbs(m.measured),
-                "floor": _gbs(m.floor),
-                "expected": _gbs(m.expected),
+                "measured": gbs(m.measured),
+                "floor": gbs(m.floor),
+                "expected": gbs(m.expected),
                 "verdict": "pass" if m.passed else "FAIL",
             }
         )

@@ -1,6 +1,6 @@
 """Read burn-in results back: nccl-tests text output, `dcgmi diag -j` JSON, nvbandwidth output, `nvidia-smi -q`
 output (its Fabric section) and ibdiagnet2.log, each after the `# clusterforge-burn-in:` line the rendered
-jobs write first (clusterforge/render/burnin.py).
+jobs write first (clusterforge/render/handoff/burnin.py).
 
 Every file is read with the bounded reader of clusterforge/inputs.py (regular files only, 8 MiB at most). A
 file that is not what its header says, or stops early, is a `ResultError` naming the file and line: never a
@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import codes
 from ..inputs import InputRefused, read_regular
-from ..render.burnin import HEADER
+from ..render.handoff.burnin import HEADER
 
 MAX_FILES = 200_000
 """Result files read from the folders given, at most (a cluster of 100,000 nodes writes about 20 a node)."""

@@ -4,6 +4,7 @@ from .loader import BUILTIN_FILES, Catalog, load_catalog
 from .models import (
     GPU,
     NIC,
+    PDU,
     CableMedia,
     Equipment,
     ModelShapeEntry,
@@ -20,6 +21,7 @@ __all__ = [
     "BUILTIN_FILES",
     "GPU",
     "NIC",
+    "PDU",
     "CableMedia",
     "Catalog",
     "Equipment",

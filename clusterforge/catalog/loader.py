@@ -18,7 +18,7 @@ from ..model.blueprint import CatalogFile
 from ..schema_errors import did_you_mean, findings_from_validation
 from ..yamlsafe import SourceMap, YamlError, read_shipped_yaml, read_yaml
 from . import cache
-from .models import ENTRY_TYPES, GPU, NIC, Equipment, RackType, Server, Sourced, Switch
+from .models import ENTRY_TYPES, GPU, NIC, PDU, Equipment, RackType, Server, Sourced, Switch
 from .netbox import netbox_entry
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -30,6 +30,7 @@ BUILTIN_FILES = (
     "switches.yaml",
     "equipment.yaml",
     "racks.yaml",
+    "pdus.yaml",
     "cables.yaml",
     "optics.yaml",
     "models.yaml",
@@ -248,6 +249,23 @@ def _load_netbox(catalog: Catalog, path: Path, display: str, spec: CatalogFile, 
     return _add_entry(catalog, model, key, raw, SourceMap({(): SourceLocation(display, 1, 1)}, {}), ())
 
 
+def _pdu_fits(catalog: Catalog, key: str, rack: RackType) -> list[Finding]:
+    """A rack type's PDU is made for the rack's feed (voltage, phases, current)."""
+    pdu = catalog.entries.get(rack.pdu or "")
+    if not isinstance(pdu, PDU) or pdu.feed == rack.feed:
+        return []
+    return [
+        Finding(
+            codes.CATALOG_REFERENCE,
+            Severity.ERROR,
+            f"{key}: PDU '{rack.pdu}' takes {pdu.feed.voltage_v:g} V {pdu.feed.phases}-phase {pdu.feed.current_a:g} A, "
+            f"the rack's feed is {rack.feed.voltage_v:g} V {rack.feed.phases}-phase {rack.feed.current_a:g} A",
+            (),
+            catalog.origins[key],
+        )
+    ]
+
+
 def _cross_references(catalog: Catalog) -> list[Finding]:
     findings: list[Finding] = []
 
@@ -276,6 +294,14 @@ def _cross_references(catalog: Catalog) -> list[Finding]:
                 if group.nic:
                     need(group.nic, NIC, key, "NIC model")
         if isinstance(entry, RackType):
-            for fixed in entry.fixed_devices:
-                need(fixed.model, (Equipment, Switch), key, "equipment or switch model")
+            _rack_type_references(key, entry, need)
+            findings += _pdu_fits(catalog, key, entry)
     return findings
+
+
+def _rack_type_references(key: str, rack: RackType, need: Callable[..., None]) -> None:
+    """A rack type's built-in devices and PDU are catalog entries of their kinds."""
+    for fixed in rack.fixed_devices:
+        need(fixed.model, (Equipment, Switch), key, "equipment or switch model")
+    if rack.pdu:
+        need(rack.pdu, PDU, key, "PDU model")

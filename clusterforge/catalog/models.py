@@ -22,6 +22,7 @@ from ..model.base import (
     Strict,
     plain_text,
 )
+from ..model.nodes import OsName
 from ..model.workload import ModelShapeFields
 
 SourceText = Annotated[str, Field(max_length=2000), AfterValidator(plain_text)]
@@ -31,6 +32,10 @@ _BUS_ID = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
 PortRole = Literal["compute", "storage", "inband", "oob", "any"]
 Cage = Literal["osfp", "qsfp-dd", "qsfp112", "qsfp56", "qsfp28", "qsfp+", "sfp56", "sfp28", "sfp+", "sfp", "rj45"]
 CoolingMethod = Literal["air", "liquid"]
+NamingPolicy = Literal["path"]
+"""'path': systemd's predictable name from the PCI location (systemd.net-naming-scheme(7), ID_NET_NAME_PATH:
+prefix 'ib' or 'en', [P<domain>]p<bus>s<slot>[f<function>][n<phys_port_name>], bus and slot in decimal)."""
+_IF_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,14}")
 
 
 class Sourced(Strict):
@@ -83,6 +88,24 @@ def _each_matching(values: list[str] | None, pattern: re.Pattern[str], what: str
     return values
 
 
+class BreakoutMode(Strict):
+    """One row of the vendor's breakout table for a port group: a split, the sub-port speeds it runs, which
+    cages may split so, and whether the next cage must then be disabled (Cumulus Linux, Switch Port
+    Attributes, Breakout Ports)."""
+
+    mode: Literal["2x", "4x", "8x"]
+    speeds_gbps: list[Annotated[int, Field(ge=1, le=1600)]] = Field(min_length=1)
+    """Sub-port speeds of this split, e.g. [25, 10, 1] for 4x on a 100G QSFP28 cage."""
+    cages: Literal["all", "odd"] = "all"
+    """'odd': only odd-numbered cages (swp1, swp3, ...) may split so."""
+    disables_next: bool = False
+    """The next (even-numbered) cage must be set to `breakout disabled`."""
+
+    @property
+    def sub_ports(self) -> int:
+        return int(self.mode[:-1])
+
+
 class PortGroup(Strict):
     """A set of identical ports on a device."""
 
@@ -96,6 +119,9 @@ class PortGroup(Strict):
     """Physical cages, when several logical ports share one (twin-port OSFP)."""
     breakout: dict[Annotated[int, PydanticStrict(False)], Count] = Field(default_factory=dict)
     """Other speeds the group can run at, as speed (Gb/s) -> number of logical ports."""
+    breakout_modes: list[BreakoutMode] = Field(default_factory=list)
+    """The vendor's breakout table (switch ports): which split serves which sub-port speed, on which cages;
+    rendered switch configurations split cages only as listed here, where it is given."""
     role: PortRole = "any"
     """What the ports are for on a server; switches use 'any'."""
     technology: Technology | Literal["vpi"] = "ethernet"
@@ -107,17 +133,45 @@ class PortGroup(Strict):
     QSFP112, 50 for QSFP56, 25 for QSFP28/SFP28)."""
     devices: list[str] | None = None
     """OS RDMA device name of each port, in port order (e.g. mlx5_0), where the vendor documents them."""
+    bus_ids: list[str] | None = None
+    """PCI address (domain:bus:device.function) of each port, in port order, where the vendor documents them
+    (compute ports may give theirs in the PCIe layout instead); with the server's `interface_naming` they
+    give the interface names."""
+    interface_names: dict[OsName, list[str]] = Field(default_factory=dict)
+    """Interface name of each port, in port order, per operating system, where the vendor quotes them (e.g.
+    on-board 'eno3'); these win over names derived from `bus_ids`."""
 
     @field_validator("devices")
     @classmethod
     def _check_device_names(cls, value: list[str] | None) -> list[str] | None:
         return _each_matching(value, _DEVICE_NAME, "a device name (letters, digits, '_', '-' and '.')")
 
+    @field_validator("bus_ids")
+    @classmethod
+    def _check_bus_ids(cls, value: list[str] | None) -> list[str] | None:
+        return _each_matching(value, _BUS_ID, "a PCI address such as '0000:aa:00.1'")
+
+    @field_validator("interface_names")
+    @classmethod
+    def _check_interface_names(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for names in value.values():
+            _each_matching(names, _IF_NAME, "an interface name (a letter, then up to 14 letters, digits, '_.-')")
+        return value
+
     @model_validator(mode="after")
     def _check_device_count(self) -> Self:
         if self.devices is not None and len(self.devices) != self.count:
             raise ValueError(f"devices lists {len(self.devices)} names for {self.count} ports")
+        if self.bus_ids is not None and len(self.bus_ids) != self.count:
+            raise ValueError(f"bus_ids lists {len(self.bus_ids)} addresses for {self.count} ports")
+        for os_name, names in self.interface_names.items():
+            if len(names) != self.count:
+                raise ValueError(f"interface_names.{os_name} lists {len(names)} names for {self.count} ports")
         return self
+
+    def breakout_mode(self, sub_speed_gbps: float) -> BreakoutMode | None:
+        """The table's split for sub-ports at this speed, if the table lists one."""
+        return next((m for m in self.breakout_modes if int(sub_speed_gbps) in m.speeds_gbps), None)
 
     def ports_at(self, speed_gbps: float) -> int:
         """How many logical ports this group offers at the given speed (0 if it cannot run at it)."""
@@ -305,6 +359,10 @@ class Server(Device):
     pcie: PCIeLayout | None = None
     rack_type: CatalogKey | None = None
     """Set for rack-scale systems whose nodes must sit in one rack type (GB200 NVL72 trays)."""
+    interface_naming: dict[OsName, NamingPolicy] = Field(default_factory=dict)
+    """Operating systems on which the vendor documents how this model's NIC ports are named ('path': systemd's
+    PCI-path names, derived from the ports' PCI addresses); an OS left out names them in ways not derivable
+    here (firmware slot numbers), so its names come from `interface_names` or `clusterforge bind`."""
 
 
 class Switch(Device):
@@ -353,6 +411,16 @@ class Feed(Strict):
         return factor * self.voltage_v * self.current_a / 1000.0
 
 
+class PDU(Sourced):
+    """A rack power distribution unit: the input it is made for (one per rack feed) and its outlets."""
+
+    kind: Literal["pdu"] = "pdu"
+    part_number: Label
+    feed: Feed
+    """Input the PDU takes: a rack type naming it must have this feed."""
+    outlets: Count
+
+
 class RackCooling(Strict):
     method: Literal["air", "rear-door", "liquid"]
     air_kw: PositiveFloat
@@ -376,6 +444,10 @@ class RackType(Sourced):
     cooling: RackCooling
     reserved: list[ReservedU] = Field(default_factory=list)
     fixed_devices: list[FixedDevice] = Field(default_factory=list)
+    part_number: Label | None = None
+    """Orderable part number of the enclosure (or of the rack-scale system it is part of)."""
+    pdu: CatalogKey | None = None
+    """Catalog key of the rack PDU, one per feed; left out, the BOM names a PDU by the feed only."""
 
 
 Top = Literal["finned", "flat", "any"]
@@ -479,6 +551,7 @@ ENTRY_TYPES: dict[str, type[Sourced]] = {
     "switches": Switch,
     "equipment": Equipment,
     "racks": RackType,
+    "pdus": PDU,
     "cables": CableMedia,
     "optics": Transceiver,
     "models": ModelShapeEntry,

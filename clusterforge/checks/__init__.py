@@ -7,23 +7,28 @@ from dataclasses import replace
 
 from .. import codes
 from ..errors import Finding, Severity, sorted_findings
-from ..expand.gc_paused import gc_paused
 from ..expand.topology import Topology
+from ..runtime.gc_paused import gc_paused
 from ..validate import ValidBlueprint
 from .addresses import check_address_agreement
 from .airflow import check_airflow
 from .bonds import check_bond_homing, check_leaf_pairs
+from .breakouts import check_breakouts
 from .context import CheckContext
 from .cooling import check_rack_cooling, check_row_and_hall_cooling
 from .fabric_use import check_idle_switches, check_leaf_up_over_down, check_planes
 from .fat_tree import check_fat_trees
+from .gateways import check_gateways
 from .grouping import group_repeats
+from .interfaces import check_interface_names, check_nccl_hca
 from .management import check_management
 from .ports import check_oversubscription, check_switch_radix, check_unconnected_ports
 from .power import check_power_shelves, check_psu_redundancy, check_rack_power
 from .resilience import check_resilience
+from .single_points import check_single_points
 from .slurm import check_slurm_blocks, check_slurm_imex
 from .space import check_space
+from .subnet_manager import check_switch_subnet_manager
 from .weight import check_weight
 from .workloads import check_workloads
 
@@ -46,11 +51,17 @@ CHECKS: tuple[Check, ...] = (
     check_leaf_up_over_down,
     check_planes,
     check_fat_trees,
+    check_switch_subnet_manager,
     check_bond_homing,
     check_leaf_pairs,
     check_address_agreement,
     check_management,
+    check_gateways,
     check_unconnected_ports,
+    check_breakouts,
+    check_interface_names,
+    check_nccl_hca,
+    check_single_points,
     check_workloads,
     check_slurm_imex,
     check_slurm_blocks,

@@ -6,12 +6,13 @@ from collections.abc import Callable
 
 from ..errors import BlueprintError, Finding, Severity
 from ..lockfile import Keep
+from ..runtime.gc_paused import gc_paused
 from ..validate import ValidBlueprint
 from .addressing import assign_addresses
+from .asns import assign_asns
 from .cabling import cable_links
 from .context import ExpandContext
 from .fabric import build_fabrics
-from .gc_paused import gc_paused
 from .identity import keep_identities
 from .nvlink import build_domains
 from .oob import build_oob
@@ -35,6 +36,7 @@ EXPANDERS: tuple[Expander, ...] = (
     cable_links,  # after all links exist and every device has its rack and U
     assign_outlets,
     assign_addresses,
+    assign_asns,  # with a lock file: the ASNs it holds kept
     keep_identities,  # last: what the lock file holds replaces what the fixed order gave
 )
 

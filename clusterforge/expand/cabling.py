@@ -282,11 +282,23 @@ class Cabler:
 
     def _no_optics(self, p: int, copper_fitted: bool) -> None:
         link, a, b = self.links[p], self.place_a[p], self.place_b[p]
+        if not copper_fitted and self._one_leg_splitter(p):
+            return
         if copper_fitted or self.finder.optics(a.spec, b.spec, link.speed_gbps):
             self.unreachable.append((link, self.run_m[p]))
             return
         a_model, b_model = self.topo.devices[link.a].model, self.topo.devices[link.b].model
         self.unlinkable[(link.fabric, a_model, a.spec.text(), b_model, b.spec.text(), link.speed_gbps)].append(p)
+
+    def _one_leg_splitter(self, p: int) -> bool:
+        """A splitter with one leg in use, for a link alone on a split cage (its neighbour on the cage was
+        removed): the cable it had stays, where no other part joins the two ends."""
+        a, b, speed = self.place_a[p], self.place_b[p], self.speed[p]
+        for hub, leg, hub_is_b in ((b, a, True), (a, b, False)):
+            parts = self.finder.splitter(hub.spec, leg.spec, speed, 1)
+            if parts and self._take_copper([p], parts, hub_is_b):
+                return True
+        return False
 
     def _close_split_fibres(self) -> None:
         for key, group in self.split_fibres.items():

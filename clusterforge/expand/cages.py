@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from ..catalog.models import Device as CatalogDevice
 from ..catalog.models import PortGroup
-from .ports import per_native
+from .ports import cage_split
 
 CAGE_LANES = {
     "osfp": 8,
@@ -116,7 +116,7 @@ def cage_and_slot(port: str, group_name: str, per_cage: int, split: int) -> tupl
 def end_spec(entry: CatalogDevice, group: PortGroup | None, speed: float, switch: bool) -> EndSpec:
     if group is None:
         return EndSpec("", "any", 1, 0, 1, switch)
-    split = per_native(group, speed) if speed < group.speed_gbps else 1
+    split = cage_split(group, speed)[0] if speed < group.speed_gbps else 1
     ports = natives_per_cage(group) * split
     cage_lanes = CAGE_LANES.get(group.cage, 1)
     lanes = max(1, cage_lanes // ports)

@@ -25,11 +25,12 @@ from ..errors import Finding, Severity, SourceLocation
 from ..lockfile import Keep, Lock
 from .addressing import PAIR_SVIS
 from .context import ExpandContext
+from .hold import held_devices, held_value
 from .topology import Device, Topology
 
 MAX_NAMED = 6
 """Identities named in one finding's message; the rest are counted (diff lists every one)."""
-PATCHED_TIERS = ("node-leaf", "oob")
+PATCHED_TIERS = ("node-leaf", "oob", "oob-uplink")
 
 
 def identities(topo: Topology) -> dict[str, dict[str, str]]:
@@ -39,18 +40,34 @@ def identities(topo: Topology) -> dict[str, dict[str, str]]:
     addresses = {
         f"{network}/{key}": str(address) for network, keyed in topo.addresses.items() for key, address in keyed.items()
     }
-    ports = {
-        f"{link.fabric}/{link.a}:{link.a_port}": f"{link.b}:{link.b_port}"
-        for link in topo.links
-        if link.tier in PATCHED_TIERS
-    }
+    ports = _patched(topo)
     loopbacks = {switch: str(address) for switch, address in topo.loopbacks.items()}
     return {
         "hosts": hosts,
         "addresses": addresses,
         "loopbacks": loopbacks,
+        "asns": {switch: str(asn) for switch, asn in topo.asns.items()},
         "racks": racks,
         "ports": ports,
+    }
+
+
+def _patched(topo: Topology) -> dict[str, str]:
+    """Every patched port (node to leaf, out-of-band): its device end -> the switch port."""
+    return {
+        f"{link.fabric}/{link.a}:{link.a_port}": f"{link.b}:{link.b_port}"
+        for link in topo.links
+        if link.tier in PATCHED_TIERS
+    }
+
+
+def trunks(topo: Topology) -> dict[str, str]:
+    """Every switch-to-switch link (leaf to spine, spine to core, leaf pair peer links): its lower end ->
+    its upper end. Not kept by the lock file (a fabric lays these out afresh); `diff` lists those that move."""
+    return {
+        f"{link.fabric}/{link.a}:{link.a_port}": f"{link.b}:{link.b_port}"
+        for link in topo.links
+        if link.tier not in PATCHED_TIERS
     }
 
 
@@ -61,30 +78,30 @@ def _slot(device: Device) -> str:
 
 
 def locked(topo: Topology) -> dict[str, dict[str, str]]:
-    """What the next lock file holds: the topology's identities, and those of devices the lock held that
-    are gone (`held_identities`, kept by the expand stage)."""
+    """What the next lock file holds: the topology's identities, and those the lock it was expanded with holds
+    of devices that are gone (`held_identities`, kept by the expand stage)."""
     sections = identities(topo)
-    held = topo.held_identities
-    sections["held"] = dict(held.get("held", {}))
-    for name in ("hosts", "loopbacks", "addresses"):
-        sections[name].update(held.get(name, {}))
+    sections["held"] = {}
+    for name, entries in topo.held_identities.items():
+        sections[name].update(entries)
     return sections
 
 
 def held_identities(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
-    """What the lock of `keep` holds of devices that are gone (their host name and addresses, marked `held`)
-    unless released; worked out when expanded, so that the lock itself need not be kept until the lock file
-    is written (at a million GPUs its sections take 0.9 GiB)."""
-    if keep.lock is None or keep.release_removed:
+    """What the lock of `keep` adds to the next lock file beyond the topology's identities: the free ports it
+    keeps, and the identities of devices that are gone (their host name, addresses, loopback and ASN, marked
+    `held` with the date: expand/hold.py) while their hold lasts. Worked out when expanded, so that the lock
+    itself need not be kept until the lock file is written (at a million GPUs its sections take 0.9 GiB)."""
+    if keep.lock is None:
         return {}
-    gone = sorted(_devices(keep.lock) - set(topo.devices))
-    if not gone:
-        return {}
-    held = set(gone)
-    out = {"held": dict.fromkeys(gone, "removed")}
-    for name in ("hosts", "loopbacks"):
+    out = {"ports": _free_ports(topo, keep, _patched(topo))}
+    held = held_devices(keep) - set(topo.devices)
+    if not held:
+        return out
+    out["held"] = {device: held_value(keep, device) for device in sorted(held)}
+    for name in ("hosts", "loopbacks", "asns"):
         out[name] = {k: v for k, v in keep.lock.section(name).items() if k in held}
-    present = {(network, v) for network, v in _addresses(topo)}  # a pin may have taken one
+    present = set(_addresses(topo))  # a pin may have taken one
     out["addresses"] = {
         k: v
         for k, v in keep.lock.section("addresses").items()
@@ -94,14 +111,38 @@ def held_identities(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
 
 
 def _addresses(topo: Topology) -> Iterator[tuple[str, str]]:
-    """(network, address) of every interface, as the lock file's `addresses` section keys them."""
+    """(network, address) of every interface, as the lock file's `addresses` section holds them."""
     for network, keyed in topo.addresses.items():
-        for key, address in keyed.items():
-            yield f"{network}/{key}".partition("/")[0], str(address)
+        for address in keyed.values():
+            yield network, str(address)
 
 
-LATE: tuple[Any, ...] = ((chr(0x10FFFF),),)
-"""A sort key after every port_order key: what the lock file does not hold comes last."""
+def _free_ports(topo: Topology, keep: Keep, ports: dict[str, str]) -> dict[str, str]:
+    """The lock's patched ports of removed devices that no device of `ports` took and whose switch is still
+    there, when the device is held or a device after it on its network is wired (the port is a hole that keeps
+    the others in place; see locked_order.py)."""
+    assert keep.lock is not None
+    used = set(ports.values())
+    held = held_devices(keep)
+    orders: dict[str, dict[str, tuple[Any, ...]]] = {}
+    last: dict[str, tuple[Any, ...]] = {}
+    for key in ports:
+        network, _, interface = key.partition("/")
+        order = orders.get(network)
+        if order is None:
+            order = orders[network] = port_order(keep.lock, network)
+        where = order.get(interface)
+        if where is not None and (network not in last or where > last[network]):
+            last[network] = where
+    free: dict[str, str] = {}
+    for key, value in keep.lock.section("ports").items():
+        if key in ports or value in used or value.partition(":")[0] not in topo.devices:
+            continue
+        network, _, interface = key.partition("/")
+        where = orders.get(network, {}).get(interface)
+        if _device_of(interface) in held or (where is not None and where < last[network]):
+            free[key] = value
+    return free
 
 
 def port_order(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:
@@ -114,27 +155,33 @@ def port_order(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:
 
     def key(value: str) -> tuple[Any, ...]:
         switch, _, port = value.partition(":")
-        a = parts.get(switch) or parts.setdefault(switch, _natural(switch))
-        b = parts.get(port) or parts.setdefault(port, _natural(port))
+        a = parts.get(switch) or parts.setdefault(switch, natural(switch))
+        b = parts.get(port) or parts.setdefault(port, natural(port))
         return (a, b)
 
     return {k[len(prefix) :]: key(v) for k, v in lock.section("ports").items() if k.startswith(prefix)}
 
 
-def _natural(text: str) -> tuple[Any, ...]:
+def uplinks_onto(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:
+    """'switch:port' of another network's switches (out-of-band uplinks) the lock file holds patched to a leaf
+    of `network`, as port_order's sort keys."""
+    if lock is None:
+        return {}
+    leaf = f"{network}-leaf"
+    return {
+        k.partition("/")[2]: (natural(v.partition(":")[0]), natural(v.partition(":")[2]))
+        for k, v in lock.section("ports").items()
+        if v.startswith(leaf) and not k.startswith(f"{network}/")
+    }
+
+
+def natural(text: str) -> tuple[Any, ...]:
     """'swp10' after 'swp9'."""
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
 def _device_of(interface: str) -> str:
     return interface.partition(":")[0]
-
-
-def _devices(lock: Lock) -> set[str]:
-    """Every device the lock file names."""
-    found = set(lock.section("hosts")) | set(lock.section("racks")) | set(lock.section("loopbacks"))
-    found.update(_device_of(k.partition("/")[2]) for k in lock.section("addresses"))
-    return found
 
 
 class _Free:
@@ -295,8 +342,8 @@ def _keep_addresses(
     pending, moved = _sort_out(topo, network, pool, held, pinned, kept, taken)
     if not kept and not pending:
         return []  # every interface has the address the lock file holds
-    if not ctx.keep.release_removed:
-        taken.update(held.values())  # the interfaces of removed devices keep theirs reserved
+    reserved = held_devices(ctx.keep)
+    taken.update(a for key, a in held.items() if _device_of(key) in reserved)  # removed devices keep theirs
     later = [key for key in pending if int(assigned[key]) in taken]  # first every free fixed-order address
     taken.update(int(assigned[key]) for key in pending if int(assigned[key]) not in taken)  # is claimed...
     free = _Free(taken)
@@ -368,9 +415,8 @@ def _keep_loopbacks(ctx: ExpandContext, network: str, pool: IPv4Network, lock: L
         elif old is not None:
             moved.append(name)
     taken = set(final.values())
-    if not ctx.keep.release_removed:
-        present = set(topo.devices)
-        taken.update(_as_int(v) for k, v in held.items() if k not in present)
+    reserved = held_devices(ctx.keep)
+    taken.update(_as_int(v) for k, v in held.items() if k not in topo.devices and k in reserved)
     free = _Free(taken)
     for name in switches:
         if name in final:
@@ -427,7 +473,7 @@ def _repatched(topo: Topology, lock: Lock) -> Iterator[str]:
 def moves(old: dict[str, dict[str, str]], new: dict[str, dict[str, str]]) -> dict[str, list[dict[str, str]]]:
     """Per section, every identity both sides have that differs: {"key", "old", "new"}; what `diff` lists."""
     out: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for section in ("hosts", "addresses", "loopbacks", "racks", "ports"):
+    for section in ("hosts", "addresses", "loopbacks", "asns", "racks", "ports", "trunks", "cables"):
         a, b = old.get(section, {}), new.get(section, {})
         for key in sorted(a.keys() & b.keys()):
             if a[key] != b[key]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import groupby
+
 from .. import codes
 from .context import ExpandContext
 from .topology import NvlinkDomain, Topology
@@ -24,8 +26,9 @@ def build_domains(ctx: ExpandContext) -> None:
         domain_size = server.gpus.nvlink_domain
         nodes_per_domain = max(1, domain_size // per_node)
         nodes = list(ctx.topo.devices_of("node", group=group.name))
-        for start in range(0, len(nodes), nodes_per_domain):
-            members = nodes[start : start + nodes_per_domain]
+        # by index, not by position: a node taken out (`absent`) leaves its domain one short, and moves no other
+        for _, chunk in groupby(nodes, key=lambda n: (n.index - 1) // nodes_per_domain):
+            members = list(chunk)
             racks = {n.rack for n in members}
             index = len(ctx.topo.domains) + 1
             domain = NvlinkDomain(

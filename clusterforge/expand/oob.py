@@ -10,7 +10,10 @@ from .. import codes
 from ..catalog import Equipment, PortGroup, Server, Switch
 from ..model import OobFabric
 from .context import ExpandContext
-from .identity import LATE, port_order
+from .hold import held_devices
+from .identity import natural as _natural
+from .identity import port_order
+from .locked_order import Hole, Slots, locked_order
 from .placement import free_slot, occupy, place_pinned
 from .ports import NO_DATA_PORTS_HINT, PortAllocator, downlink_group, uplink_group
 from .topology import Device, Link
@@ -31,15 +34,17 @@ def build_oob(ctx: ExpandContext) -> None:
             OobBuilder(ctx, name, fabric).build()
 
 
-def _patched_first(
-    members: list[tuple[Device, str, float]], patched: dict[str, tuple[Any, ...]]
-) -> list[tuple[Device, str, float]]:
+Member = tuple[Device, str, float]
+"""A management port: (device, port, speed)."""
+MEMBER_SLOTS: Slots[Member] = Slots(lambda m: [f"{m[0].name}:{m[1]}"], lambda key: key)
+"""Each management port is an item of its own (a removed device leaves a hole per port)."""
+
+
+def _patched_first(members: list[Member], patched: dict[str, tuple[Any, ...]], held: set[str]) -> list[Member | Hole]:
     """With a lock file: the management ports it holds first, in the order of the switch ports they had (so
-    each gets its port back), then the new ones in order; as they are without one."""
-    if not patched:
-        return members
-    ranked = sorted(range(len(members)), key=lambda i: (patched.get(f"{members[i][0].name}:{members[i][1]}", LATE), i))
-    return [members[i] for i in ranked]
+    each gets its port back), a hole per port of a removed device (locked_order.py), then the new ones in
+    order; as they are without one."""
+    return locked_order(members, MEMBER_SLOTS, patched, held)
 
 
 class OobBuilder:
@@ -54,6 +59,10 @@ class OobBuilder:
         """With a lock file: rack -> numbers of the out-of-band switches it holds there (made on first use)."""
         self.taken: set[str] = set()
         """With a lock file: every device name it holds, which a new switch does not take."""
+        self.uplinks: list[Device] = []
+        """The out-of-band switches in the order they were made, wired to the leaves once all are made."""
+        self.locked_uplinks = self._locked_uplinks()
+        """With a lock file: 'switch:port' of each uplink it holds -> the leaf and the leaf's port."""
         self.fixed: dict[str, list[Device]] = defaultdict(list)
         """Management switches built into racks (NVL72), by rack: adopted before any is added."""
         for device in ctx.topo.devices.values():
@@ -78,6 +87,7 @@ class OobBuilder:
 
     def build(self) -> None:
         self._build_switches()
+        self._wire_uplinks()
         if self.no_uplink:
             target = self.fabric.uplink_to
             self.ctx.error(
@@ -105,23 +115,48 @@ class OobBuilder:
         area_racks: dict[str, list[str]] = defaultdict(list)
         for rack in topo.racks.values():
             area_racks[rack.name if self.fabric.per == "rack" else rack.row].append(rack.name)
-        patched = port_order(self.ctx.keep.lock, self.name)
+        by_area = self._by_area(port_order(self.ctx.keep.lock, self.name))
+        held = held_devices(self.ctx.keep)
         for area, listed in self._members().items():
-            members = _patched_first(listed, patched)
+            members = _patched_first(listed, by_area.get(area, {}), held)
             switch: Device | None = None
             alloc: PortAllocator | None = None
-            for i, (device, port, speed) in enumerate(members):
+            for i, member in enumerate(members):
                 if i % per_switch == 0:
                     switch = self._new_switch(area_racks[area])
                     if switch is None:
                         return
                     alloc = self.ctx.allocators[(switch.name, down.name)]
                 assert switch is not None and alloc is not None
+                if isinstance(member, Hole):  # a removed device's port: kept free
+                    alloc.take_low(down.speed_gbps)
+                    continue
+                device, port, speed = member
                 switch_port = alloc.take_low(min(speed, down.speed_gbps))
                 assert switch_port is not None
                 topo.add_link(
                     Link(self.name, "oob", device.name, port, switch.name, switch_port, min(speed, down.speed_gbps))
                 )
+
+    def _by_area(self, patched: dict[str, tuple[Any, ...]]) -> dict[str, dict[str, tuple[Any, ...]]]:
+        """The lock's patched management ports by the area (rack, or row) of the switch it holds them on (its
+        uplinks left out)."""
+        lock = self.ctx.keep.lock
+        if lock is None or not patched:
+            return {}
+        areas: dict[str, str] = {}
+        for name, slot in lock.section("racks").items():
+            rack = self.ctx.topo.racks.get(slot.partition(" ")[0])
+            if rack is not None:
+                areas[name] = rack.name if self.fabric.per == "rack" else rack.row
+        switches = lock.section("ports")
+        prefix = f"{self.name}/"
+        out: dict[str, dict[str, tuple[Any, ...]]] = defaultdict(dict)
+        for key, where in patched.items():
+            area = areas.get(switches[prefix + key].partition(":")[0])
+            if area is not None and key not in self.locked_uplinks:
+                out[area][key] = where
+        return out
 
     def _next_number(self, racks: list[str]) -> int:
         """The next switch's number: one more than the last; with a lock file, the number of a switch it
@@ -158,7 +193,7 @@ class OobBuilder:
         for group in self.switch_model.ports:
             if group.role != "oob":
                 self.ctx.allocators[(device.name, group.name)] = PortAllocator(group)
-        self._uplink(device)
+        self.uplinks.append(device)
         return device
 
     def _new_switch(self, racks: list[str]) -> Device | None:
@@ -193,6 +228,55 @@ class OobBuilder:
             return None
         topo.add_device(device)
         return self._register(device)
+
+    def _locked_uplinks(self) -> dict[str, tuple[str, str]]:
+        lock, target = self.ctx.keep.lock, self.fabric.uplink_to
+        if lock is None or target is None:
+            return {}
+        leaves = {leaf.name for leaf in self.ctx.topo.switches(target, "leaf")}
+        prefix = f"{self.name}/"
+        found = {}
+        for key, value in lock.section("ports").items():
+            leaf, _, port = value.partition(":")
+            if leaf in leaves and key.startswith(prefix):
+                found[key[len(prefix) :]] = (leaf, port)
+        return found
+
+    def _wire_uplinks(self) -> None:
+        """Each switch's uplink: to the leaf port the lock file holds for it where that port is still free (in
+        the order of those ports, so each passes over only ports no uplink holds), then the others in turn
+        over the leaves."""
+        up = uplink_group(self.switch_model)
+        if self.fabric.uplink_to is None or up is None:
+            return
+        own_port = self.ctx.allocators
+        locked = {
+            device.name: where
+            for device in self.uplinks
+            if (where := self.locked_uplinks.get(f"{device.name}:{own_port[(device.name, up.name)].peek_high()}"))
+        }
+        order = sorted(locked, key=lambda name: (_natural(locked[name][0]), _natural(locked[name][1])))
+        wired = {name for name in order if self._uplink_at(name, up, *locked[name])}
+        for device in self.uplinks:
+            if device.name not in wired:
+                self._uplink(device)
+
+    def _uplink_at(self, name: str, up: PortGroup, leaf_name: str, port: str) -> bool:
+        """The uplink of `name` to the leaf port the lock holds for it: the port the leaf's fabric kept for
+        it, else that port when still free."""
+        leaf = self.ctx.topo.devices.get(leaf_name)
+        leaf_group = downlink_group(self.ctx.switch(leaf.model), up.speed_gbps) if leaf is not None else None
+        if leaf is None or leaf_group is None:
+            return False
+        speed = min(up.speed_gbps, leaf_group.speed_gbps)
+        kept = [p for switch, p in self.ctx.held_ports.get(name, []) if switch == leaf_name]
+        leaf_port = kept[0] if kept else self.ctx.allocators[(leaf.name, leaf_group.name)].take_at(port, speed)
+        if leaf_port is None:
+            return False
+        own = self.ctx.allocators[(name, up.name)].take_high()
+        assert own is not None
+        self.ctx.topo.add_link(Link(self.name, "oob-uplink", name, own, leaf.name, leaf_port, speed))
+        return True
 
     def _uplink(self, device: Device) -> None:
         target = self.fabric.uplink_to

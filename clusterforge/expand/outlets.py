@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from .. import codes
+from ..catalog.models import PDU
 from ..catalog.models import Device as CatalogDevice
 from .context import ExpandContext
 from .topology import Outlet
@@ -23,14 +24,17 @@ def feed_name(index: int) -> str:
 
 def assign_outlets(ctx: ExpandContext) -> None:
     topo = ctx.topo
-    capacity = ctx.bp.procurement.pdu_outlets
+    default = ctx.bp.procurement.pdu_outlets
     by_rack = defaultdict(list)
     for device in topo.devices.values():
         if device.rack is not None:
             by_rack[device.rack].append(device)
-    over: dict[str, int] = {}
+    over: dict[str, tuple[int, int]] = {}
     for rack_name, devices in by_rack.items():
-        feeds = topo.racks[rack_name].rack_type.feeds
+        rack_type = topo.racks[rack_name].rack_type
+        feeds = rack_type.feeds
+        pdu = ctx.catalog.entries.get(rack_type.pdu or "")
+        capacity = pdu.outlets if isinstance(pdu, PDU) else default
         used = [0] * feeds
         for device in sorted(devices, key=lambda d: (d.u or 0, d.name)):
             entry = ctx.catalog.entries.get(device.model)
@@ -44,14 +48,15 @@ def assign_outlets(ctx: ExpandContext) -> None:
                     Outlet(rack_name, device.name, psu + 1, name, f"{rack_name}-PDU-{name}", used[feed])
                 )
         if max(used) > capacity:
-            over[rack_name] = max(used)
+            over[rack_name] = (max(used), capacity)
     if over:
         racks = sorted(over)
-        shown = ", ".join(f"{r} ({over[r]})" for r in racks[:6]) + (", ..." if len(racks) > 6 else "")
+        shown = ", ".join(f"{r} ({over[r][0]})" for r in racks[:6]) + (", ..." if len(racks) > 6 else "")
+        has = sorted({cap for _, cap in over.values()})
         ctx.warning(
             codes.PDU_OUTLETS_SHORT,
             f"{len(racks)} {'rack needs' if len(racks) == 1 else 'racks need'} more outlets on one PDU than its "
-            f"{capacity}: {shown}",
+            f"{'/'.join(map(str, has))}: {shown}",
             ("procurement", "pdu_outlets"),
             "use PDUs with more outlets (procurement.pdu_outlets), or more feeds per rack",
         )

@@ -55,6 +55,29 @@ def per_native(group: PortGroup, speed: float) -> int:
     return max(1, group.ports_at(sub) // group.count)
 
 
+def cage_split(group: PortGroup, speed: float) -> tuple[int, int, bool]:
+    """(sub-ports per split cage, cages each split uses (2 when the next one must be disabled), whether
+    only odd-numbered cages split) for links at `speed`: the vendor's breakout table (`breakout_modes`)
+    where it lists the sub-port speed, else `per_native` sub-ports on any cage."""
+    split = per_native(group, speed)
+    mode = group.breakout_mode(sub_port_speed(group, speed)) if split > 1 else None
+    if mode is None:
+        return split, 1, False
+    return mode.sub_ports, 2 if mode.disables_next else 1, mode.cages == "odd"
+
+
+def natives_for(group: PortGroup, speed: float, links: int) -> int:
+    """Native ports (cages) `links` downlinks at `speed` take, disabled neighbours included."""
+    per_cage, step, _ = cage_split(group, speed)
+    return -(-links // per_cage) * step
+
+
+def links_on(group: PortGroup, speed: float, natives: int) -> int:
+    """Downlinks at `speed` that `natives` free native ports (from an odd cage on) hold."""
+    per_cage, step, _ = cage_split(group, speed)
+    return natives // step * per_cage
+
+
 def native_share(group: PortGroup, speed: float) -> float:
     """Share of one native port that a link at `speed` books."""
     return 1 / per_native(group, speed)
@@ -81,6 +104,7 @@ class PortAllocator:
         self.reserved_next = group.count - reserved
         self._split: dict[float, tuple[int, int]] = {}
         self._booking: dict[float, tuple[float, int]] = {}
+        self._splits: dict[float, tuple[int, int, bool]] = {}
         """speed -> (sub-port speed, sub-ports per native port), the booking rule's answer kept per speed."""
         self.used = 0
         self._names = native_names(group.name, group.count, group.cages)
@@ -95,12 +119,20 @@ class PortAllocator:
     def free_native(self) -> int:
         return max(0, self.high - self.low)
 
+    def splits(self, speed: float) -> tuple[int, int, bool]:
+        known = self._splits.get(speed)
+        if known is None:
+            known = self._splits[speed] = cage_split(self.group, speed)
+        return known
+
     def capacity(self, speed: float) -> int:
         """Logical ports still free at `speed` (not counting reserved ones)."""
         key, split = self.booking(speed)
+        per_cage, step, odd = self.splits(speed) if split > 1 else (1, 1, False)
         pending = self._split.get(key)
-        extra = split - pending[1] if pending else 0
-        return self.free_native * split + extra
+        extra = per_cage - pending[1] if pending else 0
+        free = self.free_native - (1 if odd and self.low % 2 else 0)
+        return max(0, free) // step * per_cage + extra
 
     def _name(self, native: int, sub: int | None) -> str:
         if sub is not None:
@@ -115,15 +147,51 @@ class PortAllocator:
             self.low += 1
             self.used += 1
             return self._name(self.low - 1, None)
-        native, sub = self._split.get(key, (-1, split))
-        if sub >= split:
-            if self.low >= self.high:
+        per_cage, step, odd = self.splits(speed)
+        native, sub = self._split.get(key, (-1, per_cage))
+        if sub >= per_cage:
+            start = self.low + (1 if odd and self.low % 2 else 0)  # index 0 is cage 1 (odd)
+            if start + step > self.high:
                 return None
-            native, sub = self.low, 0
-            self.low += 1
+            native, sub = start, 0
+            self.low = start + step
         self._split[key] = (native, sub + 1)
         self.used += 1
         return self._name(native, sub)
+
+    def take_at(self, name: str, speed: float) -> str | None:
+        """The port `name` (a port, or a sub-port 'swp5s2'), taken as `take_low` would give it once the free
+        ports below it are passed over (they stay unused); None, taking nothing, when it is taken already or
+        is no port of this group at `speed`."""
+        key, split = self.booking(speed)
+        native, sub = self._position(name, split)
+        if native is None or native >= self.high:
+            return None
+        pending = self._split.get(key)
+        if split == 1 or native >= self.low:
+            if native < self.low:
+                return None
+            self.low = native + 1
+        elif pending is None or pending[0] != native or sub < pending[1]:
+            return None
+        if split > 1:
+            self._split[key] = (native, sub + 1)
+        self.used += 1
+        return self._name(native, sub if split > 1 else None)
+
+    def _position(self, name: str, split: int) -> tuple[int | None, int]:
+        """(native index, sub-port) of a port name of this group, (None, 0) when it is none."""
+        base, s, sub = name.rpartition("s") if split > 1 else (name, "", "")
+        if split > 1 and not (s and sub.isdigit() and int(sub) < split):
+            return None, 0
+        try:
+            return self._names.index(base), int(sub or 0)
+        except ValueError:
+            return None, 0
+
+    def peek_high(self) -> str | None:
+        """The port `take_high` gives next, taking nothing."""
+        return self._name(self.high - 1, None) if self.high > self.low else None
 
     def take_high(self) -> str | None:
         """An unsplit port from the top (uplinks run at the native speed)."""

@@ -183,6 +183,10 @@ class FabricSummary:
     """'mlag' or 'evpn-mh' when leaves come in pairs and nodes are dual-homed to one."""
     rail_addressing: str = "per-rail"
     """Ethernet rails: a subnet per rail (and leaf), or a /31 per port ('per-port')."""
+    rail_leaves: str = "per-scalable-unit"
+    """Rail-optimized: the rail leaves serve a scalable unit, or one rack of it ('per-rack')."""
+    lossless_roce: bool = False
+    """An Ethernet compute fabric with a lossless RoCE class (roce.qos): its nodes get the host side of it."""
 
 
 class Topology:
@@ -215,14 +219,17 @@ class Topology:
         """fabric -> (device count, link count, switch islands) last worked out."""
         self.loopbacks: dict[str, IPv4Address] = {}
         """switch -> its loopback address, on Ethernet fabrics with a loopback pool."""
+        self.asns: dict[str, int] = {}
+        """switch -> its BGP autonomous system number, on Ethernet fabrics with routed links (expand/asns.py)."""
         self.lans: dict[str, dict[str, LanSegment]] = defaultdict(dict)
         """storage or in-band network -> node -> the subnet of its bond."""
         self.held_labels: dict[str, str] = {}
-        """'network/device:port' (the A end of a cable's first link in plan order) -> the cable label the lock
+        """'network/device:port' (the A end of each link of a cable) -> the cable label the lock
         file holds for that cable (its `cables` section): render/handoff_common keeps it."""
         self.held_identities: dict[str, dict[str, str]] = {}
-        """Lock file section -> what the lock file holds of devices removed from the blueprint (their `held`
-        lines, host names, loopbacks and addresses), written into the next lock file (expand/identity.py)."""
+        """Lock file section -> what the lock file it was expanded with adds to the next one beyond the
+        topology's identities: free ports it keeps, and the lines of removed devices still held (their `held`
+        lines, host names, addresses, loopbacks and ASNs): expand/identity.py."""
         self.identity_findings: list[Finding] = []
         """What moved against the lock file (CF-IDENT warnings): told by the command, kept out of the rendered
         files, which depend on the blueprint and the lock file alone (expand/identity.py)."""

@@ -5,9 +5,11 @@ partitions and blocks touched, and the workloads that no longer have their GPUs.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model.slurm import Slurm
 from ..physical import DERATE
 from ..workload.hardware import compute_groups
 from .baseline import SWITCH_LINK_TIERS, Baseline, FabricBase, components, still_joined
@@ -315,18 +317,47 @@ def _cooling(base: Baseline, failure: Failure, effect: Effect) -> None:
 
 
 def _fabric(base: Baseline, fabric: FabricBase, failure: Failure, down: set[str]) -> FabricEffect | None:
+    """What `fabric` loses when `down` stop and the failure's links are cut; None when it is untouched."""
     links = base.topo.links
-    dead = {s for s in failure.devices if s in fabric.switches} | {s for s in down if s in fabric.switches}
+    dead = _dead_switches(fabric, failure, down)
     cut = {i for i in failure.links if links[i].fabric == fabric.name}
-    cut_switch_links = {i for i in cut if links[i].tier in SWITCH_LINK_TIERS}
-    managers_down = [m for m in fabric.subnet_managers if m in down]
-    if not (dead or cut or managers_down or any(n in fabric.node_ports for n in down)):
+    if not (dead or cut or _ports_down(fabric, down)):
         return None
-    found = FabricEffect(fabric.name, switches_down=len(dead))
-    found.bisection_gbps = fabric.bisection_gbps
+    cut_switch_links = {i for i in cut if links[i].tier in SWITCH_LINK_TIERS}
+    lost_links = _switch_links_lost(fabric, dead, cut_switch_links)
+    found = FabricEffect(
+        fabric.name,
+        switches_down=len(dead),
+        links_down=len(lost_links),
+        bisection_gbps=fabric.bisection_gbps,
+        bisection_left_gbps=_bisection_left(fabric, dead, lost_links, links),
+    )
+    bad = dead | _cut_off_switches(fabric, dead, cut_switch_links, lost_links, links)
+    for node, lost, ports in _nodes_losing_ports(fabric, down, cut, bad, links):
+        _count_node(base, found, node, lost, ports, links)
+    found.subnets_without_sm = _subnets_without_sm(fabric, down, cut, bad, links)
+    return found
+
+
+def _dead_switches(fabric: FabricBase, failure: Failure, down: set[str]) -> set[str]:
+    return {s for s in failure.devices if s in fabric.switches} | {s for s in down if s in fabric.switches}
+
+
+def _ports_down(fabric: FabricBase, down: set[str]) -> bool:
+    """A subnet manager or a node with ports on the fabric is down."""
+    return any(m in down for m in fabric.subnet_managers) or any(n in fabric.node_ports for n in down)
+
+
+def _switch_links_lost(fabric: FabricBase, dead: set[str], cut_switch_links: set[int]) -> set[int]:
+    """The switch-to-switch links cut, and those of the dead switches."""
     lost_links = set(cut_switch_links)
     for switch in dead:
         lost_links.update(index for _, index in fabric.neighbours.get(switch, ()))
+    return lost_links
+
+
+def _bisection_left(fabric: FabricBase, dead: set[str], lost_links: set[int], links: list[Any]) -> float:
+    """The fabric's switch bisection without `lost_links` and the `dead` switches, Gb/s."""
     down_lost: dict[str, float] = defaultdict(float)
     up_lost: dict[str, float] = defaultdict(float)
     for index in lost_links:
@@ -335,21 +366,21 @@ def _fabric(base: Baseline, fabric: FabricBase, failure: Failure, down: set[str]
             down_lost[link.b] += link.speed_gbps
         elif link.tier == "spine-core":
             up_lost[link.a] += link.speed_gbps
-    found.links_down = len(lost_links)
-    found.bisection_left_gbps = fabric.bisection_after(down_lost, up_lost, dead)
-    cut_off = _cut_off_switches(fabric, dead, cut_switch_links, lost_links, links)
-    bad = dead | cut_off
+    return fabric.bisection_after(down_lost, up_lost, dead)
+
+
+def _nodes_losing_ports(
+    fabric: FabricBase, down: set[str], cut: set[int], bad: set[str], links: list[Any]
+) -> Iterator[tuple[str, list[int], int]]:
+    """Each running node, by name, with the ports it loses (cut, or on a `bad` leaf) and its ports on the
+    fabric."""
     nodes = {n for leaf in bad for n in fabric.leaf_nodes.get(leaf, ())}
     nodes.update(links[i].a for i in cut if links[i].tier == "node-leaf")
-    for node in sorted(nodes):
-        if node in down:
-            continue
+    for node in sorted(nodes - down):
         ports = fabric.node_ports[node]
         lost = [i for i in ports if i in cut or links[i].b in bad]
         if lost:
-            _count_node(base, found, node, lost, len(ports), links)
-    found.subnets_without_sm = _subnets_without_sm(fabric, down, cut, bad, links)
-    return found
+            yield node, lost, len(ports)
 
 
 def _count_node(base: Baseline, found: FabricEffect, node: str, lost: list[int], ports: int, links: list[Any]) -> None:
@@ -418,52 +449,89 @@ def _subnets_without_sm(fabric: FabricBase, down: set[str], cut: set[int], bad: 
 
 
 def _totals(base: Baseline, effect: Effect) -> None:
-    topo, bp = base.topo, base.valid.blueprint
-    down = effect.devices_down
-    lost_nodes = {n for n in down if n in base.gpus}
-    degraded: set[str] = set()
-    for found in effect.fabrics.values():
-        lost_nodes |= {n for n in found.cut_nodes if n in base.gpus}
-        degraded |= found.degraded_nodes
-    effect.gpus_lost = sum(base.gpus[n] for n in lost_nodes)
-    effect.gpus_throttled = sum(base.gpus.get(n, 0) for n in effect.throttled if n not in lost_nodes)
-    racks_hit = {topo.devices[d].rack for d in down}
-    effect.racks_down = sorted(r for r in racks_hit if r is not None and _rack_down(base, r, down))
-    # NVLink: a domain of several nodes with a node lost is broken (a one-node domain goes with its node's GPUs);
-    # a rack with a switch tray down has its domain slowed
-    domains = topo.domains
-    broken = {
-        base.domain_of[n] for n in lost_nodes if n in base.domain_of and len(domains[base.domain_of[n]].nodes) > 1
-    }
+    """What the devices down and the fabrics' losses add up to: GPUs, racks, NVLink, Slurm, workloads."""
+    lost_nodes = _lost_nodes(base, effect)
+    effect.gpus_lost = _gpus_of(base, lost_nodes)
+    effect.gpus_throttled = _gpus_of(base, effect.throttled, but=lost_nodes)
+    effect.racks_down = _racks_down(base, effect.devices_down)
+    broken = _broken_domains(base, lost_nodes)
     effect.domains_broken = len(broken)
-    slowed: set[int] = set()
-    for rack, trays in base.switch_trays.items():
-        left = sum(1 for t in trays if t not in down)
-        if left < len(trays):
-            members = [n for n in base.rack_devices.get(rack, ()) if n in base.gpus and n not in lost_nodes]
-            slowed |= {base.domain_of[n] for n in members if n in base.domain_of} - broken
-            if left / len(trays) < effect.nvlink_left:
-                effect.nvlink_left, effect.trays_left = left / len(trays), (left, len(trays))
-            degraded.update(members)
-    effect.domains_degraded = len(slowed)
-    effect.gpus_degraded = sum(base.gpus[n] for n in degraded if n in base.gpus and n not in lost_nodes)
-    if bp.slurm is not None:
-        controllers = [c for c in bp.slurm.controllers if c in topo.devices]
-        effect.slurm_controllers = (sum(1 for c in controllers if c not in down), len(controllers))
-        group_of = [topo.devices[n].group for n in lost_nodes]
-        for partition in bp.slurm.partitions:
-            count = sum(1 for g in group_of if g in partition.node_groups)
-            if count:
-                effect.partitions[partition.name] = count
-        if bp.slurm.topology == "block":
-            effect.blocks = len(broken)
-        elif bp.slurm.topology == "tree":
-            effect.blocks_are = "switches"
-            effect.blocks = sum(
-                f.switches_down for f in effect.fabrics.values() if base.fabrics[f.fabric].kind == "compute"
-            )
+    degraded = {n for found in effect.fabrics.values() for n in found.degraded_nodes}
+    degraded |= _slowed_by_switch_trays(base, effect, lost_nodes, broken)
+    effect.gpus_degraded = _gpus_of(base, degraded, but=lost_nodes)
+    slurm = base.valid.blueprint.slurm
+    if slurm is not None:
+        _slurm(base, effect, slurm, lost_nodes, broken)
     _workloads(base, effect, lost_nodes)
     effect.management_lost = sum(len(base.oob_ports.get(d, ())) for d in effect.failure.devices)
+
+
+def _gpus_of(base: Baseline, nodes: Iterable[str], but: Collection[str] = ()) -> int:
+    return sum(base.gpus.get(n, 0) for n in nodes if n not in but)
+
+
+def _lost_nodes(base: Baseline, effect: Effect) -> set[str]:
+    """GPU nodes down or cut off from every port of a fabric."""
+    lost = {n for n in effect.devices_down if n in base.gpus}
+    for found in effect.fabrics.values():
+        lost |= {n for n in found.cut_nodes if n in base.gpus}
+    return lost
+
+
+def _racks_down(base: Baseline, down: set[str]) -> list[str]:
+    racks_hit = {base.topo.devices[d].rack for d in down}
+    return sorted(r for r in racks_hit if r is not None and _rack_down(base, r, down))
+
+
+def _broken_domains(base: Baseline, lost_nodes: set[str]) -> set[int]:
+    """NVLink domains of several nodes with a node lost (a one-node domain goes with its node's GPUs)."""
+    domains = [base.domain_of[n] for n in lost_nodes if n in base.domain_of]
+    return {d for d in domains if len(base.topo.domains[d].nodes) > 1}
+
+
+def _slowed_by_switch_trays(base: Baseline, effect: Effect, lost_nodes: set[str], broken: set[int]) -> set[str]:
+    """The running GPU nodes of racks with an NVLink switch tray down: their domains are slowed (counted in
+    `effect.domains_degraded`, the worst rack's trays in `nvlink_left` and `trays_left`)."""
+    slowed: set[int] = set()
+    members_slowed: set[str] = set()
+    for rack, trays in base.switch_trays.items():
+        left = sum(1 for t in trays if t not in effect.devices_down)
+        if left == len(trays):
+            continue
+        members = [n for n in base.rack_devices.get(rack, ()) if n in base.gpus and n not in lost_nodes]
+        slowed |= {base.domain_of[n] for n in members if n in base.domain_of} - broken
+        if left / len(trays) < effect.nvlink_left:
+            effect.nvlink_left, effect.trays_left = left / len(trays), (left, len(trays))
+        members_slowed.update(members)
+    effect.domains_degraded = len(slowed)
+    return members_slowed
+
+
+def _slurm(base: Baseline, effect: Effect, slurm: Slurm, lost_nodes: set[str], broken: set[int]) -> None:
+    """Controllers left, nodes each partition loses, and the topology blocks or switches touched."""
+    controllers = [c for c in slurm.controllers if c in base.topo.devices]
+    effect.slurm_controllers = (sum(1 for c in controllers if c not in effect.devices_down), len(controllers))
+    effect.partitions = _partitions_hit(base, slurm, lost_nodes)
+    if slurm.topology == "block":
+        effect.blocks = len(broken)
+    elif slurm.topology == "tree":
+        effect.blocks_are = "switches"
+        effect.blocks = _compute_switches_down(base, effect)
+
+
+def _partitions_hit(base: Baseline, slurm: Slurm, lost_nodes: set[str]) -> dict[str, int]:
+    """Partition -> the nodes it loses, for those that lose any."""
+    groups_lost = Counter(base.topo.devices[n].group for n in lost_nodes)
+    hit: dict[str, int] = {}
+    for partition in slurm.partitions:
+        count = sum(n for group, n in groups_lost.items() if group in partition.node_groups)
+        if count:
+            hit[partition.name] = count
+    return hit
+
+
+def _compute_switches_down(base: Baseline, effect: Effect) -> int:
+    return sum(f.switches_down for f in effect.fabrics.values() if base.fabrics[f.fabric].kind == "compute")
 
 
 def _rack_down(base: Baseline, rack: str, down: set[str]) -> bool:

@@ -3,6 +3,7 @@ show."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .analysis import ClassResult, FailureReport
@@ -10,26 +11,29 @@ from .effects import Effect, FabricEffect
 from .elements import KIND_TITLES
 
 
+def _counted(n: int, noun: str) -> str:
+    """'1 domain', '3 domains'."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
 def _rails(rails: dict[int, int]) -> str:
-    """'rail 3 on 31 nodes', or 'rails 1-8 (248 ports)'."""
+    """'rail 3 lost on 31 nodes', or 'rails 1, 2, 3 lost (93 ports)'."""
     if len(rails) == 1:
         rail, nodes = next(iter(rails.items()))
-        return f"rail {rail} lost on {nodes} node{'s' if nodes != 1 else ''}"
+        return f"rail {rail} lost on {_counted(nodes, 'node')}"
     return f"rails {', '.join(map(str, sorted(rails)))} lost ({sum(rails.values())} ports)"
 
 
 def fabric_text(found: FabricEffect) -> str:
     parts = []
     if found.gpus_cut_off:
-        parts.append(
-            f"{found.gpus_cut_off} GPUs cut off ({found.nodes_cut_off} node{'s' if found.nodes_cut_off != 1 else ''})"
-        )
+        parts.append(f"{found.gpus_cut_off} GPUs cut off ({_counted(found.nodes_cut_off, 'node')})")
     elif found.nodes_cut_off:
-        parts.append(f"{found.nodes_cut_off} node{'s' if found.nodes_cut_off != 1 else ''} cut off")
+        parts.append(f"{_counted(found.nodes_cut_off, 'node')} cut off")
     if found.rails_lost and found.nodes_degraded:
         parts.append(_rails(found.rails_lost))
     elif found.nodes_degraded:
-        parts.append(f"{found.nodes_degraded} node{'s' if found.nodes_degraded != 1 else ''} on fewer ports")
+        parts.append(f"{_counted(found.nodes_degraded, 'node')} on fewer ports")
     if found.bisection_tbps and found.bisection_left < 1 - 1e-9:
         parts.append(
             f"bisection {found.bisection_left_tbps:g} of {found.bisection_tbps:g} Tb/s ({found.bisection_left:.1%})"
@@ -39,54 +43,82 @@ def fabric_text(found: FabricEffect) -> str:
     return f"{found.fabric}: {', '.join(parts)}" if parts else ""
 
 
-def effect_lines(effect: Effect) -> list[str]:
-    """What the failure takes, one line per aspect; empty when it takes nothing."""
-    lines = []
-    gpus = [
-        f"{n} GPUs {what}"
-        for n, what in (
-            (effect.gpus_lost, "lost"),
-            (effect.gpus_degraded, "degraded"),
-            (effect.gpus_throttled, "throttled"),
-        )
-        if n
-    ]
-    if gpus:
-        lines.append(", ".join(gpus))
-    if effect.racks_down:
-        shown = ", ".join(effect.racks_down[:8]) + (", ..." if len(effect.racks_down) > 8 else "")
-        lines.append(f"racks down: {shown}")
-    lines += [text for text in map(fabric_text, effect.fabrics.values()) if text]
+def _gpu_lines(effect: Effect) -> list[str]:
+    counts = ((effect.gpus_lost, "lost"), (effect.gpus_degraded, "degraded"), (effect.gpus_throttled, "throttled"))
+    gpus = [f"{n} GPUs {what}" for n, what in counts if n]
+    return [", ".join(gpus)] if gpus else []
+
+
+def _rack_lines(effect: Effect) -> list[str]:
+    if not effect.racks_down:
+        return []
+    shown = ", ".join(effect.racks_down[:8]) + (", ..." if len(effect.racks_down) > 8 else "")
+    return [f"racks down: {shown}"]
+
+
+def _fabric_lines(effect: Effect) -> list[str]:
+    return [text for text in map(fabric_text, effect.fabrics.values()) if text]
+
+
+def _nvlink_lines(effect: Effect) -> list[str]:
     nvlink = []
     if effect.domains_broken:
-        nvlink.append(f"{effect.domains_broken} domain{'s' if effect.domains_broken != 1 else ''} broken")
+        nvlink.append(f"{_counted(effect.domains_broken, 'domain')} broken")
     if effect.domains_degraded:
         left, trays = effect.trays_left
         nvlink.append(
-            f"{effect.domains_degraded} domain{'s' if effect.domains_degraded != 1 else ''} on {left} of {trays} "
-            f"switch trays ({effect.nvlink_left:.1%} of the NVLink bandwidth)"
+            f"{_counted(effect.domains_degraded, 'domain')} on {left} of {trays} switch trays "
+            f"({effect.nvlink_left:.1%} of the NVLink bandwidth)"
         )
-    if nvlink:
-        lines.append("NVLink: " + ", ".join(nvlink))
-    slurm = [f"partition {name} -{n} node{'s' if n != 1 else ''}" for name, n in effect.partitions.items()]
+    return ["NVLink: " + ", ".join(nvlink)] if nvlink else []
+
+
+BLOCK_WORDS = {
+    "blocks": ("topology block", "topology blocks"),
+    "switches": ("topology.conf switch", "topology.conf switches"),
+}
+"""What `Effect.blocks_are` counts, one and several."""
+
+
+def _slurm_lines(effect: Effect) -> list[str]:
+    slurm = [f"partition {name} -{_counted(n, 'node')}" for name, n in effect.partitions.items()]
     left, controllers = effect.slurm_controllers
     if left < controllers:
-        slurm.insert(
-            0, "no controller left: no job starts" if not left else f"{left} of {controllers} controllers left"
-        )
+        slurm.insert(0, f"{left} of {controllers} controllers left" if left else "no controller left: no job starts")
     if effect.blocks:
-        what = "topology block" if effect.blocks_are == "blocks" else "topology.conf switch"
-        slurm.append(
-            f"{effect.blocks} {what}{'es' if what.endswith('h') else 's'}" if effect.blocks != 1 else f"1 {what}"
-        )
-    if slurm:
-        lines.append("Slurm: " + ", ".join(slurm))
-    lines += [f"power: {text}" for text in effect.power]
-    lines += [f"cooling: {text}" for text in effect.cooling]
-    lines += [f"workload {name}: {text}" for name, text in effect.workloads.items()]
-    if effect.management_lost:
-        lines.append(f"out-of-band: {effect.management_lost} management ports unreachable")
-    return lines
+        one, several = BLOCK_WORDS[effect.blocks_are]
+        slurm.append(f"{effect.blocks} {several}" if effect.blocks != 1 else f"1 {one}")
+    return ["Slurm: " + ", ".join(slurm)] if slurm else []
+
+
+def _listed_lines(effect: Effect) -> list[str]:
+    """Power, cooling and workloads, as the effect words them."""
+    return [
+        *(f"power: {text}" for text in effect.power),
+        *(f"cooling: {text}" for text in effect.cooling),
+        *(f"workload {name}: {text}" for name, text in effect.workloads.items()),
+    ]
+
+
+def _management_lines(effect: Effect) -> list[str]:
+    return [f"out-of-band: {effect.management_lost} management ports unreachable"] if effect.management_lost else []
+
+
+ASPECTS: tuple[Callable[[Effect], list[str]], ...] = (
+    _gpu_lines,
+    _rack_lines,
+    _fabric_lines,
+    _nvlink_lines,
+    _slurm_lines,
+    _listed_lines,
+    _management_lines,
+)
+"""The aspects of a failure's effect, in the order they are told."""
+
+
+def effect_lines(effect: Effect) -> list[str]:
+    """What the failure takes, one line per aspect; empty when it takes nothing."""
+    return [line for aspect in ASPECTS for line in aspect(effect)]
 
 
 def effect_summary(effect: Effect) -> str:

@@ -1,17 +1,18 @@
 """`clusterforge lab check`: day one and day two proven on the twin.
 
-Day one: the first playbook run failed nowhere; the network as rendered (every address where netplan puts it,
-one default route, who must reach whom on each subnet and who must not: a node off a network, and the world
-outside the lab); Slurm (every twin node idle, a job across all of them, each node's GPUs as gres, the
-topology as slurmctld reports it); the files (NCCL) and the pinned GPU stack (installed at the pinned
-version, not the newer one the repository also offers; held; services active). Day two: a second playbook
-run changes nothing.
+Day one: a dry run (--check) on the fresh nodes and the first playbook run failed nowhere; the network as
+rendered (every interface netplan names present and matched, every address where netplan puts it, one default
+route, who must reach whom on each subnet and who must not: a node off a network, and the world outside the
+lab); Slurm (every twin node idle, a job across all of them, each node's GPUs as gres, the topology as
+slurmctld reports it); the files (NCCL) and the pinned GPU stack (installed at the pinned version, not the
+newer one the repository also offers; held; services active). Day two: a second playbook run changes nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import ipaddress
+import json
 import re
 import subprocess
 import time
@@ -23,11 +24,12 @@ from typing import Any
 
 import yaml
 
+from ..render import paths
 from . import containers, network
 from .play import read_recap
 from .repo import pinned_version, software_groups
 from .shape import Shape, read_shape
-from .twin import State, play
+from .twin import CHECK_LOG, State, play
 
 OUTSIDE = "192.0.2.1"
 """An address outside every lab subnet (TEST-NET-1): no node may reach it."""
@@ -65,6 +67,14 @@ def first_play(state: State, _shape: Shape) -> tuple[bool, str]:
     return not bad and set(recap) >= set(state.nodes), f"{len(recap)} hosts, {changed} changes, failed: {bad or 'none'}"
 
 
+def check_mode(state: State, _shape: Shape) -> tuple[bool, str]:
+    """`ansible-playbook --check` on the fresh nodes (before the first run) failed nowhere."""
+    recap = read_recap((state.work / CHECK_LOG).read_text(encoding="utf-8"))
+    bad = [h for h, r in recap.items() if r.failed or r.unreachable]
+    ok = not bad and set(recap) >= set(state.nodes)
+    return ok, f"{len(recap)} hosts, failed: {bad or 'none'} ({CHECK_LOG})"
+
+
 def second_play(state: State, _shape: Shape) -> tuple[bool, str]:
     recap = play(state, "play-again.log")
     changed = {h: r.changed for h, r in recap.items() if r.changed}
@@ -72,7 +82,7 @@ def second_play(state: State, _shape: Shape) -> tuple[bool, str]:
 
 
 def isolation(state: State, _shape: Shape) -> tuple[bool, str]:
-    network.assert_isolated(state.namespaces, state.subnets, state.switches.values())
+    network.assert_isolated(state.namespaces, [*state.subnets, *state.pools], state.switches.values())
     return True, f"{len(state.namespaces)} namespaces, no link or route out"
 
 
@@ -90,6 +100,29 @@ def addresses(state: State, shape: Shape) -> tuple[bool, str]:
         if len(defaults) > 1:
             problems.append(f"{name}: {len(defaults)} default routes")
     return not problems, "; ".join(problems) or f"{len(state.nodes)} nodes as rendered, one default route each"
+
+
+def interface_names(state: State, shape: Shape) -> tuple[bool, str]:
+    """Every interface the rendered netplan configures is matched (the twin's ports were bound from its
+    facts) and exists in the node under the name netplan gives it; where the node has a RoCE QoS script, its
+    unit ran (mlnx_qos on each of those names: the lab's stand-in fails on a name the node lacks)."""
+    problems, count, qos_nodes = [], 0, 0
+    for name in state.nodes:
+        out = containers.run(state.running(name), "ip", "-j", "link", "show").stdout
+        present = {link.get("ifname") for link in json.loads(out or "[]")}
+        for port in shape.node(name).ports:
+            count += 1
+            if not port.matched:
+                problems.append(f"{name}: {port.key} not matched (planned name)")
+            if port.name not in present:
+                problems.append(f"{name}: {port.name} ({port.key}) not in the node")
+        if (state.out / paths.roce_qos_script(name)).exists():
+            qos = containers.run(state.running(name), "systemctl", "is-active", "clusterforge-roce-qos").stdout.strip()
+            qos_nodes += 1
+            if qos != "active":
+                problems.append(f"{name}: clusterforge-roce-qos {qos}")
+    done = f"{count} ports matched and present by their netplan names, RoCE QoS active on {qos_nodes} nodes"
+    return not problems, "; ".join(problems) or done
 
 
 def _inband_subnet(shape: Shape, name: str) -> str:
@@ -252,9 +285,11 @@ def _yaml(path: Path) -> dict[str, Any]:
 
 
 CHECKS: list[tuple[str, Callable[[State, Shape], tuple[bool, str]]]] = [
+    ("--check on fresh nodes", check_mode),
     ("first playbook run", first_play),
     ("isolation", isolation),
     ("addresses", addresses),
+    ("interface names", interface_names),
     ("ping matrix", ping_matrix),
     ("gpu stack", gpu_stack),
     ("nccl files", nccl_files),

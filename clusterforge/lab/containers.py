@@ -3,7 +3,8 @@
 A node's root is an overlay of the cached image (never written) and the node's own folder in the lab's work
 folder; on top of the image it gets what the site's OS install would leave: its name, the in-band address on
 its first in-band port (a networkd file, which the rendered netplan's files take over from once applied), the
-lab's apt repository as its only source, and the command the playbook runs to apply netplan here. GPUs are
+lab's apt repository as its only source, the command the playbook runs to apply netplan here, and a stand-in
+for mlnx_qos (the RoCE QoS unit's tool; a veth has no QoS). GPUs are
 device files (char 195:N, as the NVIDIA driver's) bound where gres.conf names them.
 """
 
@@ -30,7 +31,7 @@ APPLY_SCRIPT = """\
 # clusterforge lab: `netplan apply` without udev. Where the kernel has no bonding, each bond's address,
 # routes and MTU go to its first member (the other members stay down), in a copy under /run/netplan that
 # shadows the file of the same name in /etc/netplan (left as the playbook wrote it); then netplan generate
-# and networkd.
+# and networkd (a port matched by MAC on the address the veth has: it has no permanent one).
 import glob, os, subprocess, yaml
 probe = subprocess.run(["ip", "link", "add", "cflabprobe", "type", "bond"], capture_output=True)
 subprocess.run(["ip", "link", "del", "cflabprobe"], capture_output=True)
@@ -53,9 +54,25 @@ for path in glob.glob("/etc/netplan/*.yaml"):
     with open(os.open(shadow, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
         yaml.safe_dump(doc, out, sort_keys=False)
 subprocess.run(["netplan", "generate"], check=True)
+# a veth has no permanent hardware address (a NIC's is burnt in): match netplan's bound ports on the address it has
+for path in glob.glob("/run/systemd/network/*.network"):
+    text = open(path).read()
+    if "PermanentMACAddress=" in text:
+        with open(path, "w") as out:
+            out.write(text.replace("PermanentMACAddress=", "MACAddress="))
 subprocess.run(["networkctl", "reload"], check=True)
 links = [n for n in os.listdir("/sys/class/net") if n != "lo"]
 subprocess.run(["networkctl", "reconfigure", *links], check=True)
+"""
+
+
+MLNX_QOS = "/usr/local/sbin/mlnx_qos"
+MLNX_QOS_SCRIPT = """\
+#!/bin/sh
+# clusterforge lab: mlnx_qos (MLNX_OFED/DOCA) stood in for. The twin's NICs are veths, with no QoS to set:
+# each call is logged, and a call on an interface the node does not have fails, as mlnx_qos -i would.
+ip link show dev "$2" >/dev/null || exit 1
+echo "$*" >> /run/clusterforge-lab-mlnx_qos.log
 """
 
 
@@ -106,10 +123,11 @@ def install_node(root: Path, node: Node, inband_port: str, prefixlen: int, gatew
         f"[Match]\nName={inband_port}\n[Network]\nAddress={node.address}/{prefixlen}\n{route}", encoding="utf-8"
     )
     (root / "etc/apt/sources.list").write_text(f"deb [trusted=yes] file:{REPO_IN_NODE} ./\n", encoding="utf-8")
-    script = root / NETPLAN_APPLY.lstrip("/")
-    script.parent.mkdir(parents=True, exist_ok=True)
-    script.write_text(APPLY_SCRIPT, encoding="utf-8")
-    script.chmod(0o755)
+    for path, text in ((NETPLAN_APPLY, APPLY_SCRIPT), (MLNX_QOS, MLNX_QOS_SCRIPT)):
+        script = root / path.lstrip("/")
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text(text, encoding="utf-8")
+        script.chmod(0o755)
 
 
 def inband_port(node: Node) -> tuple[str, int]:

@@ -70,8 +70,11 @@ def ip(*args: str, ns: str | None = None, check: bool = True) -> str:
     return result.stdout
 
 
-def build(shape: Shape, names: Sequence[str], plan: Plan) -> None:
-    """Namespaces, bridges with their gateways, and a veth per rendered interface of every node."""
+def build(
+    shape: Shape, names: Sequence[str], plan: Plan, veth_names: Mapping[tuple[str, str], str] | None = None
+) -> None:
+    """Namespaces, bridges with their gateways, and a veth per rendered interface of every node, named as
+    `veth_names` gives (node, planned port), else as the rendered netplan names it."""
     for ns in plan.namespaces:
         ip("netns", "add", ns)
         ip("link", "set", "lo", "up", ns=ns)
@@ -88,9 +91,10 @@ def build(shape: Shape, names: Sequence[str], plan: Plan) -> None:
                 continue
             ns, bridge = plan.bridges[port.segment]
             peer = f"p{index}x{port_index}"
-            ip("link", "add", port.name, "netns", plan.node_ns[name], "type", "veth", "peer", "name", peer, "netns", ns)
+            veth = (veth_names or {}).get((name, port.key), port.name)
+            ip("link", "add", veth, "netns", plan.node_ns[name], "type", "veth", "peer", "name", peer, "netns", ns)
             ip("link", "set", peer, "mtu", "9216", "master", bridge, "up", ns=ns)
-            ip("link", "set", port.name, "mtu", "9216", ns=plan.node_ns[name])
+            ip("link", "set", veth, "mtu", "9216", ns=plan.node_ns[name])
 
 
 def _bridge_addresses(shape: Shape, subnet: str, deploy: bool) -> list[str]:

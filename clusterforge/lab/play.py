@@ -55,8 +55,11 @@ def ansible_playbook() -> str:
     return found
 
 
-def run_playbook(out: Path, hosts: Sequence[str], deploy_ns: str, key: Path, work: Path, log: Path) -> dict[str, Recap]:
-    """Run ansible/site.yml of `out` on `hosts`; the recap per host (raises PlayError on no recap)."""
+def run_playbook(
+    out: Path, hosts: Sequence[str], deploy_ns: str, key: Path, work: Path, log: Path, options: Sequence[str] = ()
+) -> dict[str, Recap]:
+    """Run ansible/site.yml of `out` on `hosts` (with ansible-playbook `options`, such as --check); the recap
+    per host (raises PlayError on no recap)."""
     extra = work / "lab-vars.json"
     extra.write_text(json.dumps(lab_vars()), encoding="utf-8")
     env = {
@@ -87,6 +90,7 @@ def run_playbook(out: Path, hosts: Sequence[str], deploy_ns: str, key: Path, wor
         ",".join(hosts),
         "-e",
         f"@{extra}",
+        *options,
     ]
     with open(log, "w", encoding="utf-8") as output:
         subprocess.run(argv, cwd=out, env=env, stdout=output, stderr=subprocess.STDOUT, check=False, timeout=3600)

@@ -1,6 +1,7 @@
 """The twin's apt repository: the real Slurm and munge packages the image build downloaded, and a stub for every
 pinned GPU package of the render (driver, Fabric Manager or IMEX, CUDA, DCGM, DOCA-OFED) at the version its pin
-matches and at a newer one the pin must refuse, each service of the node group as a unit that sleeps. So the
+matches and at a newer one the pin must refuse, each service of the node group as a unit that sleeps, and with
+the driver an nvidia-smi that answers where the node has GPU device files (the driver is live). So the
 playbook's install, hold and service tasks run for real, and the pins are proven: apt would take the newer
 stub without them.
 """
@@ -17,6 +18,15 @@ import yaml
 
 NEWER = "999."
 """Prefix of the upstream version of each package's newer stub (the one the pin must refuse)."""
+
+
+DRIVER = "nvidia-driver-"
+NVIDIA_SMI = """#!/bin/sh
+# clusterforge lab: the stub driver is live where the node has its GPU device files (bound in by the lab), so
+# the playbook's probe (nvidia-smi -L) finds it loaded and starts the services that need it
+[ -e /dev/nvidia0 ]
+"""
+"""What the driver stub installs as nvidia-smi."""
 
 
 def pinned_version(pattern: str) -> str:
@@ -83,6 +93,11 @@ def _stub(dest: Path, name: str, version: str, services: list[str]) -> None:
             f"Description: stub of {name} for the clusterforge lab\n",
             encoding="utf-8",
         )
+        if name.startswith(DRIVER) and not version.startswith(NEWER):
+            smi = root / "usr/bin/nvidia-smi"
+            smi.parent.mkdir(parents=True)
+            smi.write_text(NVIDIA_SMI, encoding="utf-8")
+            smi.chmod(0o755)
         for service in services:
             unit = root / "usr/lib/systemd/system" / f"{service}.service"
             unit.parent.mkdir(parents=True, exist_ok=True)

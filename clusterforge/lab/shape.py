@@ -24,11 +24,16 @@ class ShapeError(ValueError):
 @dataclass(frozen=True)
 class Port:
     name: str
-    """The interface name the rendered netplan uses (eno1, ens1, ib1, ...)."""
+    """The interface name the rendered netplan gives the port: its set-name, else the name it matches, else
+    its key (a port with no known name keeps its planned one)."""
     address: str | None
     """address/prefix on this port (a bond's address is on each of its members' segment), else None."""
     segment: str | None
     """The subnet the port is plugged into (a bond member: its bond's subnet), else None (not plugged)."""
+    key: str = ""
+    """The planned port (the netplan key: ens1, eno2, ib1)."""
+    matched: bool = False
+    """Whether netplan matches the interface (by MAC or name) rather than taking the key as its name."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,8 @@ class Shape:
     segments: dict[str, Segment]
     inband: str
     """The in-band network (the one ansible_host addresses are on)."""
+    pools: dict[str, str] = field(default_factory=dict)
+    """network -> its address pool (cluster.yml's cf_networks)."""
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
@@ -110,8 +117,15 @@ def _ports(netplan: dict[str, Any]) -> list[Port]:
         via_bond = bonded.get(name)
         plug = address or via_bond or None
         segment = str(ipaddress.ip_interface(plug).network) if plug else None
-        ports.append(Port(name, address, segment))
+        matched = bool((port or {}).get("match"))
+        ports.append(Port(interface_name(name, port or {}), address, segment, name, matched))
     return ports
+
+
+def interface_name(key: str, port: dict[str, Any]) -> str:
+    """The name netplan gives the interface of the ethernet `key`: set-name, else the matched name, else the key."""
+    match = port.get("match") or {}
+    return str(port.get("set-name") or match.get("name") or key)
 
 
 def _gateways(netplan: dict[str, Any]) -> Iterator[str]:
@@ -164,7 +178,9 @@ def read_shape(out: Path) -> Shape:
                 inside = tuple(sorted(g for g in gateways if ipaddress.ip_address(g) in subnet))
                 segments[port.segment] = Segment(port.segment, network, inside)
     inband = _inband(nodes, segments)
-    return Shape(out=out, nodes=tuple(nodes), segments=segments, inband=inband)
+    return Shape(
+        out=out, nodes=tuple(nodes), segments=segments, inband=inband, pools={n: str(p) for n, p in pools.items()}
+    )
 
 
 _RACK_DATA: dict[tuple[Path, str], dict[str, Any]] = {}

@@ -1,6 +1,7 @@
 """`clusterforge lab up|check|down`: the twin's life. `up` renders the blueprint into the work folder, builds
-(or takes from the cache) the node image, writes the apt repository, plugs the network, boots the containers,
-waits for ssh and runs the playbook; `check` proves day one and two on it (checks.py); `down` removes all of it.
+(or takes from the cache) the node image, writes the apt repository, plugs the network, binds the nodes' ports
+from the facts their namespaces report and renders again (facts.py), boots the containers, waits for ssh and
+runs the playbook; `check` proves day one and two on it (checks.py); `down` removes all of it.
 What `up` made is written to lab.json in the work folder as it is made, so `down` finds it even after a failed
 `up`, and ends only the processes the lab started (by their ids).
 """
@@ -19,13 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import containers, network
+from ..pipeline import analyse, render_files
+from ..validate import ValidBlueprint
+from . import containers, facts, network
 from .image import Image, base_image
 from .play import close_ssh, failed_tasks, failures, run_playbook
 from .repo import build_repo
 from .shape import Shape, read_shape, subset
 
 STATE = "lab.json"
+CHECK_LOG = "play-check.log"
+"""The `ansible-playbook --check` run on the fresh nodes, before the first real one."""
 INOTIFY = Path("/proc/sys/fs/inotify/max_user_instances")
 INOTIFY_PER_NODE = 16
 """inotify instances a booted node takes (systemd, networkd, logind, ...); the host's default of 128 stops
@@ -48,6 +53,9 @@ class State:
     switches: dict[str, str] = field(default_factory=dict)
     deploy_ns: str = ""
     subnets: list[str] = field(default_factory=list)
+    pools: list[str] = field(default_factory=list)
+    """The address pools of the twin's networks: a node's route to one (a rail port's route to the other
+    rails) goes through a lab gateway and stays inside the lab."""
     node_ns: dict[str, str] = field(default_factory=dict)
     pids: dict[str, int] = field(default_factory=dict)
     mounts: list[str] = field(default_factory=list)
@@ -95,24 +103,23 @@ def require_root() -> None:
 
 
 def up(
-    files: dict[str, str],
-    blueprint: str,
+    valid: ValidBlueprint,
     work: Path,
     cache: Path,
     nodes: int | None = None,
     scale: bool = False,
     say: Say = print,
 ) -> State:
-    """Bring the twin of the rendered `files` up in `work` (which must hold no running lab)."""
+    """Bring the twin of the blueprint `valid` up in `work` (which must hold no running lab)."""
     require_root()
     if (work / STATE).exists():
         raise LabError(f"{work} holds a lab: `clusterforge lab down` it first")
     work.mkdir(parents=True, exist_ok=True)
-    state = State(work=work, prefix=network.lab_prefix(str(work.resolve())), blueprint=blueprint)
+    state = State(work=work, prefix=network.lab_prefix(str(work.resolve())), blueprint=str(valid.path))
     state.save()
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
-        _up(state, files, cache, nodes, scale, say)
+        _up(state, valid, cache, nodes, scale, say)
     except BaseException:
         say("bring-up failed: taking down what was made")
         down(work, say=lambda _line: None)
@@ -126,14 +133,10 @@ def _terminated(_signum: int, _frame: object) -> None:
     raise LabError("terminated")
 
 
-def _up(state: State, files: dict[str, str], cache: Path, nodes: int | None, scale: bool, say: Say) -> None:
+def _up(state: State, valid: ValidBlueprint, cache: Path, nodes: int | None, scale: bool, say: Say) -> None:
     with step(state, "render", say):
-        shutil.rmtree(state.out, ignore_errors=True)
-        for path, text in files.items():
-            target = state.out / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-        shape = read_shape(state.out)
+        topo = analyse(valid).topo
+        shape = _render(state, valid)
         state.nodes = subset(shape, nodes, scale)
     say(f"twin of {len(state.nodes)} of {len(shape.nodes)} nodes: {', '.join(state.nodes)}")
     with step(state, "node image", say):
@@ -142,23 +145,44 @@ def _up(state: State, files: dict[str, str], cache: Path, nodes: int | None, sca
     with step(state, "apt repository", say):
         build_repo(state.out, image.debs, state.work / "repo")
     with step(state, "network", say):
-        _network(state, shape)
+        devices = facts.plan_devices(valid, topo, state.nodes)
+        _network(state, shape, {(n, p): d.name for n, ports in devices.items() for p, d in ports.items()})
+    with step(state, "bind, render again", say):
+        captured = facts.capture(devices, state.node_ns, state.work / "facts")
+        bound = facts.bind_twin(valid, topo, captured, state.work / "lab.bindings.yaml")
+        shape = _render(state, bound)
     with step(state, "containers up (ssh open)", say):
         _containers(state, shape, image)
+    with step(state, "playbook --check (fresh)", say):
+        # a dry run on the fresh nodes first, as a site would before its first real run (lab check reads it)
+        run_playbook(
+            state.out, state.nodes, state.deploy_ns, image.key, state.work, state.work / CHECK_LOG, ["--check"]
+        )
     with step(state, "playbook", say):
         play(state, "play.log")
 
 
-def _network(state: State, shape: Shape) -> None:
+def _render(state: State, valid: ValidBlueprint) -> Shape:
+    """Render `valid` into the lab's output folder (replacing what was there) and read the twin's shape."""
+    shutil.rmtree(state.out, ignore_errors=True)
+    for path, text in render_files(valid).items():
+        target = state.out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return read_shape(state.out)
+
+
+def _network(state: State, shape: Shape, veth_names: dict[tuple[str, str], str]) -> None:
     plan = network.plan_network(shape, state.nodes, state.prefix)
     state.namespaces = plan.namespaces
     state.switches = plan.switch_ns
     state.deploy_ns = plan.deploy_ns
     state.node_ns = plan.node_ns
     state.subnets = sorted(plan.bridges)
+    state.pools = sorted({shape.pools[n] for n in plan.switch_ns if n in shape.pools})
     state.save()
-    network.build(shape, state.nodes, plan)
-    network.assert_isolated(state.namespaces, state.subnets, state.switches.values())
+    network.build(shape, state.nodes, plan, veth_names)
+    network.assert_isolated(state.namespaces, [*state.subnets, *state.pools], state.switches.values())
 
 
 def _containers(state: State, shape: Shape, image: Image) -> None:
@@ -188,6 +212,8 @@ def _containers(state: State, shape: Shape, image: Image) -> None:
         state.save()
     for name in state.nodes:
         _wait_ssh(state, shape.node(name).address, name)
+    for name in state.nodes:  # an OS install leaves its package lists fetched
+        containers.run(state.running(name), "apt-get", "-qq", "update", timeout=300, check=True)
 
 
 def _wait_ssh(state: State, address: str, name: str, timeout: float = 180) -> None:

@@ -7,7 +7,7 @@ from pydantic import BeforeValidator, Field, field_validator
 
 from .base import CatalogKey, Fraction, Identifier, Label, Strict, Text
 from .fabric import Fabric
-from .nodes import NodeGroup, renamed_role
+from .nodes import Bindings, NodeGroup, renamed_role
 from .procurement import Procurement
 from .resilience import Resilience
 from .site import Floor, Site
@@ -107,8 +107,16 @@ class Blueprint(Strict):
     """Addresses pinned for interfaces that already have them in the field, keyed as in the lock file:
     `network/host` (an in-band, storage or BMC address) or `network/host:port` (a compute port). A pin wins
     over the lock file and the fixed order, and no other interface takes a pinned address."""
+    hold_days: Annotated[int, Field(ge=0, le=36_500)] | None = None
+    """Days the identities of a device removed from the blueprint (host name, addresses, loopback, ASN, switch
+    ports) stay reserved in the lock file before a render releases them for new devices; counted from the
+    first render given a date (`render --date`, or SOURCE_DATE_EPOCH) that found the device gone, to the date
+    of the render. 0 releases them at once; left out, they are held until `render --release-removed`."""
     suppress: list[Suppression] = Field(default_factory=list)
     """Findings accepted with a written reason."""
+    bindings: Bindings = Field(default_factory=dict)
+    """Each node's planned ports pinned to the devices the node reports (interface name, MAC, PCI address,
+    RDMA device): written by `clusterforge bind` into a file the blueprint includes."""
 
     def catalog_files(self) -> list[CatalogFile]:
         return [CatalogFile(path=c) if isinstance(c, str) else c for c in self.catalogs]

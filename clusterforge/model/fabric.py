@@ -1,7 +1,7 @@
 """Networks: the compute fabric, storage fabric, in-band management and out-of-band (BMC) networks."""
 
 import re
-from ipaddress import IPv4Network
+from ipaddress import IPv4Address, IPv4Network
 from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
@@ -166,6 +166,12 @@ class LeafSpineFabric(FabricBase):
     planes: Literal["one", "per-rail"] = "one"
     """'one': a single connected fabric (one InfiniBand subnet); 'per-rail': each rail its own plane when
     two tiers cannot hold every leaf under one spine group."""
+    subnet_manager: Literal["hosts", "switches"] = "hosts"
+    """InfiniBand: where the subnet manager runs. 'hosts': OpenSM or UFM on the fabric's hosts of role
+    subnet-manager (an `opensm-<host>.conf` each). 'switches': the subnet manager built into the fabric's
+    managed switches (MLNX-OS `ib smnode`), master on the first switch of the top tier, standby on the
+    second: the MLNX-OS user manual gives it fabrics of up to 2,048 nodes, without adaptive routing, SHARP
+    or congestion control (small fabrics; UFM beyond)."""
     partitions: list[IbPartition] = Field(default_factory=list)
     """InfiniBand partitions (P_Keys) beyond the default one (0x7fff, every port); InfiniBand only."""
     loopback_pool: Annotated[IPv4Network, BeforeValidator(_network_text), Field(strict=False)] | None = None
@@ -187,6 +193,8 @@ class LeafSpineFabric(FabricBase):
             raise ValueError(f"a {self.tiers}-tier fabric needs a spine model")
         if self.tiers == 3 and self.core is None:
             raise ValueError("a 3-tier fabric needs a core model")
+        if self.subnet_manager == "switches" and self.technology != "infiniband":
+            raise ValueError("subnet_manager: switches needs an InfiniBand fabric (its switches run the SM)")
         if self.partitions and self.technology != "infiniband":
             raise ValueError("partitions (P_Keys) apply only to InfiniBand fabrics")
         names = [p.name for p in self.partitions]
@@ -229,7 +237,19 @@ class ComputeFabric(LeafSpineFabric):
     topology: Literal["rail-optimized", "fat-tree"] = "rail-optimized"
     """Rail-optimized: NIC k of every node in a scalable unit goes to leaf k of that unit."""
     scalable_unit: Annotated[int, Field(ge=1, le=4096)] | None = None
-    """Nodes per scalable unit; default: as many as one leaf's downlinks allow."""
+    """Nodes per scalable unit; default: as many as one leaf's downlinks allow, or eight NVLink domains
+    (racks) of a rack-scale system such as GB200 NVL72, the scalable unit of the DGX SuperPOD GB200 RA."""
+    rail_leaves: Literal["per-scalable-unit", "per-rack"] | None = None
+    """Rail-optimized: 'per-scalable-unit' gives each rail of a scalable unit its leaf (split when the unit
+    holds more nodes than a leaf takes); 'per-rack' gives each rack of a unit a leaf per rail, as the DGX
+    SuperPOD GB200 RA cables its NVL72 racks. Default: 'per-rack' for rack-scale NVLink systems (an NVLink
+    domain of several nodes), 'per-scalable-unit' otherwise."""
+    spine_groups: Literal["pods", "rail-groups"] | None = None
+    """Three tiers: which leaves share a set of spines. 'pods': runs of leaves of up to half a spine's ports,
+    every rail together (DGX SuperPOD H100 and B200 RAs); 'rail-groups': the leaves of one rail in one
+    scalable unit, the 'rail group' of the DGX SuperPOD GB200 RA (section 4.2: per scalable unit 4 rail
+    groups of 8 leaves and 6 spines). Spine j of every group joins core group j either way. Default:
+    'rail-groups' for rack-scale NVLink systems, 'pods' otherwise."""
     roce: RoCE | None = None
     """RoCE settings for Ethernet fabrics."""
     rail_addressing: RailAddressing = "per-rail"
@@ -268,6 +288,22 @@ class OobFabric(FabricBase):
     """One switch (or more when ports run out) per rack or per row."""
     uplink_to: Identifier | None = None
     """Fabric whose leaves take the OOB switches' uplinks, usually the in-band network."""
+    gateway: Literal["uplink"] | Annotated[IPv4Address, Field(strict=False)] | None = None
+    """Who holds the network's gateway (its pool's first address, which every BMC and switch management port
+    points at): 'uplink' (the default with uplink_to) an SVI on the leaves that take the OOB uplinks, VRR on a
+    leaf pair; or that address itself, held outside the cluster (the site's management router). Left out
+    without uplink_to, nothing holds it: CF-ADDR-005."""
+
+    @model_validator(mode="after")
+    def _gateway_is_the_first_address(self) -> Self:
+        if isinstance(self.gateway, IPv4Address) and self.gateway != self.ipv4_pool.network_address + 1:
+            raise ValueError(
+                f"gateway {self.gateway}: the gateway of {self.ipv4_pool} is its first address "
+                f"{self.ipv4_pool.network_address + 1} (addresses are handed out after it)"
+            )
+        if self.gateway == "uplink" and self.uplink_to is None:
+            raise ValueError("gateway: uplink needs uplink_to (the fabric whose leaves hold it)")
+        return self
 
 
 Fabric = Annotated[ComputeFabric | StorageFabric | InbandFabric | OobFabric, Field(discriminator="kind")]

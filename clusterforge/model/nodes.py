@@ -1,11 +1,21 @@
 """Node groups: what servers, how many, what they are for and where they go."""
 
+import re
 from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
-from .base import CatalogKey, Count, Identifier, NcclName, NcclValue, RackName, Strict
+from .base import CatalogKey, Count, HostName, Identifier, NcclName, NcclValue, PortName, RackName, Strict, _matching
 from .naming import check_pattern
+
+OsName = Literal["dgx-os", "ubuntu", "rhel"]
+_IF_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,14}")
+_MAC = re.compile(r"[0-9a-f]{2}(:[0-9a-f]{2}){5}|[0-9a-f]{2}(:[0-9a-f]{2}){19}")
+_PCI = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
+_RDMA = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,31}")
+InterfaceName = Annotated[
+    str, _matching(_IF_NAME, "must be an interface name: a letter, then up to 14 letters, digits, '_', '.' or '-'")
+]
 
 NodeRole = Literal["compute", "login", "storage", "management", "subnet-manager"]
 RENAMED_ROLES = {"fabric-manager": "subnet-manager"}
@@ -65,6 +75,10 @@ class NodeGroup(Strict):
     used only when named here."""
     nccl: dict[NcclName, NcclValue] = Field(default_factory=dict)
     """NCCL settings for this group, added to or replacing the derived ones (NCCL_* names only)."""
+    os: OsName = "ubuntu"
+    """Operating system of the nodes; with the server model it decides the names of their network interfaces
+    (catalog `interface_naming`): DGX OS and Ubuntu name a NIC port by its PCI path where the vendor documents
+    that (ibp24s0), RHEL by firmware slot (ens8f1np1), which only `clusterforge bind` can read."""
 
     @field_validator("role", mode="before")
     @classmethod
@@ -85,3 +99,22 @@ class NodeGroup(Strict):
 
     def hostnames(self) -> list[str]:
         return [self.hostname.format(group=self.name, index=i) for i in self.indexes()]
+
+
+class BoundPort(Strict):
+    """What a node reported for one of its planned ports (written by `clusterforge bind`)."""
+
+    name: InterfaceName
+    """Interface name the node gives the port."""
+    mac: Annotated[str, _matching(_MAC, "must be a MAC address in lower-case hex (6 or 20 octets)")] | None = None
+    """Its permanent hardware address (20 octets on IPoIB); netplan matches Ethernet ports by it."""
+    pci: Annotated[str, _matching(_PCI, "must be a PCI address such as '0000:18:00.0'")] | None = None
+    """Its PCI address (domain:bus:device.function)."""
+    rdma: Annotated[str, _matching(_RDMA, "must be an RDMA device name such as mlx5_0")] | None = None
+    """Its RDMA device (ibdev2netdev), the name NCCL_IB_HCA uses."""
+    source: Annotated[str, Field(max_length=300)] = ""
+    """The facts file (and tool) the port was read from."""
+
+
+Bindings = dict[HostName, dict[PortName, BoundPort]]
+"""node -> planned port -> what the node reported for it."""

@@ -26,4 +26,5 @@ class Procurement(Strict):
     """Unit price by vendor part number or catalog key; the BOM prices what it lists and totals it. Keep the
     site's list in a file of its own and `include` it."""
     pdu_outlets: Annotated[int, Field(ge=1, le=96)] = 48
-    """Outlets of one rack PDU; a feed whose PSUs need more is a CF-POWER-007 warning."""
+    """Outlets of one rack PDU where the rack type names no PDU model (one that does brings its own count); a
+    feed whose PSUs need more is a CF-POWER-007 warning."""

@@ -72,7 +72,8 @@ class WorkloadBase(Strict):
     node_groups: list[Identifier] | None = None
     """Node groups the workload runs on; default: all compute groups."""
     memory_headroom: Headroom = 0.1
-    """Share of each GPU's memory kept free for the CUDA context, communication buffers and fragmentation."""
+    """Share of each GPU's memory kept free for the CUDA context, communication buffers and fragmentation (vLLM
+    keeps the same 10% by default: --gpu-memory-utilization 0.9)."""
 
     @model_validator(mode="after")
     def _one_model(self) -> Self:
@@ -186,9 +187,11 @@ class InferenceService(WorkloadBase):
     concurrent_requests: Count = 1
     """Requests in flight per replica at peak."""
     prefill_mfu: Share = 0.5
-    """Utilisation of peak FLOPS while a prompt is processed (prefill is compute bound)."""
+    """Utilisation of peak FLOPS while a prompt is processed (prefill is compute bound); the default lies between
+    what TensorRT-LLM reached at 2,048 tokens on one H100 (GPT-J 6B 53%, LLaMA 7B 47%; docs/workloads.md)."""
     decode_bandwidth_efficiency: Share = 0.8
-    """Share of the HBM bandwidth decode reaches (measured 0.7-0.9 on H100/H200/GB200)."""
+    """Share of the HBM bandwidth decode reaches; the default is checked against the decode-bound published rows,
+    not derived from a measurement of its own (docs/workloads.md)."""
     ttft_target_ms: PositiveFloat | None = None
     """Target time to first token at `prompt_tokens`, in milliseconds."""
     tokens_per_s_target: PositiveFloat | None = None

@@ -34,12 +34,13 @@ from ..errors import Finding, Severity
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from . import paths
-from .ansible import INVENTORY, inventory_as_made
-from .ansible_model import interfaces
+from .ansible.ansible import INVENTORY
+from .ansible.ansible_model import interfaces
+from .ansible.host_data import HOST_DATA_DIR, HostFacts, host_facts
+from .ansible.inventory_json import UNSAFE_KEY
+from .ansible.made import Made
 from .context import network_of_kind
-from .host_data import HOST_DATA_DIR, HostFacts, host_data_as_made, host_facts
-from .inventory_json import UNSAFE_KEY
-from .nccl import hca_devices, nccl_groups
+from .nccl.nccl import hca_devices, nccl_groups
 
 _KEY = re.compile(r"(\w+)=(\S+)")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -47,15 +48,20 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 ROLES, ROLE_VARS = "ansible/roles/", "/vars/main.yml"
 
 
-def consistency_findings(valid: ValidBlueprint, topo: Topology, files: dict[str, str]) -> list[Finding]:
+def consistency_findings(
+    valid: ValidBlueprint, topo: Topology, files: dict[str, str], made: Made | None = None
+) -> list[Finding]:
+    """The problems between `files` and the topology; what the families `made` their files from is read
+    instead of the files where they are exactly its texts."""
+    made = made or Made()
     try:
-        top = _inventory(topo, files)
+        top = _inventory(made, files)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         top, unreadable = None, [f"{INVENTORY} is not an inventory this check can read: {exc}"]
     else:
         unreadable = []
     try:
-        per_host = _host_data(topo, files)
+        per_host = _host_data(made, files)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         per_host, unreadable = {}, [*unreadable, f"{HOST_DATA_DIR} holds a file this check cannot read: {exc}"]
     problems = [
@@ -128,14 +134,14 @@ def _loads(text: str) -> Any:
     return json.loads(text, object_hook=_unwrap) if UNSAFE_KEY in text else json.loads(text)
 
 
-def _inventory(topo: Topology, files: dict[str, str]) -> dict[str, Any] | None:
+def _inventory(made: Made, files: dict[str, str]) -> dict[str, Any] | None:
     """The inventory's groups (`all.children`): those the renderer wrote it from when the file is the JSON text
     it made of them (tests/test_render_consistency.py proves reading the text gives the same), else read from
     the text (a site's template changed it)."""
     text = files.get(INVENTORY)
     if text is None:
         return None
-    groups = inventory_as_made(topo, text)
+    groups = made.inventory_groups(INVENTORY, text)
     return read_inventory(text) if groups is None else groups
 
 
@@ -189,13 +195,13 @@ def _copied(value: Any) -> Iterator[str]:
             yield from _copied(item)
 
 
-def _host_data(topo: Topology, files: dict[str, str]) -> dict[str, HostFacts]:
+def _host_data(made: Made, files: dict[str, str]) -> dict[str, HostFacts]:
     """host -> what its host data entry says: as the renderer wrote the files when they are exactly its texts,
     else read from them."""
     prefix = f"{HOST_DATA_DIR}/"
     # the paths first: a staged render reads a text back from the disk when asked for it
     found = [path for path in files if path.startswith(prefix) and path.endswith(".json")]
-    facts = host_data_as_made(topo, files, found)
+    facts = made.host_facts(files, found)
     return read_host_data({path: files[path] for path in found}) if facts is None else facts
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 from weakref import WeakKeyDictionary
@@ -20,16 +19,52 @@ from .jinja import render_template
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+class ChecksNotRun(RuntimeError):
+    """A renderer read the checks' findings or the plan from a context made before the checks ran: its family
+    must say so (`needs` in render/__init__.py FAMILIES), so that the render waits for the checks."""
+
+
 class RenderContext:
-    valid: ValidBlueprint
-    topo: Topology
-    findings: list[Finding]
-    templates: Path | None = None
-    """A site's template folder, searched before the shipped templates."""
-    plan: Plan | None = None
-    """`clusterforge plan`'s figures when the caller has them already (the pipeline does)."""
-    _shared: dict[Callable[..., Any], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """What every renderer gets: the blueprint, its topology, the checks' findings and the plan, a site's
+    template folder. Made before the checks ran (`before_checks`), it raises ChecksNotRun on a read of the
+    findings or the plan instead of giving empty values."""
+
+    def __init__(
+        self,
+        valid: ValidBlueprint,
+        topo: Topology,
+        findings: list[Finding] | None,
+        templates: Path | None = None,
+        plan: Plan | None = None,
+    ) -> None:
+        self.valid = valid
+        self.topo = topo
+        self.templates = templates
+        """A site's template folder, searched before the shipped templates."""
+        self._findings = findings
+        self._plan = plan
+        self._shared: dict[Callable[..., Any], Any] = {}
+
+    @classmethod
+    def before_checks(cls, valid: ValidBlueprint, topo: Topology, templates: Path | None = None) -> RenderContext:
+        """A context for the families that need neither the findings nor the plan."""
+        return cls(valid, topo, None, templates)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The checks' findings, suppressions applied."""
+        if self._findings is None:
+            raise ChecksNotRun("a renderer read the findings before the checks ran: declare it in its family's needs")
+        return self._findings
+
+    @property
+    def plan(self) -> Plan:
+        """`clusterforge plan`'s figures: the caller's (the pipeline's), or worked out once from the findings."""
+        if self._plan is None:
+            if self._findings is None:
+                raise ChecksNotRun("a renderer read the plan before the checks ran: declare it in its family's needs")
+            self._plan = build_plan(self.valid, self.topo, self._findings)
+        return self._plan
 
     def shared(self, compute: Callable[[RenderContext], T]) -> T:
         """`compute(self)`, worked out on first use and then kept: what several renderers need (the cable
@@ -60,15 +95,6 @@ def per_topology(compute: Callable[[Topology], T]) -> Callable[[Topology], T]:
         return known[topo]
 
     return once
-
-
-def shared_plan(ctx: RenderContext) -> Plan:
-    """`clusterforge plan`'s figures for `ctx`: the caller's, or worked out once for the renderers that show them."""
-    return ctx.plan if ctx.plan is not None else ctx.shared(_plan_of)
-
-
-def _plan_of(ctx: RenderContext) -> Plan:
-    return build_plan(ctx.valid, ctx.topo, ctx.findings)
 
 
 SLURM_RANGE_HOSTS = 65536

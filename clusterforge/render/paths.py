@@ -19,9 +19,19 @@ NCCL_CONF_INSTALLED = "/etc/nccl.conf"
 NCCL_TOPOLOGY_INSTALLED = "/etc/nccl/topology.xml"
 
 
+RCCL_CONF_INSTALLED = "/etc/rccl.conf"
+"""Where RCCL (AMD's NCCL) reads its settings: ~/.rccl.conf or /etc/rccl.conf (RCCL environment variables,
+NCCL_CONF_FILE, in AMD's ROCm documentation); it takes the same NCCL_* names."""
+
+
 def nccl_conf(group: str) -> str:
     """Rendered nccl.conf of a GPU node group."""
     return f"nccl/{group}.conf"
+
+
+def rccl_conf(group: str) -> str:
+    """Rendered rccl.conf of a node group of AMD GPUs."""
+    return f"nccl/{group}.rccl.conf"
 
 
 def _model_file(model: str) -> str:
@@ -47,6 +57,14 @@ NETPLAN_RAILS_INSTALLED = "/etc/netplan/60-clusterforge-rails.yaml"
 """A node's rail interfaces and its in-band and storage bonds (the file's name predates the bonds)."""
 SYSCTL_RAILS = "network/sysctl-rails.conf"
 SYSCTL_RAILS_INSTALLED = "/etc/sysctl.d/60-clusterforge-rails.conf"
+ROCE_QOS_UNIT = "network/clusterforge-roce-qos.service"
+ROCE_QOS_UNIT_INSTALLED = "/etc/systemd/system/clusterforge-roce-qos.service"
+ROCE_QOS_SCRIPT_INSTALLED = "/usr/local/sbin/clusterforge-roce-qos.sh"
+
+
+def roce_qos_script(node: str) -> str:
+    """The node's host side of lossless RoCE (trust DSCP, PFC on the fabric's priority) as mlnx_qos commands."""
+    return f"network/roce-qos/{node}.sh"
 
 
 def netplan_rails(node: str) -> str:

@@ -2,7 +2,7 @@
 
 InfiniBand: every subnet of the plan that the discovered file reaches (any of its switches seen) is compared
 cable by cable; switch names may carry the vendor's decoration (`MF0;compute-leaf001:MQM9700/U1`), host
-adapters are named `<host> <RDMA device>` or `<host> <port>` (see render/infiniband_plan.py). LLDP: the
+adapters are named `<host> <RDMA device>` or `<host> <port>` (see render/infiniband/infiniband_plan.py). LLDP: the
 Ethernet cables with an end on a host that reported (one file per host, or a merged file) are compared.
 """
 
@@ -19,9 +19,9 @@ from ..checks.fat_tree import fat_tree_faults
 from ..expand.topology import Link, Topology
 from ..inputs import CAPTURE_LIMITS, Reads
 from ..model.fabric import LeafSpineFabric
-from ..render.handoff_common import cable_table
-from ..render.infiniband import guid_files
-from ..render.infiniband_plan import IbEnd, IbSubnet, numbering_of, plan_subnets, port_name
+from ..render.handoff.handoff_common import cable_table
+from ..render.infiniband.infiniband import guid_files
+from ..render.infiniband.infiniband_plan import IbEnd, IbSubnet, numbering_of, plan_subnets, port_name
 from ..render.jinja import render_template
 from ..validate import ValidBlueprint
 from .compare import Cable, Comparison, Key, Place, Planned, Problem, compare

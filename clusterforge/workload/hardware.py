@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from ..catalog import GPU, Catalog, Server
-from ..expand.topology import Topology
+from ..expand.topology import FabricSummary, Topology
 from ..model import Blueprint, ComputeFabric
 from ..model.workload import Precision, WorkloadBase
 from ..physical import planned_w
@@ -14,6 +15,13 @@ from ..physical import planned_w
 PCIE_GEN4_X16_GBS = 16 * 16 * 128 / 130 / 8
 """PCIe 4.0 x16 per direction: 16 GT/s x 16 lanes x 128b/130b encoding / 8 = 31.5 GB/s (PCI-SIG PCIe 4.0
 specification; the L40S data sheet gives 64 GB/s both directions)."""
+
+
+NCCL_NVLINK_SHARE = 370 / 450
+"""Share of NVLink's line rate that NCCL's collectives move data at: "450GB/s is the line rate. With the protocol
+overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s" (H100, NVLink 4; NCCL maintainer, NVIDIA/
+nccl-tests issue #212, https://github.com/NVIDIA/nccl-tests/issues/212). Taken as the same share on other NVLink
+generations."""
 
 
 @dataclass(frozen=True)
@@ -46,19 +54,27 @@ class Hardware:
     nvlink_sharp: bool = False
     """The NVLink domain is switched by NVSwitch chips of the third generation or later (NVLink 4 and 5: HGX and
     DGX H100/H200/B200 boards, GH200 NVL32, GB200 NVL72), which reduce in the switch (NVLink SHARP, "NVLS"): an
-    all-reduce among its GPUs moves each GPU's buffer once each way instead of a ring's 2(n-1)/n."""
+    all-reduce among its GPUs sends each GPU's buffer into the switch once and receives the result once, at the
+    rate NCCL measured (speed.NVLS_BUFFER_SHARE), instead of a ring's 2(n-1)/n."""
 
     @property
     def nvlink_gbs(self) -> float:
         """NVLink bandwidth per GPU and direction in GB/s (the catalog gives both directions together)."""
         return (self.gpu.gpu_link_gbs or 0.0) / 2
 
+    @property
+    def nvlink_collective_gbs(self) -> float:
+        """What NCCL's collectives move per GPU and direction over NVLink: the line rate less the protocol overhead
+        (NCCL_NVLINK_SHARE; 370 GB/s on H100)."""
+        return self.nvlink_gbs * NCCL_NVLINK_SHARE
+
     def tensor_parallel_link(self, group: int) -> tuple[str, float]:
         """The tier a tensor-parallel group of `group` GPUs crosses and its bandwidth per GPU and direction in GB/s:
-        NVLink inside an NVLink domain; PCIe inside a node without NVLink (Gen4 x16, 31.5 GB/s); the compute
-        fabric beyond, under one leaf while its nodes fit a scalable unit, else at bandwidth / oversubscription."""
+        NVLink inside an NVLink domain (at NCCL's effective rate); PCIe inside a node without NVLink (Gen4 x16,
+        31.5 GB/s); the compute fabric beyond, under one leaf while its nodes fit a scalable unit, else at
+        bandwidth / oversubscription."""
         if group <= self.nvlink_domain and self.nvlink_gbs > 0:
-            return "nvlink", self.nvlink_gbs
+            return "nvlink", self.nvlink_collective_gbs
         if group <= self.gpus_per_node:
             return "pcie", PCIE_GEN4_X16_GBS
         fabric = self.nic_gbps_per_gpu / 8
@@ -106,7 +122,7 @@ def hardware_for(
         gpus_per_node=per_node,
         nvlink_domain=server.gpus.nvlink_domain,
         nic_gbps_per_gpu=nic / per_node,
-        oversubscription=_oversubscription(bp, group.name),
+        oversubscription=_oversubscription(bp, group.name, topo),
         leaf_nodes=_leaf_nodes(bp, group.name, topo),
         storage_gbps_per_node=storage,
         storage_write_gbs=_storage_write_gbs(bp, catalog),
@@ -148,14 +164,27 @@ def _compute_fabric(bp: Blueprint, group: str) -> tuple[str, ComputeFabric] | No
     return None
 
 
-def _oversubscription(bp: Blueprint, group: str) -> float:
+def _expanded_fabric(bp: Blueprint, group: str, topo: Topology | None) -> FabricSummary | None:
+    """The group's compute fabric as expanded (what the plan shows); None without one, or before expansion."""
     found = _compute_fabric(bp, group)
+    return None if found is None or topo is None else topo.fabrics.get(found[0])
+
+
+def _oversubscription(bp: Blueprint, group: str, topo: Topology | None) -> float:
+    expanded = _expanded_fabric(bp, group, topo)
+    if expanded is not None:
+        return expanded.oversubscription_target
+    found = _compute_fabric(bp, group)  # before expansion: as the blueprint asks
     return 1.0 if found is None else float(found[1].oversubscription)
 
 
 def _leaf_nodes(bp: Blueprint, group: str, topo: Topology | None) -> int:
-    found = _compute_fabric(bp, group)
-    if found is None or topo is None or found[0] not in topo.fabrics:
+    summary = _expanded_fabric(bp, group, topo)
+    if summary is None:
         return 1
-    summary = topo.fabrics[found[0]]
+    if summary.topology == "rail-optimized" and summary.rail_leaves == "per-rack":  # a leaf: a rack of the group
+        assert topo is not None
+        links = topo.fabric_links(summary.name, "node-leaf")
+        per_leaf = Counter(link.b for link in links if link.rail == 1 and topo.devices[link.a].group == group)
+        return max(per_leaf.values(), default=1)
     return summary.scalable_unit or 1 if summary.topology == "rail-optimized" else 1

@@ -99,7 +99,7 @@ def _collectives(
             return
         nodes = -(-inner * group // hw.gpus_per_node)
         if inner * group <= hw.nvlink_domain and hw.nvlink_gbs > 0:
-            gbs, tier = hw.nvlink_gbs, "nvlink"
+            gbs, tier = hw.nvlink_collective_gbs, "nvlink"
         elif nodes <= hw.leaf_nodes:
             gbs, tier = fabric_gbs, "leaf"
         else:
@@ -220,20 +220,40 @@ inter-token latency 18.91 ms, where reading the weights and KV cache at 80% of H
 the 5.70 ms left over the 160 all-reduces of a step is 35.6 us each."""
 
 
+PREFILL_LAYER_S = 153.8e-6
+"""Fixed time of each layer in a prefill pass, whatever the prompt's size: the kernel launches and the small
+kernels around the GEMMs (norms, rotary embedding, activation quantization), which a decode step replays as a
+CUDA graph (TensorRT-LLM captures graphs for decode batches only: DecodeCudaGraphConfig) but a prefill of a
+new prompt length launches one by one. Derived from a published measurement: TensorRT-LLM "Performance of
+TensorRT-LLM" (v0.5 data), "Low Latency", H100 FP8, batch 1, first-token latency at 128 input tokens: GPT-J 6B
+7 ms and LLaMA 7B 7 ms on one GPU (no communication), where reading their 6.05 GB and 6.74 GB of weights at
+80% of 3.35 TB/s takes 2.26 ms and 2.51 ms: the 9.23 ms left over their 28 + 32 layers is 153.8 us each."""
+
+
+NVLS_BUFFER_SHARE = 370 / 275
+"""An all-reduce reduced in the NVLink switches (NVLS) takes as long as moving 1.35 times its buffer at NCCL's
+effective NVLink rate. Each GPU sends its buffer into the switch once and receives the reduced result once
+("eliminating the need to send data multiple times between endpoints", NVIDIA SHARP documentation, Introduction),
+but not at the 370 GB/s a ring reaches on H100: "On 8 GPUs, you should reach a peak busBw of ~480GB/s (algbw
+~275GB/s)" (NCCL maintainer, NVIDIA/nccl-tests issue #212): the buffer once at 275 GB/s, 370/275 of it at 370 GB/s.
+NCCL takes the faster of this and the ring's 2(t-1)/t (at TP2 the ring's 1.0)."""
+
+
 def tensor_parallel_allreduce_s(
     shape: Shape, tokens: float, tp: int, gbs: float, layers: float | None = None, in_network: bool = False
 ) -> float:
     """Megatron-style tensor parallel reduces each layer's attention and MLP outputs: 2 all-reduces of
     tokens x hidden x 2 bytes per layer (Shoeybi et al. 2019, Megatron-LM, section 3), each a ring moving
     2(t-1)/t of the buffer per GPU (reduce-scatter + all-gather) at the link's bandwidth per direction, or, where
-    the NVLink switches reduce (`in_network`, NVLink SHARP), the buffer once each way: each GPU sends its
-    buffer into the switch and receives the reduced result once, plus each all-reduce's fixed latency
-    (ALLREDUCE_LATENCY_S), which dominates small decode batches."""
+    the NVLink switches reduce (`in_network`, NVLink SHARP), NVLS_BUFFER_SHARE of it where that is less, plus
+    each all-reduce's fixed latency (ALLREDUCE_LATENCY_S), which dominates small decode batches."""
     if tp <= 1 or shape.dims is None or gbs <= 0:
         return 0.0
     n = shape.dims.layers if layers is None else layers
     volume = 2 * n * tokens * shape.dims.hidden * ACTIVATION_BYTES
-    share = 1.0 if in_network else 2 * (tp - 1) / tp
+    share = 2 * (tp - 1) / tp
+    if in_network:
+        share = min(share, NVLS_BUFFER_SHARE)
     return share * volume / (gbs * 1e9) + 2 * n * ALLREDUCE_LATENCY_S
 
 
@@ -308,14 +328,16 @@ def _handoffs_s(r: _Replica, shape: Shape, tokens: float) -> float:
 
 def _prefill(service: InferenceService, shape: Shape, r: _Replica, prompt: int) -> tuple[float, float]:
     """(compute, communication) seconds of one prompt: its FLOPs on one stage's GPUs (a prompt passes the stages
-    in turn), or reading the weights once where that takes longer (short prompts), the all-reduces and
-    all-to-alls of its uncached tokens through all layers, the hand-offs."""
+    in turn), or reading the weights once where that takes longer (short prompts), plus the fixed time of each
+    layer it passes (PREFILL_LAYER_S); the all-reduces and all-to-alls of its uncached tokens through all layers,
+    the hand-offs."""
     cached = prompt * service.prefix_cache_hit_rate
     new = prompt - cached
     stage_gpus = r.gpus / r.pp
     # a short prompt is bound by reading the weights once, as a decode step is (the roofline's other side)
     weights = weights_read_per_step(service, shape, new) / (stage_gpus * r.bandwidth)
-    compute = max(prefill_flops(shape, prompt, cached) / (stage_gpus * r.peak), weights)
+    fixed = 0.0 if shape.dims is None else shape.dims.layers * PREFILL_LAYER_S
+    compute = max(prefill_flops(shape, prompt, cached) / (stage_gpus * r.peak), weights) + fixed
     comm = tensor_parallel_allreduce_s(shape, new, r.tp, r.tp_gbs, in_network=r.tp_in_network)
     comm += expert_alltoall_s(shape, new, r.ep, r.ep_gbs)
     return compute, comm + _handoffs_s(r, shape, new)

@@ -1,5 +1,6 @@
 """Imports point one way down the stages (docs/architecture.md): a module imports only modules of its own
-layer or a lower one. Read from the source with `ast`, so imports inside functions count too."""
+layer or a lower one, and the machinery (output/, runtime/) knows nothing of the domain beyond the
+foundation's interface. Read from the source with `ast`, so imports inside functions count too."""
 
 from __future__ import annotations
 
@@ -11,19 +12,27 @@ PACKAGE = REPO / "clusterforge"
 
 # Lowest first. A module belongs to the first entry whose name is it or its package.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("version", "errors", "codes", "codes_doc", "inputs", "yamlsafe", "schema_errors", "heap")),
+    ("foundation", ("version", "errors", "codes", "codes_doc", "inputs", "yamlsafe", "schema_errors")),
+    ("machinery", ("output", "runtime")),
     ("model and catalog", ("model", "catalog", "physical", "schema_doc", "catalog_view")),
     ("load and validate", ("loader", "bounds", "references", "validate", "lockfile", "fragments")),
-    ("expand", ("expand", "graph")),
+    ("expand", ("expand", "graph", "gateways", "ifnames")),
     ("workload", ("workload",)),
     ("check", ("checks", "failures")),
     ("plan", ("plan",)),
     ("render", ("render", "export")),
-    ("write", ("writer", "fsops", "output_paths", "write_behind", "write_behind_child")),
-    ("pipeline", ("pipeline", "forked")),
-    ("commands", ("diff", "verify", "accept", "lab", "migrate")),
+    ("pipeline", ("pipeline",)),
+    ("schedule", ("schedule",)),
+    ("commands", ("diff", "verify", "accept", "lab", "bind", "migrate")),
     ("cli", ("cli", "__main__", "__init__")),
 ]
+
+
+MACHINERY = ("output", "runtime")
+"""Packages that would serve any program writing a tree of files in stages: no blueprint, topology or family."""
+INTERFACE = ("errors", "codes", "inputs", "version")
+"""What the machinery may import of the rest: the errors it raises (with their codes), the input policy it reads
+files back with, the version it writes into the manifest."""
 
 
 def layer_of(module: str) -> int:
@@ -79,7 +88,34 @@ def test_the_import_reader_sees_relative_and_nested_imports() -> None:
     assert imports_of("checks/figures.py") == {"catalog", "catalog.models", "expand.topology", "model", "physical"}
     assert {"codes", "physical", "checks.context", "checks.figures"} <= imports_of("checks/power.py")
     assert "errors" in imports_of("references.py")  # also imported inside a function there
-    assert {"checks", "render", "writer", "plan"} <= imports_of("pipeline.py")
+    assert {"checks", "render", "output.writer", "plan"} <= imports_of("pipeline.py")
     assert layer_of("render.nccl") > layer_of("plan") > layer_of("checks.power") > layer_of("expand.fabric")
     # what the rule forbids: the physical rules reaching up into expansion, a check into rendering
     assert layer_of("expand.placement") > layer_of("physical") and layer_of("render") > layer_of("checks")
+
+
+def machinery_strays(imports: dict[str, set[str]]) -> list[str]:
+    """`module imports target` for each machinery module's import of the domain (`imports`: module -> targets)."""
+    allowed = (*MACHINERY, *INTERFACE)
+    return [
+        f"{module} imports {target}"
+        for module, targets in sorted(imports.items())
+        if module.split(".")[0] in MACHINERY
+        for target in sorted(targets)
+        if target.split(".")[0] not in allowed
+    ]
+
+
+def test_the_machinery_imports_no_domain() -> None:
+    imports = {}
+    for package in MACHINERY:
+        for file in sorted((PACKAGE / package).rglob("*.py")):
+            path = file.relative_to(PACKAGE).as_posix()
+            imports[module_name(path)] = imports_of(path)
+    assert {"output.writer", "output.write_behind", "runtime.forked"} <= imports.keys()
+    assert machinery_strays(imports) == []
+    # what the rule forbids: the writer reaching into the render stage or the topology
+    assert machinery_strays({"output.writer": {"errors", "render.pieces", "expand.topology"}}) == [
+        "output.writer imports expand.topology",
+        "output.writer imports render.pieces",
+    ]

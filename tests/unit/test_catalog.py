@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from clusterforge.catalog import BUILTIN_FILES, GPU, RackType, Server, Switch, load_catalog
+from clusterforge.catalog import BUILTIN_FILES, GPU, NIC, PDU, RackType, Server, Switch, load_catalog
 from clusterforge.catalog.loader import DATA_DIR
 from clusterforge.catalog.models import Sourced
 from clusterforge.errors import CatalogError
@@ -21,6 +22,7 @@ REQUIRED_KEYS = {
         "nvidia/a100-sxm-80gb",
         "nvidia/l40s",
         "amd/mi300x",
+        "amd/mi325x",
     ],
     Server: [
         "nvidia/dgx-h100",
@@ -31,13 +33,23 @@ REQUIRED_KEYS = {
         "supermicro/sys-421ge-tnhr2-lcc",
         "nvidia/gb200-nvl72-tray",
         "generic/cpu-1u",
+        "supermicro/as-1125hs-tnr",
+        "supermicro/as-1125hs-tnr-ndr",
+        "supermicro/sys-a21ge-nbrt",
+        "supermicro/sys-a21ge-nbrt-spectrum-x",
+        "supermicro/sys-421ge-tnrt-l40s",
+        "supermicro/as-8125gs-tnmr2-mi300x",
+        "supermicro/as-8125gs-tnmr2-mi325x",
     ],
+    NIC: ["nvidia/bluefield-3-b3140h", "nvidia/bluefield-3-b3220", "broadcom/bcm57608-1p-400g"],
+    PDU: ["apc/ap8888"],
     Switch: ["nvidia/qm9700", "nvidia/sn5600", "nvidia/sn4600c", "nvidia/sn2201"],
     RackType: [
         "generic/air-42u-40kw",
         "generic/rear-door-48u-60kw",
         "generic/liquid-48u-140kw",
         "nvidia/gb200-nvl72-rack",
+        "apc/ar3300-4x-ap8888",
     ],
 }
 
@@ -76,6 +88,17 @@ def test_every_builtin_number_has_a_source(catalog) -> None:  # type: ignore[no-
         for name in sorted(_numeric_fields(entry) - set(entry.sources)):
             missing.append(f"{key}.{name}")
     assert missing == []
+
+
+def test_no_builtin_source_cites_a_file_outside_the_repository(catalog) -> None:  # type: ignore[no-untyped-def]
+    """A source names a document anyone can find (a data sheet, a guide, a URL), never a note beside the repository."""
+    outside = [
+        f"{key}.{name}: {text}"
+        for key, entry in catalog.entries.items()
+        for name, text in entry.sources.items()
+        if re.search(r"\.\./|(^|[\s(])shared/", text)
+    ]
+    assert outside == []
 
 
 def test_no_key_is_defined_twice_in_the_builtin_files() -> None:
@@ -182,4 +205,47 @@ def test_catalog_cross_references_are_checked(tmp_path: Path) -> None:
     finding = info.value.findings[0]
     assert finding.code == "CF-CAT-005"
     assert "did you mean 'nvidia/h100-sxm'" in finding.message
+    assert finding.location is not None and finding.location.line == 2
+
+
+def test_ap8888_feed_is_the_ar3300_rack_feed(catalog) -> None:  # type: ignore[no-untyped-def]
+    """AP8888 (NetBox: 400 V 3-phase, 23 kVA) on a 32 A feed: sqrt(3) x 400 V x 32 A = 22.17 kW; four per
+    AR3300, two a side, so one side carries 44.3 kW before derating."""
+    pdu, rack = catalog.require("apc/ap8888", PDU), catalog.require("apc/ar3300-4x-ap8888", RackType)
+    assert rack.pdu == "apc/ap8888" and rack.feed == pdu.feed
+    assert round(pdu.feed.capacity_kw, 2) == 22.17
+    assert (pdu.outlets, rack.part_number, pdu.part_number) == (42, "AR3300", "AP8888")
+
+
+RACK_NAMING_A_PDU = """\
+racks:
+  acme/rack:
+    vendor: ACME
+    name: rack
+    u_height: 42
+    max_load_kg: 1000
+    weight_kg: 100
+    feeds: 2
+    feed_redundancy: 2N
+    feed: {voltage_v: 415, phases: 3, current_a: 63}
+    cooling: {method: air, air_kw: 30}
+    pdu: PDU_KEY
+"""
+
+
+def test_a_rack_types_pdu_must_exist_and_take_the_racks_feed(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(RACK_NAMING_A_PDU.replace("PDU_KEY", "apc/ap8889"), encoding="utf-8")
+    with pytest.raises(CatalogError) as info:
+        load_catalog([CatalogFile(path="c.yaml")], tmp_path)
+    (finding,) = info.value.findings
+    assert finding.code == "CF-CAT-005" and "unknown PDU model 'apc/ap8889'" in finding.message
+    assert "did you mean 'apc/ap8888'" in finding.message
+    (tmp_path / "c.yaml").write_text(RACK_NAMING_A_PDU.replace("PDU_KEY", "apc/ap8888"), encoding="utf-8")
+    with pytest.raises(CatalogError) as info:
+        load_catalog([CatalogFile(path="c.yaml")], tmp_path)
+    (finding,) = info.value.findings
+    assert finding.code == "CF-CAT-005"
+    assert finding.message == (
+        "acme/rack: PDU 'apc/ap8888' takes 400 V 3-phase 32 A, the rack's feed is 415 V 3-phase 63 A"
+    )
     assert finding.location is not None and finding.location.line == 2

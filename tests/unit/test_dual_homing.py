@@ -83,12 +83,12 @@ def test_examples_dual_home_every_bond(path: Path) -> None:
 
 
 def test_mlag_switch_count_by_hand() -> None:
-    """200 nodes x 2 ports of 25G over SN4600C (64 x 100G, 25G as 2 per cage by the catalog's 128 x 25G)
-    at 1:1 with an SN4600C spine. Per leaf: 62 cages after the 2-port peer link; d downlinks need
-    ceil(d/2) cages and ceil(d x 25 / 100) uplinks, so d = 82 (41 + 21 = 62). Each node puts one port on
-    each leaf of its pair: pairs of 82, 82 and 36 nodes = 3 pairs, 6 leaves. Uplinks are sized for the
-    planned 82: 21 per leaf, 126 in all; 64-port spines: ceil(126 / 64) = 2 spines (3 would divide 21 but
-    use 42 of 64 ports, under three quarters)."""
+    """200 nodes x 2 ports of 25G over SN4600C (64 x 100G; 25G only as 4x on an odd cage with the next cage
+    disabled, Cumulus Linux breakout table) at 1:1 with an SN4600C spine. Per leaf: 62 cages after the
+    2-port peer link; d downlinks need 2 x ceil(d/4) cages and ceil(d x 25 / 100) uplinks, so d = 80
+    (40 + 20 = 60; 81 needs 42 + 21 = 63). Each node puts one port on each leaf of its pair: pairs of 80, 80
+    and 40 nodes = 3 pairs, 6 leaves. Uplinks are sized for the planned 80: 20 per leaf, 120 in all;
+    64-port spines: ceil(120 / 64) = 2 spines."""
     valid = valid_from(cpu_data(200, dual_homing="mlag", spine="nvidia/sn4600c"))
     topo, _ = expand(valid)
     leaves = topo.switches("inband", "leaf")
@@ -97,12 +97,12 @@ def test_mlag_switch_count_by_hand() -> None:
     per_pair = defaultdict(set)
     for node, bond in _bond_leaves(topo, "inband").items():
         per_pair[tuple(sorted(bond))].add(node)
-    assert sorted(len(nodes) for nodes in per_pair.values()) == [36, 82, 82]
+    assert sorted(len(nodes) for nodes in per_pair.values()) == [40, 80, 80]
     peer = [link for link in topo.fabric_links("inband", "leaf-peer")]
     assert len(peer) == 6 and all(topo.devices[link.a].pair == topo.devices[link.b].pair for link in peer)
     plan = build_plan(valid, topo, [])
     fabric = plan.fabrics["inband"]
-    assert (fabric.leaf_pairs, fabric.links["leaf-peer"], fabric.links["leaf-spine"]) == (3, 6, 126)  # type: ignore[union-attr]
+    assert (fabric.leaf_pairs, fabric.links["leaf-peer"], fabric.links["leaf-spine"]) == (3, 6, 120)  # type: ignore[union-attr]
 
 
 def test_single_pair_holds_what_one_leaf_did_twice() -> None:
@@ -117,11 +117,11 @@ def test_single_pair_holds_what_one_leaf_did_twice() -> None:
 
 def test_per_pair_subnets_by_hand() -> None:
     """10.8.0.0/22 over 3 leaf pairs: 4 blocks of /24; pair 2 is 10.8.1.0/24 with gateway 10.8.1.1, its
-    first node .2; node 83 is the first of pair 2."""
+    first node .2; node 81 is the first of pair 2 (80 nodes per pair: test_mlag_switch_count_by_hand)."""
     topo, _ = expand(valid_from(cpu_data(200, dual_homing="mlag", spine="nvidia/sn4600c")))
-    lan = topo.lans["inband"]["cpu083"]
+    lan = topo.lans["inband"]["cpu081"]
     assert (lan.subnet, str(lan.gateway), lan.pair) == (IPv4Network("10.8.1.0/24"), "10.8.1.1", 2)
-    assert str(topo.addresses["inband"]["cpu083"]) == "10.8.1.2"
+    assert str(topo.addresses["inband"]["cpu081"]) == "10.8.1.2"
     assert str(topo.addresses["inband"]["cpu001"]) == "10.8.0.2"
     for node, address in topo.addresses["inband"].items():
         assert address in topo.lans["inband"][node].subnet

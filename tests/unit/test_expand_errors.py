@@ -48,6 +48,9 @@ def _no_storage_ports(data: dict[str, Any]) -> None:
 
 
 def _manager_without_reserved_ports(data: dict[str, Any]) -> None:
+    # 2 full SU: 16 leaves of 32 nodes and 32 uplinks on 8 spines of 64 ports, not one port free (with 3 SU the
+    # 16 spines use 48 of 64 and the manager takes a free one)
+    data["node_groups"][0]["count"] = 64
     data["node_groups"].append(
         {
             "name": "ufm",

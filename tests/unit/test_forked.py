@@ -1,4 +1,4 @@
-"""clusterforge.forked: work in a forked child comes back as its result, its notes in order, or its exception
+"""clusterforge.runtime.forked: work in a forked child comes back as its result, its notes in order, or its exception
 as the parent's own; a child left behind is stopped."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from clusterforge import forked
 from clusterforge.errors import BlueprintError, Finding, Severity
-from clusterforge.forked import ChildDied, Forked, Note
+from clusterforge.runtime import forked
+from clusterforge.runtime.forked import ChildDied, Forked, Note
 
 
 def test_the_result_and_the_notes_come_back_in_order() -> None:

@@ -12,7 +12,7 @@ import pytest
 # when freed, so each of its 65,536 pages faults again; kept, it is reused as it is.
 _SECOND_ALLOCATION_FAULTS = """
 import resource, sys
-from clusterforge.heap import keep_freed_memory
+from clusterforge.runtime.heap import keep_freed_memory
 keep = sys.argv[1] == "keep"
 if keep and not keep_freed_memory():
     print("unsupported"); raise SystemExit

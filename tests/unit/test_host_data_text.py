@@ -1,4 +1,4 @@
-"""The host data files are written from their parts (render/host_data.py `_HostTexts`); they must be what the
+"""The host data files are written from their parts (render/ansible/host_data.py `_HostTexts`); they must be what the
 JSON encoder writes of the same entries, and a value with template syntax or a character to escape sends its
 rack's file to the encoder, which writes it unsafe and escaped."""
 
@@ -10,13 +10,13 @@ from dataclasses import replace
 from factories import dgx_blueprint
 
 from clusterforge.expand import expand
-from clusterforge.render.host_data import build_host_data, host_data_json, host_data_path, render_host_data
-from clusterforge.render.inventory_json import UNSAFE_KEY
+from clusterforge.render.ansible.host_data import build_host_data, host_data_files, host_data_json, host_data_path
+from clusterforge.render.ansible.inventory_json import UNSAFE_KEY
 
 
 def test_the_written_files_are_the_encoders_text_of_the_entries() -> None:
     topo, _ = expand(dgx_blueprint(64))
-    files = render_host_data(topo)
+    files, _ = host_data_files(topo)
     entries = build_host_data(topo)
     assert files and files.keys() == {host_data_path(rack) for rack in entries}
     for rack, hosts in entries.items():
@@ -32,7 +32,7 @@ def test_a_port_name_with_template_syntax_is_written_by_the_encoder() -> None:
     topo.links[index] = replace(link, b_port="{{ lookup('pipe', 'id') }} <&>")
     rack = topo.devices[link.a].rack
     assert rack is not None
-    text = render_host_data(topo)[host_data_path(rack)]
+    text = host_data_files(topo)[0][host_data_path(rack)]
     assert text == host_data_json(build_host_data(topo)[rack])
     leaf_port = json.loads(text)[link.a]["cf_rails"]["1"]["leaf_port"]
     assert leaf_port == {UNSAFE_KEY: "{{ lookup('pipe', 'id') }} <&>"}

@@ -4,8 +4,8 @@ groups, and a switch with more than 64 ports in use. Expected texts are written 
 
 from __future__ import annotations
 
-from clusterforge.render.infiniband import LineOrders, _node_texts
-from clusterforge.render.infiniband_plan import IbLinks, IbNode, _islands, _port_counts
+from clusterforge.render.infiniband.infiniband import LineOrders, _node_texts
+from clusterforge.render.infiniband.infiniband_plan import IbLinks, IbNode, _islands, _port_counts
 
 
 def _links(cables: list[tuple[str, str, int, str, int]]) -> IbLinks:

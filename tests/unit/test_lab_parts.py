@@ -44,8 +44,9 @@ def test_shape_true_subsets() -> None:
         subset(l40s, 2, False)
     nvl72 = read_shape(INVENTORIES / "gb200-nvl72")
     names = subset(nvl72, None, True)
-    # a whole NVLink domain (one rack of 18 trays), a tray on the other leaves of each rail, every group
-    assert [n for n in names if n.startswith("gb")] == [f"gb{i:03d}" for i in range(1, 19)] + ["gb033"]
+    # a whole NVLink domain (one rack of 18 trays), a tray on the other leaves of each rail (rack 2's, a leaf
+    # per rack and rail), every group
+    assert [n for n in names if n.startswith("gb")] == [f"gb{i:03d}" for i in range(1, 19)] + ["gb019"]
     assert {"mgmt001", "mgmt002", "login001", "ufm001"} <= set(names)
     leaves = {(rail, data["leaf"]) for n in names for rail, data in (nvl72.node(n).vars.get("cf_rails") or {}).items()}
     for rail in {r for r, _ in leaves}:

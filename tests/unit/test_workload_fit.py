@@ -1,32 +1,33 @@
-"""Workload fit against hand computations from published model shapes and data sheets, and against published
-TensorRT-LLM measurements on H200; one test per CF-WORK finding."""
+"""Workload fit against hand computations from published model shapes and data sheets; one test per CF-WORK
+finding. The published measurements are tests/workload_cases.py, asserted in test_workload_published.py."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from factories import dgx_data, valid_from
-from helpers import REPO, run_cli
+from helpers import BLUEPRINTS, REPO, run_cli
+from workload_cases import CATALOG, DEEPSEEK, LLAMA2_70B, cluster, fits_of, nvl32_ttft, serving
 
-from clusterforge.catalog import GPU, load_catalog
+from clusterforge.catalog import GPU
 from clusterforge.checks import run_checks
 from clusterforge.checks.workloads import recheck_workloads
 from clusterforge.errors import BlueprintError, Finding
 from clusterforge.expand import expand
 from clusterforge.model import InferenceService, TrainingJob
-from clusterforge.workload import InferenceFit, TrainingFit, fit_workloads
-from clusterforge.workload.hardware import hardware_for, switch_reduces
+from clusterforge.workload import InferenceFit, TrainingFit
+from clusterforge.workload.hardware import switch_reduces
 from clusterforge.workload.memory import inference_memory, mlp_width, training_memory
 from clusterforge.workload.plan import Plan, plan_layouts
 from clusterforge.workload.shape import resolve_shape
-from clusterforge.workload.speed import InferenceSpeed, inference_speed
 
-CATALOG = load_catalog()
+LAYER_S = 153.8e-6
+"""Fixed time of each layer in a prefill pass (PREFILL_LAYER_S, derived in docs/workloads.md)."""
 
 
 def training(**fields: Any) -> dict[str, Any]:
@@ -37,22 +38,10 @@ def inference(**fields: Any) -> dict[str, Any]:
     return {"name": "svc", "kind": "inference", "model": "meta/llama-3-70b", **fields}
 
 
-def cluster(nodes: int, workloads: list[dict[str, Any]], model: str = "nvidia/dgx-h200") -> dict[str, Any]:
-    data = dgx_data(nodes, model=model)
-    data["workloads"] = workloads
-    return data
-
-
 def findings_of(data: dict[str, Any]) -> list[Finding]:
     valid = valid_from(data)
     topo, early = expand(valid)
     return [f for f in run_checks(valid, topo, early) if f.code.startswith("CF-WORK-")]
-
-
-def fits_of(data: dict[str, Any]) -> list[TrainingFit | InferenceFit]:
-    valid = valid_from(data)
-    topo, _ = expand(valid)
-    return fit_workloads(valid.blueprint, valid.catalog, topo)
 
 
 # --- shapes and memory by hand
@@ -223,10 +212,10 @@ def test_h200_decode_bound_from_its_hbm_bandwidth() -> None:
     assert fit.speed.decode_tokens_per_s_session == pytest.approx(68.04, abs=0.01)
     assert fit.speed.decode_memory_bound
     # The request's one-token prompt is bound, like a decode step, by reading the weights (14.70 ms; its
-    # 2 x 70.55e9 FLOPs take 0.143 ms), then comes its one output step at the average context of 1 + 1/2 tokens:
-    # 1 / (14.70 + 14.70 ms) = 34.0 tokens/s
+    # 2 x 70.55e9 FLOPs take 0.143 ms) plus the fixed time of the 80 layers of a prefill pass (12.30 ms), then
+    # comes its one output step at the average context of 1 + 1/2 tokens: 1 / (27.00 + 14.70 ms) = 24.0 tokens/s
     average = (70.55e9 + 163_840 * 1.5) / 4.8e12
-    assert fit.speed.tokens_per_s_session == pytest.approx(1 / (average + 70.55e9 / 4.8e12))
+    assert fit.speed.tokens_per_s_session == pytest.approx(1 / (average + 70.55e9 / 4.8e12 + 80 * LAYER_S))
 
 
 def test_training_step_time_from_flops_at_mfu() -> None:
@@ -246,23 +235,22 @@ def test_training_step_time_from_flops_at_mfu() -> None:
     # data-parallel ring stays on its rail's leaf.
     assert fit.speed.collectives_s["data"] == pytest.approx(2 * 29 / 30 * 70.55e9 / 8 * 2 / 50e9)
     assert fit.speed.collective_tier == {"tensor": "nvlink", "data": "leaf"}
-    # Tensor (sequence parallel): 8 x 7/8 x s b h x 2 bytes per layer, 80 layers, 64 micro batches at 450 GB/s
-    assert fit.speed.collectives_s["tensor"] == pytest.approx(8 * 7 / 8 * 8192 * 8192 * 2 * 80 * 64 / 450e9)
-
-
-DEEPSEEK = {"model": "deepseek/deepseek-v3", "precision": "fp8"}
+    # Tensor (sequence parallel): 8 x 7/8 x s b h x 2 bytes per layer, 80 layers, 64 micro batches at NCCL's
+    # effective 370 GB/s of NVLink 4's 450 GB/s line rate
+    assert fit.speed.collectives_s["tensor"] == pytest.approx(8 * 7 / 8 * 8192 * 8192 * 2 * 80 * 64 / 370e9)
 
 
 def test_expert_parallel_serving_pays_its_all_to_all() -> None:
     # DeepSeek-V3 on 8 GB200 at EP8 (TP1): an 8,192-token prompt sends, per layer, the 8192 / 8 tokens of each
     # GPU 8 times (top-8), 7/8 of them to other GPUs, 7168 values each, FP8 out and BF16 back (3 bytes):
-    # 61 x 1024 x 8 x 7168 x 3 x 7/8 = 9.40 GB at NVLink 5's 900 GB/s per direction = 10.4 ms.
+    # 61 x 1024 x 8 x 7168 x 3 x 7/8 = 9.40 GB at NCCL's effective 370/450 of NVLink 5's 900 GB/s per direction,
+    # 740 GB/s = 12.7 ms.
     lengths = {"prompt_tokens": 8192, "context_tokens": 16384}
     svc = inference(**DEEPSEEK, replicas=1, gpus_per_replica=8, expert_parallel=8) | lengths
     (fit,) = fits_of(cluster(1, [svc], model="nvidia/dgx-b200"))
     assert isinstance(fit, InferenceFit)
     volume = 61 * 1024 * 8 * 7168 * 3 * 7 / 8
-    assert fit.speed.prefill_comm_s == pytest.approx(volume / 900e9)
+    assert fit.speed.prefill_comm_s == pytest.approx(volume / 740e9)
 
 
 def test_checkpoint_written_at_the_storage_systems_write_rate(tmp_path: Path) -> None:
@@ -371,24 +359,6 @@ def test_fp8_training_is_timed_at_the_peak_its_mfu_was_measured_against() -> Non
     assert fp8_basis.speed.compute_s == pytest.approx(flops / (8 * 1978.9e12 * 0.4))
 
 
-def test_deepseek_v3_pretraining_gpu_hours_within_25_percent() -> None:
-    # DeepSeek-V3 technical report (2024, https://arxiv.org/abs/2412.19437), Table 1: pre-training on 14.8T
-    # tokens took 2,664K H800 GPU hours, in
-    # FP8, on 2,048 GPUs at PP16, EP64, ZeRO-1 DP (section 3.2), 4K sequences, batches growing to 15,360
-    # sequences (section 4.2). The H800 computes as the H100 (989.4 TFLOPS BF16). At MFU 0.4 of the BF16 peak
-    # (the BF16-measured Llama 3 range, 0.38-0.43) the model gives 2,880K GPU hours; had the MFU been applied to
-    # the FP8 peak, 1,440K (half the measurement).
-    batch = {"sequence_length": 4096, "global_batch_tokens": 15360 * 4096, "tokens": 14.8e12}
-    job = training(**DEEPSEEK, gpus=2048, pipeline_parallel=16, expert_parallel=64) | batch
-    (fit,) = fits_of(cluster(256, [job]))
-    assert isinstance(fit, TrainingFit) and fit.fits
-    hours = fit.run_hours()
-    assert hours is not None
-    ratio = 2_664_000 / (hours * 2048)
-    print(f"DeepSeek-V3: {hours * 2048:,.0f} GPU hours, published 2,664,000: {ratio:.2f}")
-    assert 0.75 <= ratio <= 1.25
-
-
 def test_fp4_runs_at_the_fp4_rate_where_there_is_one() -> None:
     # B200: FP4 9,000 TFLOPS dense (HGX B200 specifications, 18 PFLOPS sparse / 2); H200 has no FP4 tensor
     # cores: 4-bit weights run at its FP8 rate, 1,978.9 TFLOPS.
@@ -398,7 +368,7 @@ def test_fp4_runs_at_the_fp4_rate_where_there_is_one() -> None:
     assert b200.hw.peak_tflops("fp4") == 9000 and h200.hw.peak_tflops("fp4") == 1978.9
     flops = 2 * 70.55e9 * 4096 + 2 * 80 * 4096**2 * 8192
     assert isinstance(b200, InferenceFit)
-    assert b200.speed.ttft_s == pytest.approx(flops / (9000e12 * 0.5))
+    assert b200.speed.ttft_s == pytest.approx(flops / (9000e12 * 0.5) + 80 * LAYER_S)
 
 
 def test_data_parallel_beyond_a_scalable_unit_crosses_the_spine_at_its_oversubscription() -> None:
@@ -440,21 +410,22 @@ def test_prefill_time_to_first_token() -> None:
     # 8,192-token prompt on 4 H200 in fp8 at 50% of 4 x 1978.9 TFLOPS: 2 x 70.55e9 x 8192 + causal attention
     # 2 x 80 x 8192^2 x 8192 = 1.1559e15 + 8.796e13 FLOPs -> 314.3 ms; plus the tensor-parallel all-reduces
     # (Megatron-LM: 2 per layer of 8192 tokens x 8192 hidden x 2 bytes), reduced in the HGX board's NVSwitches
-    # (NVLink SHARP): each GPU sends its 80 x 2 x 134.2 MB = 21.5 GB once at NVLink's 450 GB/s per direction
-    # -> 47.7 ms (a ring would move 2 x 3/4 of it: 71.6 ms), and 160 x 35.6 us of all-reduce latency (5.7 ms):
-    # 367.7 ms
+    # (NVLink SHARP): each GPU sends its 80 x 2 x 134.2 MB = 21.5 GB once, at the 275 GB/s NCCL reaches with
+    # NVLS on H100 -> 78.1 ms (a ring would move 2 x 3/4 of it at 370 GB/s: 87.1 ms), and 160 x 35.6 us of
+    # all-reduce latency (5.7 ms); and the fixed time of 80 layers of a prefill pass, 80 x 153.8 us = 12.3 ms:
+    # 410.4 ms
     data = cluster(
         1, [inference(replicas=1, gpus_per_replica=4, precision="fp8", prompt_tokens=8192, context_tokens=32768)]
     )
     (fit,) = fits_of(data)
     assert isinstance(fit, InferenceFit)
     flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
-    comm = 80 * 2 * 8192 * 8192 * 2 / 450e9 + 160 * 35.6e-6
+    comm = 80 * 2 * 8192 * 8192 * 2 / 275e9 + 160 * 35.6e-6
     assert fit.hw.nvlink_sharp
     assert fit.speed.prefill_comm_s == pytest.approx(comm)
     assert fit.speed.tp_tier == "nvlink"
-    assert fit.speed.ttft_s == pytest.approx(flops / (4 * 1978.9e12 * 0.5) + comm)
-    assert fit.speed.ttft_s * 1000 == pytest.approx(367.7, abs=0.1)
+    assert fit.speed.ttft_s == pytest.approx(flops / (4 * 1978.9e12 * 0.5) + 80 * LAYER_S + comm)
+    assert fit.speed.ttft_s * 1000 == pytest.approx(410.4, abs=0.1)
 
 
 def test_all_reduce_in_the_switch_only_where_nvswitch_reduces() -> None:
@@ -482,180 +453,34 @@ def test_tensor_parallel_across_nodes_slows_the_first_token() -> None:
     assert fit.speed.tp_tier in {"leaf", "spine"} and fit.hw.oversubscription == 1
     comm = 2 * 15 / 16 * 80 * 2 * 8192 * 8192 * 2 / 50e9 + 160 * 35.6e-6
     assert fit.speed.prefill_comm_s == pytest.approx(comm)
-    assert fit.speed.ttft_s * 1000 == pytest.approx(314.3 / 4 + comm * 1000, abs=0.1)
+    assert fit.speed.ttft_s * 1000 == pytest.approx(314.3 / 4 + 80 * LAYER_S * 1000 + comm * 1000, abs=0.1)
 
 
-# Published: TensorRT-LLM H200 launch note (release 0.5.0, docs/source/blogs/H200launch.md,
-# https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/blogs/H200launch.md), "H200 FP8 Max throughput",
-# Llama 2 70B, output tokens/s: (batch, TP, input, output) -> measured.
-H200_LLAMA2_70B = [((512, 1, 128, 128), 3014), ((64, 2, 2048, 128), 682), ((32, 1, 2048, 128), 303)]
-LLAMA2_70B = {
-    "params_b": 68.98,
-    "layers": 80,
-    "hidden": 8192,
-    "heads": 64,
-    "kv_heads": 8,
-    "head_dim": 128,
-    "vocab": 32000,
-}  # Llama 2 70B config.json; 80 x 855.6M + 2 x 32000 x 8192 = 68.98B
+def test_gh200_nvl32_ttft_of_405b_at_32k_by_hand() -> None:
+    # The case of docs/workloads.md's table: 3.103e16 FLOPs on 32 GPUs at 50% of 1978.9 TFLOPS = 0.980 s, 126 x
+    # 153.8 us of per-layer fixed time = 0.019 s, all-reduces (reduced in the NVLink switches) 2 x 126 x 32768 x
+    # 16384 x 2 bytes at NCCL's 275 GB/s with NVLS = 0.983 s and 252 x 35.6 us = 0.009 s: 1.992 s, 0.80 of the 1.6 s
+    # measured. With a ring (2 x 31/32 of the buffer at 370 GB/s) it comes out at 2.43 s (0.66, outside).
+    speed = nvl32_ttft("meta/llama-3.1-405b", 32768)
+    flops = 2 * 405.853e9 * 32768 + 2 * 126 * 32768**2 * 16384
+    comm = 2 * 126 * 32768 * 16384 * 2 / 275e9 + 252 * 35.6e-6
+    assert speed.prefill_comm_s == pytest.approx(comm, rel=1e-3)
+    assert speed.ttft_s == pytest.approx(flops / (32 * 1978.9e12 * 0.5) + 126 * 153.8e-6 + comm, rel=1e-3)
 
 
-@pytest.mark.parametrize(("case", "measured"), H200_LLAMA2_70B)
-def test_throughput_within_25_percent_of_published_h200_measurements(
-    case: tuple[int, int, int, int], measured: float
-) -> None:
-    """A batch runs all its prefills, then its output steps: B x OSL tokens in B x prefill + OSL x decode step
-    at the average context. The measured figure lies within 25% of the model's."""
-    batch, tp, isl, osl = case
-    speed = _speed(
-        {"shape": LLAMA2_70B, "gpus_per_replica": tp, "concurrent_requests": batch},
-        isl,
-        osl,
-    )
-    predicted = speed.tokens_per_s_replica
-    print(f"batch {batch} TP{tp} {isl}/{osl}: predicted {predicted:.0f}, measured {measured}")
-    assert 0.75 <= measured / predicted <= 1.25, f"predicted {predicted:.0f}, measured {measured}"
-
-
-def _speed(fields: dict[str, Any], isl: int, osl: int, server: str = "nvidia/dgx-h200") -> InferenceSpeed:
-    """A service of one replica, `isl`/`osl` tokens per request; without concurrent_requests, as many sessions
-    as the KV cache holds at isl + osl (what a maximum-throughput benchmark fills the replica with)."""
-    svc_fields = {"name": "svc", "kind": "inference", "precision": "fp8", "replicas": 1, **fields}
-    svc_fields |= {"context_tokens": isl + osl, "prompt_tokens": isl, "output_tokens": osl}
-    data = cluster(1, [svc_fields], model=server)
-    valid = valid_from(data)
-    svc = valid.blueprint.workloads[0]
-    assert isinstance(svc, InferenceService)
-    shape = resolve_shape(svc, valid.catalog)
-    hw = hardware_for(valid.blueprint, valid.catalog, svc)
-    assert hw is not None
-    memory = inference_memory(svc, shape, hw.gpu.memory_gb)
-    if "concurrent_requests" not in fields:
-        memory = inference_memory(svc, shape, hw.gpu.memory_gb, concurrency=memory.max_concurrency)
-    assert memory.total <= memory.usable
-    return inference_speed(svc, shape, hw, memory)
-
-
-# Published: TensorRT-LLM "Performance Overview" (docs/source/performance/perf-overview.md, v1.0,
-# https://nvidia.github.io/TensorRT-LLM/performance/perf-overview.html), tables "Llama 3.3 70B" and
-# "Llama 3.1 405B": total output tokens/s at maximum load (trtllm-bench throughput, in-flight batching),
-# FP8 weights and KV cache. Llama 3.3 70B has Llama 3 70B's shape. (model, server, TP, ISL, OSL) -> measured.
-TRTLLM_PERF_OVERVIEW = [
-    (("meta/llama-3-70b", "nvidia/dgx-h200", 1, 2048, 128), 442),
-    (("meta/llama-3-70b", "nvidia/dgx-h200", 1, 128, 2048), 4336),
-    (("meta/llama-3-70b", "nvidia/dgx-h200", 1, 1000, 1000), 2909),
-    (("meta/llama-3-70b", "nvidia/dgx-h200", 1, 5000, 500), 566),
-    (("meta/llama-3-70b", "nvidia/dgx-h200", 1, 20000, 2000), 283),
-    (("meta/llama-3-70b", "nvidia/dgx-h100", 2, 2048, 128), 762),
-    (("meta/llama-3-70b", "nvidia/dgx-h100", 2, 128, 2048), 6651),
-    (("meta/llama-3.1-405b", "nvidia/dgx-h200", 8, 2048, 128), 456),
-    (("meta/llama-3.1-405b", "nvidia/dgx-h200", 8, 128, 2048), 5348),
-    (("meta/llama-3.1-405b", "nvidia/dgx-h200", 8, 1000, 1000), 3330),
-    (("meta/llama-3.1-405b", "nvidia/dgx-h200", 8, 20000, 2000), 505),
-]
-
-
-@pytest.mark.parametrize(("case", "measured"), TRTLLM_PERF_OVERVIEW)
-def test_throughput_with_prefill_within_25_percent_of_tensorrt_llm_perf_overview(
-    case: tuple[str, str, int, int, int], measured: float
-) -> None:
-    """Prompt-heavy (2048/128) and decode-heavy (128/2048) services both land within 25%: the prefill share
-    and, at TP8, the tensor-parallel all-reduces of every decode step are counted."""
-    model, server, tp, isl, osl = case
-    speed = _speed({"model": model, "gpus_per_replica": tp}, isl, osl, server)
-    ratio = measured / speed.tokens_per_s_replica
-    print(f"{model} {server} TP{tp} {isl}/{osl}: {speed.tokens_per_s_replica:.0f} vs {measured}: {ratio:.2f}")
-    assert 0.75 <= ratio <= 1.25
-
-
-# Published: NVIDIA Technical Blog, "Low Latency Inference Chapter 2: Blackwell is Coming. NVIDIA GH200 NVL32 with
-# NVLink Switch Gives Signs of Big Leap in Time to First Token Performance" (2024,
-# https://developer.nvidia.com/blog/low-latency-inference-chapter-2-blackwell-is-coming-nvidia-gh200-nvl32-with-nvlink-switch-gives-signs-of-big-leap-in-time-to-first-token-performance/):
-# TTFT on 32 GH200 joined by NVLink Switch, TensorRT-LLM. The GH200's GPU computes and links as the H100.
-# The NVL32's NVLink Switch System is of the third NVSwitch generation, which reduces in the switch (NVLink SHARP;
-# NVIDIA Technical Blog, "Upgrading Multi-GPU Interconnectivity with the Third-Generation NVIDIA NVSwitch",
-# https://developer.nvidia.com/blog/upgrading-multi-gpu-interconnectivity-with-the-third-generation-nvidia-nvswitch/):
-# each GPU sends its all-reduce buffer once, not a ring's 2 x 31/32 of it. With the ring, 405B at 32k came out at
-# 2.15 s (measured / model 0.743, outside), 70B at 0.566 s (0.83) and 405B at 123k at 9.50 s (0.79).
-# (model, input tokens) -> measured seconds.
-GH200_NVL32_TTFT = [
-    (("meta/llama-3-70b", 32768), 0.472),
-    (("meta/llama-3.1-405b", 32768), 1.6),
-    (("meta/llama-3.1-405b", 122880), 7.5),
-]
-
-
-@pytest.mark.parametrize(("case", "measured"), GH200_NVL32_TTFT)
-def test_long_context_ttft_within_25_percent_of_gh200_nvl32(case: tuple[str, int], measured: float) -> None:
-    """Prefill at 50% of the FP8 peak alone made these 1.5-2.5x faster than measured; the TP32 all-reduces, each
-    GPU's buffer once at 450 GB/s per direction (reduced in the NVLink switches), bring them within 25%.
-    405B at 32k: 3.103e16 FLOPs on 32 GPUs at 50% of 1978.9 TFLOPS = 0.980 s, all-reduces 2 x 126 x 32768 x
-    16384 x 2 bytes / 450 GB/s = 0.601 s and 252 x 35.6 us = 0.009 s: 1.590 s."""
-    model, isl = case
-    data = dgx_data(4, model="nvidia/dgx-h100")
-    fields = {"model": model, "replicas": 1, "gpus_per_replica": 32, "prompt_tokens": isl, "context_tokens": isl + 1024}
-    data["workloads"] = [{"name": "svc", "kind": "inference", "precision": "fp8", **fields}]
-    valid = valid_from(data)
-    svc = valid.blueprint.workloads[0]
-    assert isinstance(svc, InferenceService)
-    base = hardware_for(valid.blueprint, valid.catalog, svc)
-    assert base is not None
-    hw = dataclasses.replace(base, nvlink_domain=32)  # the NVL32's NVLink Switch joins all 32 GPUs
-    shape = resolve_shape(svc, valid.catalog)
-    speed = inference_speed(svc, shape, hw, inference_memory(svc, shape, hw.gpu.memory_gb))
-    ratio = measured / speed.ttft_s
-    print(f"{model} {isl}: TTFT {speed.ttft_s:.3f} s, measured {measured}: {ratio:.3f}")
-    assert 0.75 <= ratio <= 1.25
-    if (model, isl) == ("meta/llama-3.1-405b", 32768):
-        flops = 2 * 405.853e9 * 32768 + 2 * 126 * 32768**2 * 16384
-        comm = 2 * 126 * 32768 * 16384 * 2 / 450e9 + 252 * 35.6e-6
-        assert speed.prefill_comm_s == pytest.approx(comm, rel=1e-3)
-        assert speed.ttft_s == pytest.approx(flops / (32 * 1978.9e12 * 0.5) + comm, rel=1e-3)
-
-
-# Published: TensorRT-LLM "Performance of TensorRT-LLM" (docs/source/performance.md, data of v0.5,
-# https://github.com/NVIDIA/TensorRT-LLM/blob/138f96d45f90b9667426f7c47297d8c06bafac73/docs/source/performance.md),
-# "Low Latency", H100 GPUs (FP8), batch 1: LLaMA 70B (Llama 2 70B) at TP4, 1st token latency for 2,048 input tokens
-# 109 ms. For 128 input tokens it measured 26 ms, where the model gives 13 ms (reading the weights once, 6.4 ms,
-# and the all-reduces with their latency): at that size kernel-launch latencies, not modelled, dominate.
-def test_first_token_latency_within_25_percent_of_tensorrt_llm_h100_low_latency() -> None:
-    speed = _speed({"shape": LLAMA2_70B, "gpus_per_replica": 4, "concurrent_requests": 1}, 2048, 1, "nvidia/dgx-h100")
-    ratio = 0.109 / speed.ttft_s
-    print(f"Llama 2 70B TP4 H100 2048 tokens: {speed.ttft_s * 1000:.1f} ms vs 109 ms: {ratio:.2f}")
-    assert 0.75 <= ratio <= 1.25
-    short = _speed({"shape": LLAMA2_70B, "gpus_per_replica": 4, "concurrent_requests": 1}, 128, 1, "nvidia/dgx-h100")
-    weights = 68.98e9 / (4 * 3.35e12 * 0.8)  # fp8: one byte per parameter, 80% of 3.35 TB/s on each of 4 GPUs
-    assert short.ttft_s == pytest.approx(weights + short.prefill_comm_s)
-
-
-# Published: NVIDIA NIM LLM benchmarking, "Performance" (https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance),
-# Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80G, fp8 TP2, concurrency 1: (input, output) -> (TTFT ms, ITL ms).
-# The 500/2000 inter-token latency is the one ALLREDUCE_LATENCY_S is derived from (a hand figure, 1%); the
-# others are checked against it (25%).
-NIM_H100_TP2 = [((5000, 500), (406.77, 18.58)), ((500, 2000), (47.77, 18.91))]
-
-
-@pytest.mark.parametrize(("case", "measured"), NIM_H100_TP2)
-def test_batch_one_latency_within_25_percent_of_nim_h100(case: tuple[int, int], measured: tuple[float, float]) -> None:
-    isl, osl = case
-    speed = _speed(
-        {"model": "meta/llama-3-70b", "gpus_per_replica": 2, "concurrent_requests": 1}, isl, osl, "nvidia/dgx-h100"
-    )
-    ttft, itl = measured
-    print(
-        f"NIM TP2 {isl}/{osl}: TTFT {speed.ttft_s * 1000:.1f} vs {ttft}, "
-        f"ITL {speed.decode_step_avg_s * 1000:.2f} vs {itl}"
-    )
-    assert 0.75 <= ttft / (speed.ttft_s * 1000) <= 1.25
-    assert 0.75 <= itl / (speed.decode_step_avg_s * 1000) <= 1.25
-    if (isl, osl) == (500, 2000):
-        assert speed.decode_step_avg_s * 1000 == pytest.approx(itl, rel=0.01)
+def test_short_prompt_is_bound_by_reading_the_weights() -> None:
+    # Llama 2 70B fp8 at TP4 on H100, 128 tokens: its FLOPs at 50% of 4 x 1978.9 TFLOPS take 4.5 ms, reading the
+    # 68.98 GB of weights at 80% of 3.35 TB/s on each of 4 GPUs 6.43 ms, as a decode step does; then the 80
+    # layers' fixed time and the all-reduces. TensorRT-LLM v0.5 measured 26 ms (the table's case).
+    short = serving({"shape": LLAMA2_70B, "gpus_per_replica": 4, "concurrent_requests": 1}, 128, 1, "nvidia/dgx-h100")
+    weights = 68.98e9 / (4 * 3.35e12 * 0.8)
+    assert short.ttft_s == pytest.approx(weights + 80 * 153.8e-6 + short.prefill_comm_s)
 
 
 def test_cost_per_token_counts_the_prefill() -> None:
     # 2048/128 on one H200: the cost per million output tokens is that of the whole request (prefill and
     # decode), 1 GPU x USD 1 / (tokens/s x 3600) x 1e6; decode alone would make it about 10x cheaper.
-    speed = _speed({"model": "meta/llama-3-70b", "gpus_per_replica": 1}, 2048, 128)
+    speed = serving({"model": "meta/llama-3-70b", "gpus_per_replica": 1}, 2048, 128)
     decode_only = speed.concurrency / speed.decode_step_avg_s
     assert decode_only / speed.tokens_per_s_replica > 8
     lengths = {"context_tokens": 2176, "prompt_tokens": 2048, "output_tokens": 128}
@@ -685,19 +510,19 @@ BASE = {"replicas": 1, "precision": "fp8", "prompt_tokens": 8192, "output_tokens
 def test_pipeline_parallel_replica_does_not_shorten_the_first_token() -> None:
     # Llama 3 70B fp8 on 4 H200 as PP4 (TP1): a prompt passes the four stages in turn, each computing a quarter
     # of 1.2438e15 FLOPs on one GPU at 50% of 1978.9 TFLOPS: 1.2571 s, plus 3 hand-offs of 8192 x 8192 x 2
-    # bytes at 450 GB/s (0.895 ms); the replica overlaps four prompts, so each occupies it for a quarter.
+    # bytes at 370 GB/s (1.09 ms); the replica overlaps four prompts, so each occupies it for a quarter.
     fit = _one(inference(gpus_per_replica=4, pipeline_parallel=4, concurrent_requests=8) | BASE)
     flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
-    handoffs = 3 * 8192 * 8192 * 2 / 450e9
+    handoffs = 3 * 8192 * 8192 * 2 / 370e9
     assert fit.speed.tensor_parallel == 1
-    assert fit.speed.ttft_s == pytest.approx(flops / (1978.9e12 * 0.5) + handoffs)
+    assert fit.speed.ttft_s == pytest.approx(flops / (1978.9e12 * 0.5) + 80 * LAYER_S + handoffs)
     assert fit.speed.prefill_busy_s == pytest.approx(fit.speed.ttft_s / 4)
     # decode: 8 sessions as 4 micro batches of 2; each stage reads 70.55 GB / 4 and its quarter of 2 sessions'
     # KV cache at 8,704 tokens (the average context) from one H200 at 80% of 4.8 TB/s, four stages in turn,
     # plus 3 hand-offs of 2 tokens
     kv = 163_840 * 2 * (8192 + 512)
     stage = (70.55e9 + kv) / 4 / (4.8e12 * 0.8)
-    assert fit.speed.decode_step_avg_s == pytest.approx(4 * stage + 3 * 2 * 8192 * 2 / 450e9)
+    assert fit.speed.decode_step_avg_s == pytest.approx(4 * stage + 3 * 2 * 8192 * 2 / 370e9)
 
 
 def test_prefix_cache_hits_are_not_prefilled_again() -> None:
@@ -706,7 +531,7 @@ def test_prefix_cache_hits_are_not_prefilled_again() -> None:
     # H200 at 50% of 1978.9 TFLOPS.
     fit = _one(inference(gpus_per_replica=1, prefix_cache_hit_rate=0.5) | BASE)
     flops = 2 * 70.55e9 * 4096 + 2 * 80 * (8192**2 - 4096**2) * 8192
-    assert fit.speed.ttft_s == pytest.approx(flops / (1978.9e12 * 0.5))
+    assert fit.speed.ttft_s == pytest.approx(flops / (1978.9e12 * 0.5) + 80 * LAYER_S)
 
 
 def test_speculative_decoding_yields_its_expected_tokens_per_step() -> None:
@@ -723,14 +548,14 @@ def test_speculative_decoding_yields_its_expected_tokens_per_step() -> None:
 
 def test_disaggregated_prefill_pool() -> None:
     # A prefill pool of 4 H200 (TP4) per replica of 4 decode GPUs. TTFT: 1.2438e15 FLOPs on 4 GPUs at 50%
-    # = 314.3 ms, the TP4 all-reduces 47.7 + 5.7 ms (reduced in the NVSwitches), and the prompt's fp8 KV cache,
-    # 163,840 x 8192 = 1.34 GB, sent by 4 GPUs at 450 GB/s (both pools in one 8-GPU NVLink domain): 0.746 ms. The
+    # = 314.3 ms, the TP4 all-reduces 78.1 + 5.7 ms (reduced in the NVSwitches), and the prompt's fp8 KV cache,
+    # 163,840 x 8192 = 1.34 GB, sent by 4 GPUs at 370 GB/s (both pools in one 8-GPU NVLink domain): 0.907 ms. The
     # decode GPUs run no prefill: a session's rate is the decode step's, and the replica's rate is the slower pool's.
     fit = _one(inference(gpus_per_replica=4, prefill_gpus=4, concurrent_requests=16) | BASE)
     flops = 2 * 70.55e9 * 8192 + 2 * 80 * 8192**2 * 8192
-    allreduce = 80 * 2 * 8192 * 8192 * 2 / 450e9 + 160 * 35.6e-6
-    kv = 163_840 * 8192 / (4 * 450e9)
-    assert fit.speed.ttft_s == pytest.approx(flops / (4 * 1978.9e12 * 0.5) + allreduce + kv)
+    allreduce = 80 * 2 * 8192 * 8192 * 2 / 275e9 + 160 * 35.6e-6
+    kv = 163_840 * 8192 / (4 * 370e9)
+    assert fit.speed.ttft_s == pytest.approx(flops / (4 * 1978.9e12 * 0.5) + 80 * LAYER_S + allreduce + kv)
     decode = 1024 * fit.speed.decode_step_avg_s / 16
     assert fit.speed.tokens_per_s_replica == pytest.approx(1024 / max(decode, fit.speed.ttft_s - kv))
     assert fit.replica_gpus == 8 and fit.as_dict()["gpus"] == 8
@@ -770,14 +595,14 @@ LONG_PROMPT = {"context_tokens": 33792, "prompt_tokens": 32768}
 def test_service_that_misses_its_latency_target() -> None:
     # 32k-token prompt on 4 H200: 2 x 70.55e9 x 32768 + 2 x 80 x 32768^2 x 8192 = 6.031e15 FLOPs at 50% of
     # 4 x 1978.9 TFLOPS = 3.958e15 FLOP/s -> 1,524 ms, plus the all-reduces, reduced in the NVSwitches, 80 x 2 x
-    # 32768 x 8192 x 2 bytes at 450 GB/s = 191 ms, 160 x 35.6 us of latency: 1,720 ms; target 1,200 ms. Eight GPUs
-    # take 762 + 191 + 6 = 959 ms; sixteen
-    # would compute in 381 ms but all-reduce across two nodes at 50 GB/s for 3.2 s.
+    # 32768 x 8192 x 2 bytes at NCCL's 275 GB/s with NVLS = 312 ms, 160 x 35.6 us of latency, and 80 x 153.8 us of
+    # per-layer fixed time (12 ms): 1,854 ms, shown to three figures; target 1,200 ms. Eight GPUs take 762 + 12 +
+    # 312 + 6 = 1,092 ms; sixteen would compute in 381 ms but all-reduce across two nodes at 50 GB/s for 3.2 s.
     found = findings_of(
         cluster(2, [inference(replicas=1, gpus_per_replica=4, precision="fp8", ttft_target_ms=1200) | LONG_PROMPT])
     )
     (ttft,) = [f for f in found if f.code == "CF-WORK-006"]
-    assert ttft.message == ("inference service 'svc': time to first token 1,720 ms for 32,768 tokens, target 1,200 ms")
+    assert ttft.message == ("inference service 'svc': time to first token 1,850 ms for 32,768 tokens, target 1,200 ms")
     # at 8 GPUs: (70.55 GB weights + 5.54 GB of KV cache) / 8 = 9.51 GB per GPU
     assert ttft.hint == "meets it with gpus_per_replica: 8 (9.51 GB per GPU, 1 nodes)"
     assert {f.code for f in found} == {"CF-WORK-006"}
@@ -868,7 +693,7 @@ def test_suggest_plans_every_workload_at_once_and_rechecks_it() -> None:
     assert plan.ok, plan.lines()
     training_choice, serving = plan.choices
     assert training_choice.changes["tensor_parallel"] > 1
-    assert serving.changes == {"gpus_per_replica": 8}  # 8 GPUs: 959 ms (see the latency test)
+    assert serving.changes == {"gpus_per_replica": 8}  # 8 GPUs: 1,092 ms (see the latency test)
     assert plan.gpus == {"gpu": (24, 32)}
     # applied by hand, the blueprint passes the workload checks
     data["workloads"] = [job | training_choice.changes, svc | serving.changes]
@@ -884,12 +709,46 @@ def test_suggest_says_when_no_combined_layout_passes() -> None:
     assert plan.lines()[-1].startswith("no combined layout found that passes the re-check (gpu: 4 of 16 GPUs)")
 
 
-@pytest.mark.parametrize("example", ["h200-training-pod", "gb200-nvl72", "l40s-inference"])
-def test_fit_suggest_on_the_examples_passes_its_recheck(example: str) -> None:
-    result = run_cli("fit", f"blueprints/{example}.yaml", "--suggest", "--format", "json")
+PLAN_FINDINGS = {
+    "CF-WORK-001",
+    "CF-WORK-002",
+    "CF-WORK-004",
+    "CF-WORK-005",
+    "CF-WORK-006",
+    "CF-WORK-007",
+    "CF-WORK-008",
+}
+"""What a suggested layout must leave none of: too many GPUs, layouts that do not divide, memory, targets."""
+
+
+@pytest.mark.parametrize("example", BLUEPRINTS, ids=[p.stem for p in BLUEPRINTS])
+def test_fit_suggest_on_every_example_passes_when_run_again(example: Path, tmp_path: Path) -> None:
+    # One combined layout for all the example's workloads, then, independently of the plan's own re-check, the
+    # blueprint with the suggested changes written into it and `clusterforge fit` run on it again: no finding of
+    # PLAN_FINDINGS, every workload within its usable memory, and the GPUs used within the node groups'.
+    result = run_cli("fit", str(example.relative_to(REPO)), "--suggest", "--format", "json")
     suggestions = json.loads(result.stdout)["suggestions"]
     assert suggestions["ok"], suggestions
     assert all(g["used"] <= g["available"] for g in suggestions["gpus"].values())
+    copy = tmp_path / "blueprints"
+    shutil.copytree(REPO / "blueprints", copy)
+    data = yaml.safe_load(example.read_text(encoding="utf-8"))
+    changes = {name: w["changes"] for name, w in suggestions["workloads"].items()}
+    data["workloads"] = [w | changes.get(w["name"], {}) for w in data["workloads"]]
+    (copy / example.name).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    again = json.loads(run_cli("fit", str(copy / example.name), "--format", "json").stdout)
+    assert not [f for f in again["findings"] if f["code"] in PLAN_FINDINGS], again["findings"]
+    for name, fit in again["workloads"].items():
+        memory = fit["memory_gb"]  # per GPU for training, per replica for a service
+        held = memory["total"] if fit["kind"] == "training" else memory["weights"] + memory["kv_cache"]
+        assert held <= memory["usable"], name
+        if name in changes:
+            assert all(fit["layout"].get(_layout_key(k), v) == v for k, v in changes[name].items()), (name, fit)
+
+
+def _layout_key(change: str) -> str:
+    """The fit output's layout names the parallel dimensions without `_parallel`."""
+    return change.removesuffix("_parallel")
 
 
 def test_unknown_model_is_a_reference_error() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from xml.sax.saxutils import quoteattr as standard
 
-from clusterforge.render.nccl import quoteattr
+from clusterforge.render.nccl.nccl import quoteattr
 
 
 def test_every_short_mix_of_special_characters_is_quoted_as_the_standard_library_does() -> None:

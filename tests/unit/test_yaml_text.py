@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clusterforge.render.ansible.yaml_text import single_quoted, text_mapping_yaml
 from clusterforge.render.jinja import FILTERS
-from clusterforge.render.yaml_text import single_quoted, text_mapping_yaml
 
 PIECES = ["a", "b", " ", "\n", "'", "x" * 50, "é", "\t", "# ", ": ", "-", "{{"]
 

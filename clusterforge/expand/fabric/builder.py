@@ -9,19 +9,44 @@ from ...catalog import PortGroup, Switch
 from ...errors import DataPath
 from ...model.fabric import LeafSpineFabric
 from ..context import ExpandContext
-from ..ports import NO_DATA_PORTS_HINT, downlink_group, per_native, uplink_group
+from ..ports import NO_DATA_PORTS_HINT, downlink_group, links_on, uplink_group
 from ..topology import TIERS, Device, FabricSummary
-from .endpoints import Endpoint, endpoints_for, split_managers
+from .endpoints import HOLE_ROLE, Endpoint, endpoints_for, split_managers
 from .leaves import LeafTier, paired_leaves, place_managers, rail_leaves, tree_leaves
 from .sizing import Sizing, decide_tiers, leaf_budget, peer_ports, planes_needed, tier_ports
 from .spread import uplinks_for
-from .upper import rail_planes, three_tier, two_tier
+from .upper import pods_of, rail_planes, three_tier, two_tier
 from .wiring import FabricWiring
+
+RA_SU_RACKS = 8
+"""NVLink domains (racks) in a scalable unit of the DGX SuperPOD GB200 RA (8 DGX GB200 racks per SU)."""
 
 MANAGER_HINT = (
     "leave one node out of a scalable unit so the manager takes its leaf ports, as the DGX SuperPOD "
     "reference does, or set reserved_ports"
 )
+
+
+def _in_turn(
+    wiring: FabricWiring, switches: list[Device], turns: list[int], which: int, end: tuple[Device, str, float]
+) -> bool:
+    """A subnet manager port on the first of `switches` from `turns[which]` on with a port for it: a reserved
+    one (which 0) or one left free (which 1); the turn moves past that switch."""
+    for step in range(len(switches)):
+        if wiring.reserved_link(*end, switches[(turns[which] + step) % len(switches)], reserved=which == 0):
+            turns[which] += step + 1
+            return True
+    return False
+
+
+def rack_scale_domain(ctx: ExpandContext, nodes: list[Endpoint]) -> int:
+    """Nodes in one NVLink domain when the fabric's nodes are rack-scale systems (a domain of several
+    nodes, as GB200 NVL72's 18 trays), else 0."""
+    sizes = set()
+    for model in {e.device.model for e in nodes if e.device.role != HOLE_ROLE}:
+        gpus = ctx.server(model).gpus
+        sizes.add(gpus.nvlink_domain // gpus.count if gpus and gpus.nvlink_domain > gpus.count else 0)
+    return max(sizes) if sizes and min(sizes) > 0 else 0
 
 
 class LeafSpineBuilder:
@@ -42,6 +67,9 @@ class LeafSpineBuilder:
             uplinks_for=fabric.uplinks_for,
             dual_homing=fabric.dual_homing,
             rail_addressing=getattr(fabric, "rail_addressing", "per-rail"),
+            lossless_roce=fabric.kind == "compute"
+            and fabric.technology == "ethernet"
+            and getattr(getattr(fabric, "roce", None), "qos", None) is not None,
         )
         ctx.topo.fabrics[self.name] = summary
         if not nodes:
@@ -59,12 +87,13 @@ class LeafSpineBuilder:
             )
             return
         sizing = self._sizing(leaf, group, node_speed, nodes)
-        summary.nodes = len(nodes) + len(managers)
-        summary.endpoints = sum(len(e.ports) for e in nodes + managers)
+        present = [e for e in nodes + managers if e.device.role != HOLE_ROLE]
+        summary.nodes = len(present)
+        summary.endpoints = sum(len(e.ports) for e in present)
         summary.rails = sizing.rails if summary.topology == "rail-optimized" else 0
         summary.models = {"leaf": fabric.leaf}
         peer = peer_ports(fabric) if uplink_group(leaf) == group else 0
-        single = (group.count - fabric.reserved_ports.leaf - peer) * per_native(group, sizing.down_speed)
+        single = links_on(group, sizing.down_speed, group.count - fabric.reserved_ports.leaf - peer)
         tiers = decide_tiers(ctx, self.name, fabric, sizing, nodes, single)
         if tiers is None:
             return
@@ -90,18 +119,26 @@ class LeafSpineBuilder:
         d_max, up_speed = leaf_budget(self.ctx, fabric, leaf, group, down_speed)
         rails = max(len(e.ports) for e in nodes)
         rail_optimized = getattr(fabric, "topology", "fat-tree") == "rail-optimized" and rails > 1
-        su_size = (getattr(fabric, "scalable_unit", None) or d_max) if rail_optimized else 0
-        return Sizing(down_speed, up_speed, d_max, rails, rail_optimized, su_size)
+        domain = rack_scale_domain(self.ctx, nodes)
+        default_su = RA_SU_RACKS * domain if domain else d_max
+        su_size = (getattr(fabric, "scalable_unit", None) or default_su) if rail_optimized else 0
+        per_rack = (getattr(fabric, "rail_leaves", None) or ("per-rack" if domain else "")) == "per-rack"
+        rail_groups = (getattr(fabric, "spine_groups", None) or ("rail-groups" if domain else "")) == "rail-groups"
+        sizing = Sizing(down_speed, up_speed, d_max, rails, rail_optimized, su_size)
+        sizing.per_rack, sizing.rail_groups = per_rack and rail_optimized, rail_groups and rail_optimized
+        sizing.rack_size = (domain or 1) if sizing.per_rack else 0
+        return sizing
 
     def _multi_tier(
         self, wiring: FabricWiring, sizing: Sizing, tiers: int, nodes: list[Endpoint], managers: list[Endpoint]
     ) -> None:
         ctx, fabric, summary = self.ctx, self.fabric, self.ctx.topo.fabrics[self.name]
         if sizing.rail_optimized:
-            if sizing.su_size > sizing.d_max:
+            if sizing.su_size > sizing.d_max and not sizing.per_rack:
                 self._su_split_warning(sizing)
-            leaves = rail_leaves(wiring, nodes, sizing.su_size, sizing.per_leaf, sizing.rails)
+            leaves = rail_leaves(wiring, nodes, sizing.su_size, sizing.per_leaf, sizing.rails, sizing.rack_size)
             summary.scalable_unit = sizing.su_size
+            summary.rail_leaves = "per-rack" if sizing.per_rack else "per-scalable-unit"
         else:
             leaves = self._leaves(wiring, nodes, sizing.per_leaf)
         place_managers(wiring, leaves, managers)
@@ -125,7 +162,7 @@ class LeafSpineBuilder:
             assert fabric.core is not None
             summary.models["core"] = fabric.core
             core_ports = tier_ports(ctx, fabric, "core", fabric.core, sizing.up_speed)
-            pod_size = min(len(leaves.leaves), spine_ports // 2)
+            pod_size = max(len(pod) for pod in pods_of(leaves.leaves, spine_ports // 2, sizing.rail_groups))
             planes = self._planes(
                 sizing,
                 leaves.leaves,
@@ -135,7 +172,7 @@ class LeafSpineBuilder:
             )
             if planes is None:
                 return
-            three_tier(wiring, planes, uplinks, spine_ports, core_ports)
+            three_tier(wiring, planes, uplinks, spine_ports, core_ports, sizing.rail_groups)
         summary.planes = len(planes)
         self._reserved_managers(wiring, leaves)
 
@@ -180,21 +217,23 @@ class LeafSpineBuilder:
         )
 
     def _reserved_managers(self, wiring: FabricWiring, leaves: LeafTier) -> None:
-        """Subnet manager ports that found no free node slot go to reserved ports, switch by switch in turn."""
+        """Subnet manager ports that found no free node slot go to reserved ports, switch by switch in turn;
+        then to ports the top tier left free (the spines of 3 SU use 48 of 64; a top-tier switch has no uplinks
+        to oversubscribe); then to a leaf's spare ports (beyond what its uplinks are sized for)."""
         if not leaves.unplaced:
             return
         topo = self.ctx.topo
         order = ("spine", "leaf", "core") if self.fabric.reserved_ports.spine else TIERS
         switches = [s for tier in order for s in topo.switches(self.name, tier) if wiring.reserved(tier, s.name)]
-        turn = 0
+        top = next(tier for tier in reversed(TIERS) if topo.switches(self.name, tier))
+        tops = topo.switches(self.name, top) if top != "leaf" else []
+        turns = [0, 0]
+        spare = iter(leaves.spare)
         for manager, port, speed in leaves.unplaced:
-            placed = False
-            for step in range(len(switches)):
-                switch = switches[(turn + step) % len(switches)]
-                if wiring.reserved_link(manager.device, port, speed, switch):
-                    turn += step + 1
-                    placed = True
-                    break
+            end = (manager.device, port, speed)
+            placed = _in_turn(wiring, switches, turns, 0, end) or _in_turn(wiring, tops, turns, 1, end)
+            if not placed and (position := next(spare, None)) is not None:
+                placed = wiring.node_link(*end, *position)
             if not placed:
                 self.ctx.error(
                     codes.MANAGER_WITHOUT_PORT,

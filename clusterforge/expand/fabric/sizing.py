@@ -8,6 +8,7 @@ port one downlink books (1/4 for a 200G breakout of an 800G port; see `ports.nat
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 from ... import codes
@@ -15,9 +16,10 @@ from ...catalog import PortGroup, Switch
 from ...errors import DataPath
 from ...model.fabric import LeafSpineFabric
 from ..context import ExpandContext
-from ..ports import per_native, uplink_group
+from ..ports import natives_for, per_native, uplink_group
 from ..topology import Tier
 from .endpoints import Endpoint
+from .leaves import rail_slots
 from .spread import uplinks_for
 
 PEER_LINKS = 2
@@ -48,11 +50,17 @@ class Sizing:
     rail_optimized: bool
     su_size: int
     """Nodes per scalable unit (rail-optimized) or 0."""
+    per_rack: bool = False
+    """Rail-optimized: a leaf per rack and rail in each scalable unit (`rail_leaves: per-rack`)."""
+    rack_size: int = 0
+    """With a leaf per rack: the nodes a rack's leaf is planned for (an NVLink domain's, else 1: the rack's)."""
+    rail_groups: bool = False
+    """Three tiers: spines shared by the leaves of one rail in one scalable unit (`spine_groups: rail-groups`)."""
 
     @property
     def per_leaf(self) -> int:
         """Nodes (rail-optimized) or ports (fat-tree) one leaf serves."""
-        return min(self.d_max, self.su_size) if self.rail_optimized else self.d_max
+        return min(self.d_max, self.su_size) if self.rail_optimized and not self.per_rack else self.d_max
 
 
 def leaf_budget(
@@ -69,8 +77,12 @@ def leaf_budget(
         usable = group.count - reserved_per_switch(fabric, "leaf") - peer_ports(fabric)
         split = per_native(group, down_speed)
         d_max = math.floor(usable / (1 / split + down_speed / (ratio * up_speed)) + 1e-9)
-        while d_max > 1 and math.ceil(d_max / split) + uplinks_for(d_max, down_speed, up_speed, ratio) > usable:
-            d_max -= 1  # whole native ports: a half-used breakout port still takes a cage
+        # whole native ports: a half-used breakout port still takes a cage (and its disabled neighbour)
+        while (
+            d_max > 1
+            and natives_for(group, down_speed, d_max) + uplinks_for(d_max, down_speed, up_speed, ratio) > usable
+        ):
+            d_max -= 1
     else:
         d_max = min(
             group.ports_at(down_speed) or group.count,
@@ -94,6 +106,9 @@ def tier_ports(ctx: ExpandContext, fabric: LeafSpineFabric, tier: Tier, model: s
 
 
 def leaf_count(sizing: Sizing, fabric: LeafSpineFabric, endpoints: list[Endpoint]) -> int:
+    if sizing.per_rack:
+        racks = Counter((su, rack) for su, rack, _ in rail_slots(endpoints, sizing.su_size, True))
+        return sum(math.ceil(n / sizing.d_max) for n in racks.values()) * sizing.rails
     if sizing.rail_optimized:
         full, rest = divmod(len(endpoints), sizing.su_size)
         per_su = math.ceil(sizing.su_size / sizing.d_max) * sizing.rails

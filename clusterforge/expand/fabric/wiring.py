@@ -8,6 +8,7 @@ from ...model.fabric import LeafSpineFabric
 from ..context import ExpandContext
 from ..ports import PortAllocator, downlink_group, uplink_group
 from ..topology import Device, Link, LinkTier, Tier
+from .endpoints import HOLE_ROLE
 
 OUT_OF_PORTS_HINT = (
     "the switch model has fewer ports than its downlinks, uplinks and reserved_ports need: "
@@ -75,6 +76,9 @@ class FabricWiring:
         if switch_port is None:
             self.out_of_ports(f"on {switch.name}")
             return False
+        if device.role == HOLE_ROLE:  # a removed device's port, or one an uplink holds: booked, cabled to nothing
+            self.ctx.held_ports.setdefault(device.name.strip("()"), []).append((switch.name, switch_port))
+            return True
         self.topo.add_link(Link(self.name, "node-leaf", device.name, port, switch.name, switch_port, link_speed, rail))
         return True
 
@@ -98,12 +102,14 @@ class FabricWiring:
             self.topo.add_link(Link(self.name, "leaf-peer", a.name, a_port, b.name, b_port, self.up_speed))
         return True
 
-    def reserved_link(self, device: Device, port: str, speed: float, switch: Device) -> bool:
-        """A subnet manager port on one of `switch`'s reserved ports."""
-        switch_port = self._down[switch.name].take_reserved()
+    def reserved_link(self, device: Device, port: str, speed: float, switch: Device, reserved: bool = True) -> bool:
+        """A subnet manager port on one of `switch`'s reserved ports, or (`reserved` False) on a port its
+        links left free."""
+        link_speed = min(speed, self.down_speed if switch.role == "leaf" else self.up_speed)
+        down = self._down[switch.name]
+        switch_port = down.take_reserved() if reserved else down.take_low(link_speed)
         if switch_port is None:
             return False
-        link_speed = min(speed, self.down_speed if switch.role == "leaf" else self.up_speed)
         self.topo.add_link(Link(self.name, "node-leaf", device.name, port, switch.name, switch_port, link_speed))
         return True
 

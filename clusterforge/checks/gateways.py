@@ -1,0 +1,54 @@
+"""Every gateway the rendered files point at is held by a rendered device or declared external
+(clusterforge/gateways.py): the out-of-band gateway of every BMC and management port, on one leaf or leaf
+pair (one VLAN cannot span pairs), apart from every address handed out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .. import codes
+from ..errors import Finding, Severity
+from ..gateways import oob_gateway
+from .context import CheckContext
+
+
+def check_gateways(ctx: CheckContext) -> Iterator[Finding]:
+    gateway = oob_gateway(ctx.valid, ctx.topo)
+    if gateway is None:
+        return
+    users = len(ctx.topo.addresses.get(gateway.network, {}))
+    path = ("fabrics", gateway.network)
+    if not gateway.held:
+        yield ctx.finding(
+            codes.GATEWAY_HELD_BY_NOTHING,
+            Severity.ERROR,
+            f"network '{gateway.network}': {users} devices (BMCs and switch management ports) point at gateway "
+            f"{gateway.address}, which no rendered device holds",
+            path,
+            gateway.network,
+            "set uplink_to (its leaves hold the gateway) or gateway: "
+            f"{gateway.address} when the site's router holds it",
+        )
+        return
+    pairs = {(ctx.topo.devices[h].group, ctx.topo.devices[h].pair) for h in gateway.holders}
+    if len(gateway.holders) > 1 and (len(pairs) > 1 or None in {p for _, p in pairs}):
+        yield ctx.finding(
+            codes.GATEWAY_HELD_BY_NOTHING,
+            Severity.ERROR,
+            f"network '{gateway.network}': the OOB uplinks land on {', '.join(gateway.holders)}, not one leaf pair: "
+            f"the VLAN of gateway {gateway.address} would be split, and part of the devices would reach none",
+            path,
+            gateway.network,
+        )
+    taken = set(ctx.topo.addresses.get(gateway.network, {}).values())
+    clash = [h for h in gateway.holders if gateway.own_address(h) in taken]
+    if clash:
+        yield ctx.finding(
+            codes.GATEWAY_HELD_BY_NOTHING,
+            Severity.ERROR,
+            f"network '{gateway.network}': the gateway's leaves' own addresses (top of {gateway.pool}) are handed "
+            f"out to devices too: {', '.join(clash)}",
+            path,
+            gateway.network,
+            "use a larger out-of-band pool",
+        )

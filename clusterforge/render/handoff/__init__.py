@@ -1,0 +1,1 @@
+"""The handoff output family."""

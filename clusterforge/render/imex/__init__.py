@@ -1,0 +1,1 @@
+"""The imex output family."""

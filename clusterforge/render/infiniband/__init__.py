@@ -1,0 +1,1 @@
+"""The infiniband output family."""

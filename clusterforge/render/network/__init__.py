@@ -1,0 +1,1 @@
+"""The network output family."""

@@ -1,0 +1,1 @@
+"""The software output family."""

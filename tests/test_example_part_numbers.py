@@ -1,0 +1,94 @@
+"""Every row of every example's bom.csv and cabling.csv names an orderable part (the golden renders in
+inventories/), except the parts listed below, whose vendor part numbers no public source gave us: they are
+written out one by one, so that a new row without a part number fails here, and so does a gap that is closed
+(then strike it from the list).
+
+Known gaps: spare PSUs (vendors publish the spare PSU part numbers of these switches and servers in
+ordering guides we could not read), Category 6A patch cords (no manufacturer's metric part numbers found),
+and the GB200 NVL72 rack, its compute trays and rack PDUs (sold as a rack system through OEMs; no public
+part number). Built-in equipment rows are not ordered (they ship with their rack) and need none.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from helpers import BLUEPRINTS, REPO
+
+INVENTORIES = REPO / "inventories"
+FIBRE = {"MMF", "SMF"}
+
+CAT6A = "generic/cat6a"
+SWITCH_PSUS = {"psu:nvidia/sn2201", "psu:nvidia/sn4600c", "psu:nvidia/sn5600"}
+CPU_PSUS = {"psu:supermicro/as-1125hs-tnr"}
+KNOWN_GAPS = {
+    "b200-spectrum-x": {CAT6A, *SWITCH_PSUS, *CPU_PSUS, "psu:supermicro/sys-a21ge-nbrt-spectrum-x"},
+    "gb200-nvl72": {
+        CAT6A,
+        *SWITCH_PSUS,
+        *CPU_PSUS,
+        "psu:nvidia/qm9700",
+        "psu:supermicro/as-1125hs-tnr-ndr",
+        "nvidia/gb200-nvl72-rack",
+        "nvidia/gb200-nvl72-tray",
+        "pdu:415V-3ph-60A",
+    },
+    "h200-training-pod": {
+        CAT6A,
+        *SWITCH_PSUS,
+        *CPU_PSUS,
+        "psu:nvidia/qm9700",
+        "psu:supermicro/as-1125hs-tnr-ndr",
+        "psu:supermicro/sys-821ge-tnhr-h200",
+    },
+    "l40s-inference": {CAT6A, *SWITCH_PSUS, *CPU_PSUS, "psu:supermicro/sys-421ge-tnrt-l40s"},
+    "mi300x-roce": {CAT6A, *SWITCH_PSUS, *CPU_PSUS, "psu:supermicro/as-8125gs-tnmr2-mi300x"},
+}
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def without_part_number(handoff: Path) -> set[str]:
+    """Items of a render's BOM and cabling plan (its handoff/ folder) that name no part number: BOM lines
+    other than the total and built-in equipment, cables, and the transceivers at both ends of a fibre."""
+    missing = {
+        r["item"]
+        for r in rows(handoff / "bom.csv")
+        if r["category"] not in ("total", "built-in equipment") and not r["part_number"]
+    }
+    for r in rows(handoff / "cabling.csv"):
+        if not r["part_number"]:
+            missing.add(r["product"])
+        if r["media"] in FIBRE and not (r["a_transceiver"] and r["b_transceiver"]):
+            missing.add(f"transceiver of {r['label']}")
+    return missing
+
+
+def test_every_example_has_golden_bom_and_cabling() -> None:
+    examples = {p.stem for p in BLUEPRINTS}
+    assert examples == set(KNOWN_GAPS)
+    for example in examples:
+        for name in ("bom.csv", "cabling.csv"):
+            assert (INVENTORIES / example / "handoff" / name).is_file(), f"{example}: no {name}; regen inventories"
+
+
+def test_every_bom_and_cabling_row_names_a_part_number() -> None:
+    for example, gaps in sorted(KNOWN_GAPS.items()):
+        assert without_part_number(INVENTORIES / example / "handoff") == gaps, example
+
+
+def test_the_check_sees_an_empty_part_number(tmp_path: Path) -> None:
+    """The check itself: a BOM line and a fibre end without part numbers are reported."""
+    example = tmp_path
+    bom = "category,item,part_number\nrack,apc/ar3300-4x-ap8888,AR3300\nserver,acme/box,\ntotal,,\n"
+    (example / "bom.csv").write_text(bom, encoding="utf-8")
+    cabling = (
+        "label,media,product,part_number,a_transceiver,b_transceiver\n"
+        "c1,MMF,nvidia/mfp7e10,MFP7E10-N010,MMA4Z00-NS,\nc2,DAC,nvidia/mcp1600,,,\n"
+    )
+    (example / "cabling.csv").write_text(cabling, encoding="utf-8")
+    assert without_part_number(example) == {"acme/box", "nvidia/mcp1600", "transceiver of c1"}

@@ -1,0 +1,169 @@
+"""Interface names that exist: netplan matches every port to the interface the node has, by the name the
+catalog quotes or derives for the model and OS, or by what `clusterforge bind` read; a port with no known
+name is a finding (CF-NET-001), never a guess.
+
+Expected names are quoted from the NVIDIA DGX H100/H200 System User Guide, Introduction, Network
+Connections, Cables, and Adaptors, Table 5 "Network Port Mapping" (port, PCI bus, default and optional
+name, RDMA device) and Table 6 "Network Modules" (GPU of each OSFP port); the naming rule is systemd's
+ID_NET_NAME_PATH, systemd.net-naming-scheme(7): [P<domain>]p<bus>s<slot>[f<function>][n<phys_port_name>].
+"""
+
+from __future__ import annotations
+
+import configparser
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from factories import dgx_data, valid_from
+from helpers import BLUEPRINTS
+
+from clusterforge import codes
+from clusterforge.checks import run_checks
+from clusterforge.expand import expand
+from clusterforge.pipeline import load_valid
+from clusterforge.render import RenderContext, paths
+from clusterforge.render.network.network import render_network
+from clusterforge.validate import ValidBlueprint
+
+NETPLAN = shutil.which("netplan") or "/usr/sbin/netplan"
+
+# Table 5 and 6 of the DGX H100/H200 user guide: GPU i's compute port (rail i+1) and its default name.
+DGX_H100_RAILS = {
+    "ib1": "ibp24s0",  # OSFP4P2, 18:00.0, GPU 0, mlx5_0
+    "ib2": "ibp64s0",  # OSFP3P2, 40:00.0, GPU 1, mlx5_3
+    "ib3": "ibp79s0",  # OSFP3P1, 4f:00.0, GPU 2, mlx5_4
+    "ib4": "ibp94s0",  # OSFP4P1, 5e:00.0, GPU 3, mlx5_5
+    "ib5": "ibp154s0",  # OSFP1P2, 9a:00.0, GPU 4, mlx5_6
+    "ib6": "ibp192s0",  # OSFP2P2, c0:00.0, GPU 5, mlx5_9
+    "ib7": "ibp206s0",  # OSFP2P1, ce:00.0, GPU 6, mlx5_10
+    "ib8": "ibp220s0",  # OSFP1P1, dc:00.0, GPU 7, mlx5_11
+}
+
+
+def _dgx(os: str | None = None, nodes: int = 2) -> ValidBlueprint:
+    data = dgx_data(nodes)
+    if os is not None:
+        data["node_groups"][0]["os"] = os
+    return valid_from(data)
+
+
+def _netplan(valid: ValidBlueprint, node: str) -> dict[str, Any]:
+    topo, findings = expand(valid)
+    files = render_network(RenderContext(valid, topo, findings))
+    return yaml.safe_load(files[paths.netplan_rails(node)])["network"]
+
+
+def _generate(root: Path, text: str) -> dict[str, configparser.ConfigParser]:
+    target = root / paths.NETPLAN_RAILS_INSTALLED.lstrip("/")
+    target.parent.mkdir(parents=True)
+    target.write_text(text, encoding="utf-8")
+    target.chmod(0o600)
+    run = subprocess.run([NETPLAN, "generate", "--root-dir", str(root)], capture_output=True, text=True, check=False)
+    assert run.returncode == 0 and "Error" not in run.stderr, run.stderr
+    units = {}
+    for path in (root / "run/systemd/network").glob("*"):
+        unit = configparser.ConfigParser(strict=False, interpolation=None)
+        unit.optionxform = str  # type: ignore[assignment,method-assign]
+        unit.read_string(path.read_text(encoding="utf-8"))
+        units[path.name] = unit
+    return units
+
+
+@pytest.mark.parametrize("os", [None, "dgx-os", "ubuntu"])
+def test_dgx_h100_rails_are_the_user_guides_names(os: str | None) -> None:
+    """On main the rails were keys ib1..ib8 with no match: names the DGX never has (it has ibp24s0...)."""
+    ethernets = _netplan(_dgx(os), "gpu001")["ethernets"]
+    assert {port: spec["match"] for port, spec in ethernets.items()} == {
+        port: {"name": name} for port, name in DGX_H100_RAILS.items()
+    }
+
+
+def test_netplan_configures_the_interfaces_that_exist(tmp_path: Path) -> None:
+    """The real netplan writes networkd units that match ibp24s0..ibp220s0 (on main: Name=ib1..ib8)."""
+    valid = _dgx("dgx-os")
+    topo, findings = expand(valid)
+    text = render_network(RenderContext(valid, topo, findings))[paths.netplan_rails("gpu002")]
+    units = _generate(tmp_path, text)
+    matched = {unit["Match"]["Name"] for unit in units.values() if unit.has_section("Match")}
+    assert matched == set(DGX_H100_RAILS.values())
+
+
+def test_path_names_follow_systemd_and_the_user_guide() -> None:
+    from clusterforge.ifnames import path_name
+
+    # (bus id, InfiniBand, multi-function, mlx5 phys_port_name index) -> Table 5's name
+    assert path_name("0000:18:00.0", True, False, 0) == "ibp24s0"
+    assert path_name("0000:dc:00.0", True, False, 0) == "ibp220s0"
+    assert path_name("0000:18:00.0", False, False, 0) == "enp24s0np0"
+    assert path_name("0000:aa:00.0", True, True, 0) == "ibp170s0f0"
+    assert path_name("0000:aa:00.1", False, True, 1) == "enp170s0f1np1"
+    assert path_name("0000:29:00.1", False, True, 1) == "enp41s0f1np1"
+    # the domain only when not 0 (systemd.net-naming-scheme(7): "[P<domain>]")
+    assert path_name("0002:03:00.0", True, False, 0) == "ibP2p3s0"
+
+
+def _planned(text: str) -> set[str]:
+    """The ports a netplan file says keep their planned names (its NAMES AS PLANNED comment)."""
+    for line in text.splitlines():
+        if line.startswith("# NAMES AS PLANNED, NOT KNOWN: "):
+            return set(line.split(": ", 2)[1].split(", "))
+    return set()
+
+
+def test_rhel_names_are_not_guessed() -> None:
+    """RHEL names NICs by firmware slot (ens8f1np1), which the catalog cannot derive: the ports keep their
+    planned names, unmatched, the file says so, and the group gets CF-NET-001 (on main: ib1..ib8 were rendered
+    as if they existed, with nothing saying otherwise)."""
+    valid = _dgx("rhel")
+    topo, findings = expand(valid)
+    text = render_network(RenderContext(valid, topo, findings))[paths.netplan_rails("gpu001")]
+    ethernets = yaml.safe_load(text)["network"]["ethernets"]
+    assert _planned(text) == set(DGX_H100_RAILS) == set(ethernets)
+    assert not any("match" in spec for spec in ethernets.values())
+    found = [f for f in run_checks(valid, topo, findings) if f.code == codes.INTERFACE_NAME_UNKNOWN]
+    assert len(found) == 1 and "ib1, ib2, ib3, ..." in found[0].message and "(8 ports)" in found[0].message
+
+
+@pytest.mark.parametrize("path", BLUEPRINTS, ids=[p.stem for p in BLUEPRINTS])
+def test_every_example_matches_only_known_interfaces(path: Path, tmp_path: Path) -> None:
+    """netplan accepts every example's files, and no interface in them is configured by a bare key unless the
+    file says its name is not known (CF-NET-001 warns): each other port has a match by name or by MAC (on main
+    every port was a bare key, ib1 or ens1, that no machine has, and nothing said so)."""
+    valid = load_valid(path)
+    topo, findings = expand(valid)
+    files = render_network(RenderContext(valid, topo, findings))
+    netplans = sorted(p for p in files if p.startswith("network/netplan/"))
+    assert netplans
+    for index, name in enumerate(netplans[:: max(1, len(netplans) // 6)]):
+        _generate(tmp_path / str(index), files[name])
+    for name in netplans:
+        ethernets = yaml.safe_load(files[name])["network"].get("ethernets") or {}
+        planned = _planned(files[name])
+        for port, spec in ethernets.items():
+            # matched by name or MAC, or a planned name the file and CF-NET-001 say is not known
+            assert set((spec or {}).get("match", {})) & {"name", "macaddress"} or port in planned, (name, port)
+            assert not (port in planned and (spec or {}).get("match")), (name, port)
+
+
+def test_a_bound_port_is_matched_by_mac_and_named(tmp_path: Path) -> None:
+    """A port `clusterforge bind` pinned: netplan matches its MAC and sets the name the node reported."""
+    data = dgx_data(2, technology="ethernet", leaf="nvidia/sn5600", spine="nvidia/sn5600", core=None, tiers=2)
+    data["node_groups"][0]["os"] = "rhel"
+    data["bindings"] = {
+        "gpu001": {"ib1": {"name": "ens8f0np0", "mac": "b8:3f:d2:00:00:01", "pci": "0000:18:00.0", "rdma": "mlx5_0"}}
+    }
+    valid = valid_from(data)
+    ethernets = _netplan(valid, "gpu001")["ethernets"]
+    assert sorted(ethernets) == sorted(DGX_H100_RAILS)  # ib2..ib8 unbound: planned names, unmatched
+    assert not any("match" in ethernets[port] for port in ethernets if port != "ib1")
+    assert ethernets["ib1"]["match"] == {"macaddress": "b8:3f:d2:00:00:01"}
+    assert ethernets["ib1"]["set-name"] == "ens8f0np0"
+    topo, findings = expand(valid)
+    units = _generate(tmp_path, render_network(RenderContext(valid, topo, findings))[paths.netplan_rails("gpu001")])
+    assert units["10-netplan-ib1.link"]["Match"]["PermanentMACAddress"] == "b8:3f:d2:00:00:01"
+    assert units["10-netplan-ib1.link"]["Link"]["Name"] == "ens8f0np0"
+    assert units["10-netplan-ib1.network"]["Match"]["Name"] == "ens8f0np0"

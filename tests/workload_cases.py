@@ -1,0 +1,496 @@
+"""Every published figure the workload model is checked against, with its source, in one list: the test
+(tests/unit/test_workload_published.py) asserts each within its tolerance, and the table in docs/workloads.md is
+rendered from the same list (`python tests/regen.py workloads`; the test compares), so the two cannot drift.
+
+Tolerances (issue 34): a measured speed or time within 25% (published / model between 0.75 and 1.25), a hand
+figure within 1% (model / published between 0.99 and 1.01)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from factories import dgx_data, valid_from
+
+from clusterforge.catalog import load_catalog
+from clusterforge.expand import expand
+from clusterforge.model import InferenceService, TrainingJob
+from clusterforge.workload import InferenceFit, TrainingFit, fit_workloads
+from clusterforge.workload.hardware import hardware_for
+from clusterforge.workload.memory import inference_memory, mlp_width, training_memory
+from clusterforge.workload.shape import Shape, resolve_shape
+from clusterforge.workload.speed import InferenceSpeed, inference_speed
+
+CATALOG = load_catalog()
+TOLERANCE = {"measured": 0.25, "hand": 0.01}
+
+TRTLLM_PERF_OVERVIEW = (
+    'TensorRT-LLM "Performance Overview" (v1.0, docs/source/performance/perf-overview.md), tables "Llama 3.3 70B" '
+    'and "Llama 3.1 405B": output tokens/s at maximum load, FP8 weights and KV cache, '
+    "https://nvidia.github.io/TensorRT-LLM/performance/perf-overview.html"
+)
+H200_LAUNCH = (
+    'TensorRT-LLM "H200 achieves nearly 12,000 tokens/sec on Llama2-13B" (v0.5.0), table "H200 FP8 Max '
+    'throughput" as released, https://github.com/NVIDIA/TensorRT-LLM/blob/release/0.5.0/docs/source/blogs/'
+    "H200launch.md (a later revision on main gives the rows per GPU and with other TP: 64 / TP1 / 2048 / 128 at 341 "
+    "per GPU, which the model meets as well, 0.93)"
+)
+GH200_NVL32 = (
+    'NVIDIA Technical Blog, "Low Latency Inference Chapter 2: Blackwell is Coming. NVIDIA GH200 NVL32 with NVLink '
+    'Switch Gives Signs of Big Leap in Time to First Token Performance" (2024), TTFT at TP32, FP8, '
+    "https://developer.nvidia.com/blog/low-latency-inference-chapter-2-blackwell-is-coming-nvidia-gh200-nvl32-"
+    "with-nvlink-switch-gives-signs-of-big-leap-in-time-to-first-token-performance/"
+)
+TRTLLM_LOW_LATENCY = (
+    'TensorRT-LLM "Performance of TensorRT-LLM" (v0.5 data), "Low Latency", H100 GPUs (FP8), batch 1, '
+    "1st token latency, https://github.com/NVIDIA/TensorRT-LLM/blob/138f96d45f90b9667426f7c47297d8c06bafac73/"
+    "docs/source/performance.md"
+)
+NIM = (
+    'NVIDIA NIM LLM benchmarking, "Performance", Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80G, fp8 TP2, '
+    "concurrency 1, https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance"
+)
+DEEPSEEK_REPORT = 'DeepSeek-AI, "DeepSeek-V3 Technical Report" (2024), https://arxiv.org/abs/2412.19437'
+LLAMA3_PAPER = 'Llama Team, "The Llama 3 Herd of Models" (2024), https://arxiv.org/abs/2407.21783'
+DDN_BLOG = (
+    'DDN blog, "DDN\'s AI Storage Optimized for NVIDIA DGX B200 Platform", https://ddn.com/blog/ddns-ai-storage-'
+    "optimized-for-nvidia-dgx-b200-platform-handling-ai-at-any-scale-with-nvidia-blackwell"
+)
+
+LLAMA2_70B = {
+    "params_b": 68.98,
+    "layers": 80,
+    "hidden": 8192,
+    "heads": 64,
+    "kv_heads": 8,
+    "head_dim": 128,
+    "vocab": 32000,
+}
+"""Llama 2 70B config.json; 80 x 855.6M + 2 x 32000 x 8192 = 68.98B."""
+LLAMA2_7B = {
+    "params_b": 6.738,
+    "layers": 32,
+    "hidden": 4096,
+    "heads": 32,
+    "kv_heads": 32,
+    "head_dim": 128,
+    "vocab": 32000,
+}
+"""Llama 2 7B config.json; 32 x (4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096) + 2 x 32000 x 4096 + 4096 = 6.738B."""
+GPTJ_6B = {
+    "params_b": 6.05,
+    "layers": 28,
+    "hidden": 4096,
+    "heads": 16,
+    "kv_heads": 16,
+    "head_dim": 256,
+    "vocab": 50400,
+}
+"""EleutherAI GPT-J 6B model card and config.json (n_layer 28, n_embd 4096, n_head 16, rotary head 256): 6.05B."""
+DEEPSEEK = {"model": "deepseek/deepseek-v3", "precision": "fp8"}
+
+
+def cluster(nodes: int, workloads: list[dict[str, Any]], model: str = "nvidia/dgx-h200") -> dict[str, Any]:
+    data = dgx_data(nodes, model=model)
+    data["workloads"] = workloads
+    return data
+
+
+def fits_of(data: dict[str, Any]) -> list[TrainingFit | InferenceFit]:
+    valid = valid_from(data)
+    topo, _ = expand(valid)
+    return fit_workloads(valid.blueprint, valid.catalog, topo)
+
+
+def serving(fields: dict[str, Any], isl: int, osl: int, server: str = "nvidia/dgx-h200") -> InferenceSpeed:
+    """A service of one replica, `isl`/`osl` tokens per request; without concurrent_requests, as many sessions
+    as the KV cache holds at isl + osl (what a maximum-throughput benchmark fills the replica with)."""
+    svc_fields = {"name": "svc", "kind": "inference", "precision": "fp8", "replicas": 1, **fields}
+    svc_fields |= {"context_tokens": isl + osl, "prompt_tokens": isl, "output_tokens": osl}
+    valid = valid_from(cluster(1, [svc_fields], model=server))
+    svc = valid.blueprint.workloads[0]
+    assert isinstance(svc, InferenceService)
+    shape = resolve_shape(svc, valid.catalog)
+    hw = hardware_for(valid.blueprint, valid.catalog, svc)
+    assert hw is not None
+    memory = inference_memory(svc, shape, hw.gpu.memory_gb)
+    if "concurrent_requests" not in fields:
+        memory = inference_memory(svc, shape, hw.gpu.memory_gb, concurrency=memory.max_concurrency)
+    assert memory.total <= memory.usable
+    return inference_speed(svc, shape, hw, memory)
+
+
+def nvl32_ttft(model: str, isl: int) -> InferenceSpeed:
+    """One prompt on 32 GH200 joined by the NVL32's NVLink Switch (a 32-GPU NVLink domain whose third-generation
+    NVSwitch reduces in the switch). The GH200's GPU computes, reads and links as the H100."""
+    data = dgx_data(4, model="nvidia/dgx-h100")
+    fields = {"model": model, "replicas": 1, "gpus_per_replica": 32, "prompt_tokens": isl, "context_tokens": isl + 1024}
+    data["workloads"] = [{"name": "svc", "kind": "inference", "precision": "fp8", **fields}]
+    valid = valid_from(data)
+    svc = valid.blueprint.workloads[0]
+    assert isinstance(svc, InferenceService)
+    base = hardware_for(valid.blueprint, valid.catalog, svc)
+    assert base is not None
+    hw = dataclasses.replace(base, nvlink_domain=32)
+    shape = resolve_shape(svc, valid.catalog)
+    return inference_speed(svc, shape, hw, inference_memory(svc, shape, hw.gpu.memory_gb))
+
+
+def _batch_one(shape: dict[str, Any], tp: int, isl: int, server: str = "nvidia/dgx-h100") -> InferenceSpeed:
+    fields = {"shape": shape, "gpus_per_replica": tp, "concurrent_requests": 1}
+    return serving(fields, isl, 1, server)
+
+
+def _nim(isl: int, osl: int) -> InferenceSpeed:
+    return serving(
+        {"model": "meta/llama-3-70b", "gpus_per_replica": 2, "concurrent_requests": 1}, isl, osl, "nvidia/dgx-h100"
+    )
+
+
+def deepseek_v3_gpu_hours() -> float:
+    """Pre-training on 14.8T tokens in FP8 on 2,048 H800 (H100 compute) at PP16, EP64, ZeRO-1 DP (report section
+    3.2), 4K sequences, batches growing to 15,360 sequences (section 4.2), at MFU 0.4 of the BF16 peak."""
+    batch = {"sequence_length": 4096, "global_batch_tokens": 15360 * 4096, "tokens": 14.8e12}
+    job = {"name": "job", "kind": "training", **DEEPSEEK, "gpus": 2048, "pipeline_parallel": 16} | batch
+    (fit,) = fits_of(cluster(256, [job | {"expert_parallel": 64}]))
+    assert isinstance(fit, TrainingFit) and fit.fits
+    hours = fit.run_hours()
+    assert hours is not None
+    return hours * 2048
+
+
+def _training(**fields: Any) -> tuple[TrainingJob, Shape]:
+    job = TrainingJob.model_validate({"name": "job", "kind": "training", **fields})
+    return job, resolve_shape(job, CATALOG)
+
+
+def llama31_405b_params() -> float:
+    _, shape = _training(model="meta/llama-3.1-405b", gpus=8, tensor_parallel=8)
+    return shape.params
+
+
+def llama3_70b_mlp_width() -> float:
+    _, shape = _training(model="meta/llama-3-70b", gpus=8, tensor_parallel=8)
+    width = mlp_width(shape)
+    assert width is not None
+    return width
+
+
+def deepseek_v3_adam_gb() -> float:
+    job, shape = _training(**DEEPSEEK, gpus=2048, pipeline_parallel=16, expert_parallel=64, zero_stage=1)
+    return training_memory(job, shape).optimizer / 1e9
+
+
+def meta_405b_layout_gb() -> float:
+    job, shape = _training(
+        model="meta/llama-3.1-405b",
+        gpus=16384,
+        tensor_parallel=8,
+        pipeline_parallel=16,
+        first_stage_layers=7,
+        sequence_length=8192,
+        zero_stage=2,
+    )
+    return training_memory(job, shape).total / 1e9
+
+
+def ddn_checkpoint_s() -> float:
+    job = {"name": "job", "kind": "training", "model": "meta/llama-3-70b", "gpus": 32, "tensor_parallel": 8}
+    (fit,) = fits_of(cluster(4, [job | {"checkpoint_storage": {"model": "ddn/ai400x2-turbo", "count": 2}}]))
+    assert isinstance(fit, TrainingFit) and fit.checkpoint_write_s is not None
+    return fit.checkpoint_write_s
+
+
+@dataclass(frozen=True)
+class Case:
+    source: str
+    """Document, table or figure, and address of the published figure."""
+    label: str
+    """The source as the docs table names it (its Sources list gives the address)."""
+    what: str
+    published: float
+    unit: str
+    kind: Literal["measured", "hand"]
+    figure: Callable[[], float]
+    """The tool's figure, in the published figure's unit."""
+    note: str = ""
+    outside: str = ""
+    """Why the model cannot match this figure, for a case outside its tolerance (its test asserts it is)."""
+
+    def ratio(self, tool: float) -> float:
+        """published / model for measurements, model / published for hand figures."""
+        return self.published / tool if self.kind == "measured" else tool / self.published
+
+    def within(self, tool: float) -> bool:
+        return abs(self.ratio(tool) - 1) <= TOLERANCE[self.kind] + 1e-9
+
+
+def _perf(model: str, server: str, tp: int, isl: int, osl: int) -> Callable[[], float]:
+    return lambda: serving({"model": model, "gpus_per_replica": tp}, isl, osl, server).tokens_per_s_replica
+
+
+def _launch(batch: int, tp: int, isl: int, osl: int) -> Callable[[], float]:
+    fields = {"shape": LLAMA2_70B, "gpus_per_replica": tp, "concurrent_requests": batch}
+    return lambda: serving(fields, isl, osl).tokens_per_s_replica
+
+
+def _nvl32(model: str, isl: int) -> Callable[[], float]:
+    return lambda: nvl32_ttft(model, isl).ttft_s
+
+
+def _nim_ms(isl: int, osl: int, figure: str) -> Callable[[], float]:
+    """`figure` of the NIM case in milliseconds: ttft_s or decode_step_avg_s."""
+    return lambda: float(getattr(_nim(isl, osl), figure)) * 1000
+
+
+def _first_token(shape: dict[str, Any], tp: int, isl: int, server: str) -> Callable[[], float]:
+    return lambda: _batch_one(shape, tp, isl, server).ttft_s * 1000
+
+
+LOW_LATENCY = {
+    "H100": [
+        ("GPT-J 6B", GPTJ_6B, 1, 128, 7),
+        ("GPT-J 6B", GPTJ_6B, 1, 2048, 29),
+        ("LLaMA 7B", LLAMA2_7B, 1, 128, 7),
+        ("LLaMA 7B", LLAMA2_7B, 1, 2048, 36),
+        ("LLaMA 70B", LLAMA2_70B, 4, 128, 26),
+        ("LLaMA 70B", LLAMA2_70B, 4, 2048, 109),
+    ],
+    "L40S": [
+        ("GPT-J 6B", GPTJ_6B, 1, 128, 12),
+        ("GPT-J 6B", GPTJ_6B, 1, 2048, 71),
+        ("LLaMA 7B", LLAMA2_7B, 1, 128, 14),
+        ("LLaMA 7B", LLAMA2_7B, 1, 2048, 73),
+    ],
+}
+"""TensorRT-LLM v0.5 "Low Latency" tables, "H100 GPUs (FP8)" and "L40S GPUs (FP8)": (model, shape, TP, input tokens,
+first-token latency in ms). The "A100 GPUs (FP16)" table is not used (docs/workloads.md says why)."""
+V05_GQA = (
+    'v0.5 decoded grouped-query attention without its GQA kernels ("not enabled by default", TensorRT-LLM '
+    "performance.md, TRTLLM_ENABLE_XQA), reading each KV head once per query head: 8x the KV cache here, 842 GB "
+    "a step instead of 166 GB, which gives 7,180 tokens/s by hand (0.92); the model reads it once"
+)
+PERF = "TensorRT-LLM perf overview v1.0"
+LAUNCH = "TensorRT-LLM H200 launch note (v0.5), H200 FP8 max throughput"
+LOW = "TensorRT-LLM v0.5 low latency, FP8, batch 1"
+
+
+def _cases() -> list[Case]:
+    cases = [
+        Case(
+            TRTLLM_PERF_OVERVIEW,
+            PERF,
+            f"Llama 3.3 70B, {where}, {isl}/{osl}",
+            value,
+            "tokens/s",
+            "measured",
+            _perf("meta/llama-3-70b", server, tp, isl, osl),
+        )
+        for where, server, tp, isl, osl, value in [
+            ("H200 TP1", "nvidia/dgx-h200", 1, 2048, 128, 442),
+            ("H200 TP1", "nvidia/dgx-h200", 1, 128, 2048, 4336),
+            ("H200 TP1", "nvidia/dgx-h200", 1, 1000, 1000, 2909),
+            ("H200 TP1", "nvidia/dgx-h200", 1, 5000, 500, 566),
+            ("H200 TP1", "nvidia/dgx-h200", 1, 20000, 2000, 283),
+            ("H100 TP2", "nvidia/dgx-h100", 2, 2048, 128, 762),
+            ("H100 TP2", "nvidia/dgx-h100", 2, 128, 2048, 6651),
+        ]
+    ]
+    cases += [
+        Case(
+            TRTLLM_PERF_OVERVIEW,
+            PERF,
+            f"Llama 3.1 405B, H200 TP8, {isl}/{osl}",
+            value,
+            "tokens/s",
+            "measured",
+            _perf("meta/llama-3.1-405b", "nvidia/dgx-h200", 8, isl, osl),
+        )
+        for isl, osl, value in [(2048, 128, 456), (128, 2048, 5348), (1000, 1000, 3330), (20000, 2000, 505)]
+    ]
+    cases += [
+        Case(
+            H200_LAUNCH,
+            LAUNCH,
+            f"Llama 2 70B, batch {batch}, TP{tp}, {isl}/{osl}",
+            value,
+            "tokens/s",
+            "measured",
+            _launch(batch, tp, isl, osl),
+        )
+        for batch, tp, isl, osl, value in [(512, 1, 128, 128, 3014), (64, 2, 2048, 128, 682), (32, 1, 2048, 128, 303)]
+    ]
+    cases.append(
+        Case(
+            H200_LAUNCH,
+            LAUNCH,
+            "Llama 2 70B, batch 512, TP4, 128/2048",
+            6616,
+            "tokens/s",
+            "measured",
+            _launch(512, 4, 128, 2048),
+            outside=V05_GQA,
+        )
+    )
+    cases += [
+        Case(
+            GH200_NVL32,
+            "NVIDIA blog, GH200 NVL32 TTFT, TP32 FP8",
+            f"{name}, {isl:,} tokens, TTFT",
+            value,
+            "s",
+            "measured",
+            _nvl32(model, isl),
+        )
+        for name, model, isl, value in [
+            ("Llama 3.1 70B", "meta/llama-3-70b", 32768, 0.472),
+            ("Llama 3.1 405B", "meta/llama-3.1-405b", 32768, 1.6),
+            ("Llama 3.1 405B", "meta/llama-3.1-405b", 122880, 7.5),
+        ]
+    ]
+    derivation = "PREFILL_LAYER_S is derived from the two single-GPU 128-token rows together"
+    cases += [
+        Case(
+            TRTLLM_LOW_LATENCY,
+            LOW,
+            f"{name}, {gpu} TP{tp}, 1st token, {isl:,} tokens",
+            value,
+            "ms",
+            "measured",
+            _first_token(shape, tp, isl, server),
+            derivation if gpu == "H100" and tp == 1 and isl == 128 else "",
+        )
+        for gpu, server in (("H100", "nvidia/dgx-h100"), ("L40S", "generic/l40s-4u-8gpu"))
+        for name, shape, tp, isl, value in LOW_LATENCY[gpu]
+    ]
+    itl_note = "ALLREDUCE_LATENCY_S is derived from this row"
+    nim = "NVIDIA NIM benchmarking, 2 x H100 fp8 TP2, concurrency 1"
+    for isl, osl, ttft, itl in [(5000, 500, 406.77, 18.58), (500, 2000, 47.77, 18.91)]:
+        note = itl_note if osl == 2000 else ""
+        cases.append(Case(NIM, nim, f"{isl}/{osl}: TTFT", ttft, "ms", "measured", _nim_ms(isl, osl, "ttft_s")))
+        cases.append(
+            Case(
+                NIM,
+                nim,
+                f"{isl}/{osl}: inter-token latency",
+                itl,
+                "ms",
+                "measured",
+                _nim_ms(isl, osl, "decode_step_avg_s"),
+                note,
+            )
+        )
+    cases += [
+        Case(
+            f"{DEEPSEEK_REPORT}, Table 1",
+            "DeepSeek-V3 technical report, Table 1",
+            "pre-training GPU hours, 14.8T tokens, FP8, 2,048 H800 (MFU 0.4 of the BF16 peak)",
+            2_664_000,
+            "GPU hours",
+            "measured",
+            deepseek_v3_gpu_hours,
+        ),
+        Case(
+            "Hugging Face meta-llama/Llama-3.1-405B, https://huggingface.co/meta-llama/Llama-3.1-405B",
+            "Hugging Face meta-llama/Llama-3.1-405B",
+            "parameters from the published shape",
+            405_853_388_800,
+            "parameters",
+            "hand",
+            llama31_405b_params,
+        ),
+        Case(
+            "Hugging Face meta-llama/Meta-Llama-3-70B config.json, intermediate_size, "
+            "https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json",
+            "Llama 3 70B config.json",
+            "MLP width derived from the parameter count",
+            28_672,
+            "values",
+            "hand",
+            llama3_70b_mlp_width,
+        ),
+        Case(
+            f"{DEEPSEEK_REPORT}, section 3.2 (PP16, EP64, ZeRO-1 DP128); hand derivation "
+            "12 x (16.55e9 / 16 / 128 + 654.5e9 / (16 x 64) / 2)",
+            "DeepSeek-V3 report section 3.2, by hand",
+            "Adam state per GPU",
+            12 * ((671e9 - 634e9 / 248 * 256) / 16 / 128 + 634e9 / 248 * 256 / 1024 / 2) / 1e9,
+            "GB",
+            "hand",
+            deepseek_v3_adam_gb,
+        ),
+        Case(
+            f"{LLAMA3_PAPER}, Table 4 (TP8, CP1, PP16, DP128, 80 GB H100), section 3.3.2; hand sum in docs",
+            "Llama 3 paper Table 4, by hand",
+            "memory per GPU of Meta's 405B layout (72 GB usable)",
+            (
+                2 * 405.853e9 / 128
+                + 14 * 405.853e9 / 128 / 128
+                + (12.25 * 16384 + 6 * 53248 + 4 * 128) * 8192 / 8 * 16 * 7
+            )
+            / 1e9,
+            "GB",
+            "hand",
+            meta_405b_layout_gb,
+        ),
+        Case(
+            f"{DDN_BLOG}: 80 GB/s read and write per AI400X2-Turbo; 70.55e9 x 14 bytes / 160 GB/s",
+            "DDN blog (AI400X2-Turbo with DGX B200), by hand",
+            "Llama 3 70B checkpoint to 2 appliances",
+            70.55e9 * 14 / 160e9,
+            "s",
+            "hand",
+            ddn_checkpoint_s,
+        ),
+    ]
+    return cases
+
+
+CASES = _cases()
+
+
+FORMATS = {
+    "tokens/s": "{:,.0f}",
+    "s": "{:.3f} s",
+    "ms": "{:.1f} ms",
+    "GPU hours": "{:,.0f}",
+    "parameters": "{:,.0f}",
+    "values": "{:,.0f}",
+    "GB": "{:.3f} GB",
+}
+
+
+def _published(case: Case) -> str:
+    value = f"{case.published:,}" if case.kind == "measured" else FORMATS[case.unit].format(case.published)
+    return value if case.unit in ("tokens/s", "GPU hours") or case.kind == "hand" else f"{value} {case.unit}"
+
+
+def table_markdown() -> str:
+    """The docs table: each case, the tool's figure, the ratio and the tolerance."""
+    lines = [
+        "| # | published (source, table) | what | published | clusterforge | ratio | tolerance |",
+        "|---|---|---|---:|---:|---:|---|",
+    ]
+    for number, case in enumerate(CASES, start=1):
+        tool = case.figure()
+        ratio = f"{case.ratio(tool):.{2 if case.kind == 'measured' else 3}f}"
+        if not case.within(tool):
+            ratio += f" (outside: {case.outside or 'unexplained'})"
+        tolerance = f"{TOLERANCE[case.kind]:.0%}" + (f"; {case.note}" if case.note else "")
+        lines.append(
+            f"| {number} | {case.label} | {case.what} | {_published(case)} | {FORMATS[case.unit].format(tool)} | "
+            f"{ratio} | {tolerance} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+TABLE_START = "<!-- the table is made by `python tests/regen.py workloads` from tests/workload_cases.py -->\n"
+TABLE_END = "<!-- end of the table -->\n"
+
+
+def with_table(doc: str, table: str) -> str:
+    """docs/workloads.md with `table` between its markers."""
+    start = doc.index(TABLE_START) + len(TABLE_START)
+    return doc[:start] + table + doc[doc.index(TABLE_END, start) :]
