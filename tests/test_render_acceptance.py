@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 from factories import dgx_blueprint
@@ -40,7 +41,7 @@ def example(name: str) -> dict[str, list[str]]:
     return rows_of(runbook(load_valid(REPO / "blueprints" / f"{name}.yaml")))
 
 
-def test_gb200_rail_tier_over_part_of_a_domain(tmp_path) -> None:
+def test_gb200_rail_tier_over_part_of_a_domain(tmp_path: Path) -> None:
     # Leaves per scalable unit of 32 trays (not the default leaf per rack): the 32 trays are the whole first
     # rack (18 trays, 72 GPUs) and 14 of the second (56 GPUs); a GPU of the second rack reaches 56 of the 128
     # over NVLink and sends to the other 72 over its NIC: all-to-all 50 x 127 / (128 - 56) = 88.19, floor

@@ -10,11 +10,12 @@ import yaml
 
 from clusterforge import codes
 from clusterforge.checks import run_checks
+from clusterforge.errors import Finding
 from clusterforge.expand import expand
 from clusterforge.pipeline import load_valid
 
 
-def _findings(path: Path) -> list:  # type: ignore[type-arg]
+def _findings(path: Path) -> list[Finding]:
     valid = load_valid(path)
     topo, findings = expand(valid)
     return run_checks(valid, topo, findings)

@@ -35,14 +35,10 @@ class CableEnd:
     """Transceiver part number in the cage(s), for fibre ('' otherwise)."""
 
     def column(self, name: str) -> str:
-        """A Place field over the end's plugs, each value once ('A01' or 'A01 / A02')."""
-        values: list[str] = []
-        for place in self.places:
-            value = getattr(place, name)
-            text = "" if value is None else str(value)
-            if text not in values:
-                values.append(text)
-        return " / ".join(values)
+        """A Place field over the end's plugs: once when every plug has it ('A01'), else one per plug in leg
+        order ('A01 / A01 / A02'), so each leg can be read off, whatever the others hold."""
+        values = ["" if (value := getattr(place, name)) is None else str(value) for place in self.places]
+        return values[0] if len(set(values)) == 1 else " / ".join(values)
 
     def where(self) -> str:
         """'A01 U1 gpu001 ib1', a twin-port plug 'N01 U34 compute-leaf008 ib17/1+ib17/2', a splitter's legs
