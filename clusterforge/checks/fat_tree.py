@@ -7,8 +7,11 @@ min-hop routing. The rule reads only switch pairs, so it judges the planned fabr
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
+from itertools import islice
 from operator import itemgetter
+from typing import overload
 
 from .. import codes
 from ..errors import Finding, Severity
@@ -25,6 +28,37 @@ def level_faults(lower: Iterable[str], pairs: Iterable[tuple[str, str]]) -> list
     misses an upper switch its group reaches (a group: lower switches joined through upper ones), or a pair
     of switches with another number of links than the group's others (OpenSM's ERR AB0B: "different number
     of ports in an upward port group")."""
+    return list(_level_faults(lower, pairs))
+
+
+class Faults(Sequence[str]):
+    """Faults counted without being written: a fabric that is far from a fat tree (a core tier of one group
+    over thousands of spines) has millions, of which a finding shows a few; each lower switch's are put in
+    words only when read."""
+
+    def __init__(self, parts: list[tuple[int, Callable[[], list[str]]]]) -> None:
+        self._parts = [(count, words) for count, words in parts if count]
+        self._count = sum(count for count, _ in self._parts)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[str]:
+        for _, words in self._parts:
+            yield from words()
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, int):
+            return self[index : index + 1][0] if index >= 0 else list(self)[index]
+        start, stop, step = index.indices(self._count)
+        return list(islice(self, start, stop, step)) if step > 0 else list(self)[index]
+
+
+def _level_faults(lower: Iterable[str], pairs: Iterable[tuple[str, str]]) -> Faults:
     links: Counter[tuple[str, str]] = Counter(pairs)
     ups: dict[str, dict[str, int]] = defaultdict(dict)
     """Lower switch -> its upper switches -> the links to each."""
@@ -40,21 +74,30 @@ def level_faults(lower: Iterable[str], pairs: Iterable[tuple[str, str]]) -> list
     for (group, count), pair_count in Counter(zip(pair_groups, links.values(), strict=True)).items():
         widths[group][count] += pair_count
     usual = {group: counts.most_common(1)[0][0] for group, counts in widths.items()}
-    faults = []
+
+    def missing(low: str, reached: dict[str, int]) -> list[str]:
+        return [f"{low} has no link to {high}" for high in sorted(group_ups[group_of[low]].difference(reached))]
+
+    def uneven(low: str, reached: dict[str, int]) -> list[str]:
+        width = usual[group_of[low]]
+        return [
+            f"{low} has {_links(count)} to {high}, where its group has {width}"
+            for high, count in sorted(reached.items())
+            if count != width
+        ]
+
+    parts: list[tuple[int, Callable[[], list[str]]]] = []
     for low in sorted(set(lower)):
         reached = ups.get(low)
         if not reached:
-            faults.append(f"{low} has no uplink")
+            parts.append((1, partial(_no_uplink, low)))
             continue
         group = group_of[low]
-        faults.extend(f"{low} has no link to {high}" for high in sorted(group_ups[group].difference(reached)))
+        parts.append((len(group_ups[group]) - len(reached), partial(missing, low, reached)))
         if len(widths[group]) > 1:
-            faults.extend(
-                f"{low} has {_links(count)} to {high}, where its group has {usual[group]}"
-                for high, count in sorted(reached.items())
-                if count != usual[group]
-            )
-    return faults
+            width = usual[group]
+            parts.append((sum(c != width for c in reached.values()), partial(uneven, low, reached)))
+    return Faults(parts)
 
 
 def _groups(ups: dict[str, dict[str, int]]) -> dict[str, str]:
@@ -69,11 +112,15 @@ def _groups(ups: dict[str, dict[str, int]]) -> dict[str, str]:
     return {low: joins.root(next(iter(highs))) for low, highs in kinds.items()}
 
 
+def _no_uplink(low: str) -> list[str]:
+    return [f"{low} has no uplink"]
+
+
 def _links(count: int) -> str:
     return f"{count} link{'s' if count != 1 else ''}"
 
 
-def fat_tree_faults(tiers: int, switches: dict[str, str], links: Iterable[tuple[str, str, str]]) -> list[str]:
+def fat_tree_faults(tiers: int, switches: dict[str, str], links: Iterable[tuple[str, str, str]]) -> Faults:
     """Faults of a whole fabric. `switches`: name -> tier; `links`: (link tier, lower, upper) of the
     switch-to-switch links. A fabric of one tier (a single switch) is no tree and has none."""
     by_level: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -82,19 +129,17 @@ def fat_tree_faults(tiers: int, switches: dict[str, str], links: Iterable[tuple[
     return _levels_faults(tiers, switches, by_level)
 
 
-def _levels_faults(
-    tiers: int, switches: dict[str, str], by_level: Mapping[str, Iterable[tuple[str, str]]]
-) -> list[str]:
-    faults: list[str] = []
+def _levels_faults(tiers: int, switches: dict[str, str], by_level: Mapping[str, Iterable[tuple[str, str]]]) -> Faults:
+    parts: list[tuple[int, Callable[[], list[str]]]] = []
     for level, (link_tier, lower_tier) in enumerate(SWITCH_LEVELS, 2):
         if tiers < level:
             break
         lower = [name for name, tier in switches.items() if tier == lower_tier]
-        faults.extend(level_faults(lower, by_level.get(link_tier, ())))
-    return faults
+        parts.extend(_level_faults(lower, by_level.get(link_tier, ()))._parts)
+    return Faults(parts)
 
 
-def topology_faults(ctx: CheckContext, fabric: str) -> list[str]:
+def topology_faults(ctx: CheckContext, fabric: str) -> Faults:
     topo = ctx.topo
     switches = {d.name: d.role for d in topo.switches(fabric) if d.role != "oob"}
     by_level: dict[str, list[Link]] = {tier: [] for tier, _ in SWITCH_LEVELS}

@@ -16,7 +16,7 @@ the built fabric's GUIDs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import add
 from typing import Any
@@ -31,7 +31,7 @@ ETC = "/etc/opensm"
 MASTER_PRIORITY, STANDBY_PRIORITY = 15, 14
 
 
-def subnet_faults(subnet: IbSubnet) -> list[str]:
+def subnet_faults(subnet: IbSubnet) -> Sequence[str]:
     """What keeps the subnet from being a fat tree (see checks/fat_tree.py)."""
     switches = {n.name: n.tier for n in subnet.switches()}
     return fat_tree_faults(subnet.tiers, switches, subnet.links.switch_links())
@@ -121,7 +121,7 @@ def partitions_model(subnet: IbSubnet, fabric: LeafSpineFabric, groups: dict[str
     return found
 
 
-def opensm_model(subnet: IbSubnet, blueprint: str, host: str | None, faults: list[str]) -> dict[str, Any]:
+def opensm_model(subnet: IbSubnet, blueprint: str, host: str | None, faults: Sequence[str]) -> dict[str, Any]:
     managers = subnet.managers
     io = io_adapters(subnet)
     return {
