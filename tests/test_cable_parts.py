@@ -65,8 +65,9 @@ def test_h200_pod_cables_by_hand() -> None:
         # 14 OOB switch uplinks (100G QSFP28): 3 within DAC reach, 11 AOC.
         ("oob", "oob-uplink", "nvidia/mcp1600", 1): 3,
         ("oob", "oob-uplink", "nvidia/mfa1a00", 1): 11,
-        # 42 nodes' BMCs and 16 managed switches' management ports (8 + 4 QM9700, 2 SN5600, 2 SN4600C)
-        ("oob", "oob", "generic/cat6a", 1): 42 + 16,
+        # 42 nodes' BMCs and 16 managed switches' management ports (8 + 4 QM9700, 2 SN5600, 2 SN4600C), all
+        # within 5 m of their rack's OOB switch: the CommScope cord (sold in 2, 3 and 5 m)
+        ("oob", "oob", "commscope/npc6aszdb", 1): 42 + 16,
     }
     assert sum(c.pieces for c in topo.cables) == 128 + 250 + 74 + 2 + 2 + 20 + 2 + 3 + 11 + 58
     modules = Counter(topo.modules.values())
@@ -110,8 +111,8 @@ def test_gb200_cables_by_hand() -> None:
         ("oob", "oob-uplink", "nvidia/mcp1600", 1): 3,
         # 72 trays' and 6 hosts' BMCs; management ports of 22 QM9700, 3 SN5600, 5 SN4600C and the 8 SN2201
         # built into the four NVL72 racks; per rack 9 NVLink switch trays (bmc and nvos ports) and 8 power
-        # shelves (pmc)
-        ("oob", "oob", "generic/cat6a", 1): 72 + 6 + 22 + 3 + 5 + 8 + 4 * (9 * 2 + 8),
+        # shelves (pmc); none past 5 m, so all the CommScope cord
+        ("oob", "oob", "commscope/npc6aszdb", 1): 72 + 6 + 22 + 3 + 5 + 8 + 4 * (9 * 2 + 8),
     }
     assert [link for link in topo.links if link.cable < 0] == []
     assert not any(f.code == codes.ENDS_CANNOT_MEET for f in findings)
@@ -130,7 +131,10 @@ def test_l40s_cables_by_hand() -> None:
         ("inband", "node-leaf", "nvidia/mfa7a50", 4): 4,
         ("inband", "node-leaf", "nvidia/mfa7a50", 2): 2,
         ("inband", "leaf-peer", "nvidia/mcp1600", 1): 2,
-        ("oob", "oob", "generic/cat6a", 1): 13,  # 10 servers' BMCs, 3 switches' management ports
+        # 10 servers' BMCs and 3 switches' management ports: 10 within 5 m take the CommScope cord, 3 runs
+        # over 5 m the generic one at 7 m (no CommScope 7 m part number found)
+        ("oob", "oob", "commscope/npc6aszdb", 1): 10,
+        ("oob", "oob", "generic/cat6a", 1): 3,
     }
     assert Counter(topo.modules.values()) == {"nvidia/mma1z00-ns400": 32, "nvidia/mma4z00-ns": 8}
 

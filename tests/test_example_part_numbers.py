@@ -4,9 +4,10 @@ written out one by one, so that a new row without a part number fails here, and 
 (then strike it from the list).
 
 Known gaps: spare PSUs (vendors publish the spare PSU part numbers of these switches and servers in
-ordering guides we could not read), Category 6A patch cords (no manufacturer's metric part numbers found),
-and the GB200 NVL72 rack, its compute trays and rack PDUs (sold as a rack system through OEMs; no public
-part number). Built-in equipment rows are not ordered (they ship with their rack) and need none.
+ordering guides we could not read), Category 6A patch cords of 7 m (the ordered CommScope cord's part
+numbers were found for 2, 3 and 5 m only, so longer runs take the generic cord), and the GB200 NVL72 rack,
+its compute trays and rack PDUs (sold as a rack system through OEMs; no public part number). Built-in
+equipment rows are not ordered (they ship with their rack) and need none.
 """
 
 from __future__ import annotations
@@ -19,13 +20,12 @@ from helpers import BLUEPRINTS, REPO
 INVENTORIES = REPO / "inventories"
 FIBRE = {"MMF", "SMF"}
 
-CAT6A = "generic/cat6a"
+CAT6A_7M = "generic/cat6a"  # runs over 5 m: no CommScope part number of 7 m found
 SWITCH_PSUS = {"psu:nvidia/sn2201", "psu:nvidia/sn4600c", "psu:nvidia/sn5600"}
 CPU_PSUS = {"psu:supermicro/as-1125hs-tnr"}
 KNOWN_GAPS = {
-    "b200-spectrum-x": {CAT6A, *SWITCH_PSUS, *CPU_PSUS, "psu:supermicro/sys-a21ge-nbrt-spectrum-x"},
+    "b200-spectrum-x": {CAT6A_7M, *SWITCH_PSUS, *CPU_PSUS, "psu:supermicro/sys-a21ge-nbrt-spectrum-x"},
     "gb200-nvl72": {
-        CAT6A,
         *SWITCH_PSUS,
         *CPU_PSUS,
         "psu:nvidia/qm9700",
@@ -35,15 +35,14 @@ KNOWN_GAPS = {
         "pdu:415V-3ph-60A",
     },
     "h200-training-pod": {
-        CAT6A,
         *SWITCH_PSUS,
         *CPU_PSUS,
         "psu:nvidia/qm9700",
         "psu:supermicro/as-1125hs-tnr-ndr",
         "psu:supermicro/sys-821ge-tnhr-h200",
     },
-    "l40s-inference": {CAT6A, *SWITCH_PSUS, *CPU_PSUS, "psu:supermicro/sys-421ge-tnrt-l40s"},
-    "mi300x-roce": {CAT6A, *SWITCH_PSUS, *CPU_PSUS, "psu:supermicro/as-8125gs-tnmr2-mi300x"},
+    "l40s-inference": {CAT6A_7M, *SWITCH_PSUS, *CPU_PSUS, "psu:supermicro/sys-421ge-tnrt-l40s"},
+    "mi300x-roce": {*SWITCH_PSUS, *CPU_PSUS, "psu:supermicro/as-8125gs-tnmr2-mi300x"},
 }
 
 
