@@ -20,7 +20,7 @@ from clusterforge.lockfile import Keep, lock_path, lock_text, parse_lock, read_l
 from clusterforge.pipeline import analyse, keep_of, load_valid, lock_of
 
 Change = Callable[[dict[str, Any]], None]
-KEPT = ("hosts", "addresses", "loopbacks", "asns", "racks", "ports", "cables")
+KEPT = ("hosts", "addresses", "loopbacks", "asns", "numbers", "bonds", "racks", "ports", "cables")
 """What the lock file keeps, compared device by device."""
 
 
@@ -138,6 +138,16 @@ def _more_racks(data: dict[str, Any]) -> None:
     data["floor"]["rows"][-1]["racks"] += 1
 
 
+def _slower_storage_nodes(data: dict[str, Any]) -> None:
+    """Two nodes with 100G storage ports (generic/cpu-1u) join the storage leaves, whose nodes all had 400G
+    ports: every cage of the leaf is then counted as split for 100G (expand/bonds.py)."""
+    data["node_groups"].append(
+        {"name": "cpu", "model": "generic/cpu-1u", "count": 2, "role": "storage", "placement": {"racks": ["N03"]}}
+    )
+    for network in ("storage", "inband"):
+        data["fabrics"][network]["node_groups"].append("cpu")
+
+
 CASES: dict[str, list[tuple[str, Change]]] = {
     "h200-training-pod": [
         ("grow gpu by 5", _grow("gpu", 5, ["C"])),
@@ -149,6 +159,7 @@ CASES: dict[str, list[tuple[str, Change]]] = {
         ("reorder groups", _reverse_groups),
         ("reorder rows", _reverse_rows),
         ("add a rack", _more_racks),
+        ("add slower storage nodes", _slower_storage_nodes),
     ],
     "l40s-inference": [
         ("grow inf by 4", _grow_row("inf", 4, 0, 2)),
