@@ -38,10 +38,7 @@ def assign_numbers(ctx: ExpandContext) -> None:
     held = {k: int(v) for k, v in lock.section("numbers").items()} if lock is not None else {}
     places = blueprint_places(ctx)
     taken = {(key.partition("/")[0], number) for key, number in held.items()}
-    numbers: dict[str, int] = {}
-    for key, place in places.items():  # those the lock holds first, so a new one never takes theirs
-        if key in held:
-            numbers[key] = held[key]
+    numbers = {key: held[key] for key in places if key in held}  # first: a new one never takes theirs
     for key, place in places.items():
         if key in numbers:
             continue
