@@ -60,8 +60,8 @@ def assign_bonds(ctx: ExpandContext) -> None:
     held: dict[str, dict[str, int]] = defaultdict(dict)
     if lock is not None:
         for key, value in lock.section("bonds").items():
-            anchor, _, node = key.rpartition("/")
-            held[anchor][node] = int(value)
+            leaf_name, _, node = key.rpartition("/")
+            held[leaf_name][node] = int(value)
     reserved = held_devices(ctx.keep)
     leaves = lan_leaves(ctx)
     for leaf in leaves:

@@ -477,7 +477,8 @@ def _repatched(topo: Topology, lock: Lock) -> Iterator[str]:
 def moves(old: dict[str, dict[str, str]], new: dict[str, dict[str, str]]) -> dict[str, list[dict[str, str]]]:
     """Per section, every identity both sides have that differs: {"key", "old", "new"}; what `diff` lists."""
     out: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for section in ("hosts", "addresses", "loopbacks", "asns", "numbers", "bonds", "racks", "ports", "trunks", "cables"):
+    sections = ("hosts", "addresses", "loopbacks", "asns", "numbers", "bonds", "racks", "ports", "trunks", "cables")
+    for section in sections:
         a, b = old.get(section, {}), new.get(section, {})
         for key in sorted(a.keys() & b.keys()):
             if a[key] != b[key]:

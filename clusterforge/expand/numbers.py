@@ -23,9 +23,7 @@ KINDS = ("network", "infiniband", "group")
 def blueprint_places(ctx: ExpandContext) -> dict[str, int]:
     """`kind/name` -> its place in the blueprint, for every network, InfiniBand fabric and node group."""
     fabrics = ctx.bp.fabrics
-    infiniband = [
-        n for n, f in fabrics.items() if isinstance(f, LeafSpineFabric) and f.technology == "infiniband"
-    ]
+    infiniband = [n for n, f in fabrics.items() if isinstance(f, LeafSpineFabric) and f.technology == "infiniband"]
     places = {f"network/{name}": i for i, name in enumerate(fabrics)}
     places.update({f"infiniband/{name}": i for i, name in enumerate(infiniband)})
     places.update({f"group/{group.name}": i for i, group in enumerate(ctx.bp.node_groups)})
