@@ -272,6 +272,8 @@ IDENTITY_SECTIONS = (
     ("addresses", "Addresses that move"),
     ("loopbacks", "Loopbacks that move"),
     ("asns", "BGP ASNs that change"),
+    ("numbers", "Network and node group numbers that change (switch MACs, simulated GUIDs)"),
+    ("bonds", "Node bonds that renumber (bond, MLAG ID, Ethernet segment)"),
     ("ports", "Cables re-patched"),
     ("trunks", "Switch-to-switch cables re-patched"),
     ("cables", "Cable labels that change"),

@@ -1,5 +1,6 @@
-"""The lock file: every identity a render assigned (host names, addresses, loopbacks, BGP ASNs, rack slots,
-patched ports, cable labels), kept beside the blueprint as `<blueprint>.lock.yaml` so the next render keeps them.
+"""The lock file: every identity a render assigned (host names, addresses, loopbacks, BGP ASNs, the numbers
+switch MACs and simulated GUIDs are made from, bond numbers, rack slots, patched ports, cable labels), kept
+beside the blueprint as `<blueprint>.lock.yaml` so the next render keeps them.
 
 The file is YAML a person can read and a pull request can diff: one line per identity, sorted, in sections.
 It is read here with a line reader of its own (the file is input like any other: bounded in size, every
@@ -42,6 +43,8 @@ SECTIONS: dict[str, str] = {
     "addresses": "network/interface: IPv4 address",
     "loopbacks": "switch: loopback address",
     "asns": "switch: BGP autonomous system number",
+    "numbers": "network/, infiniband/ or group/name: the number its switch MACs or simulated GUIDs are made from",
+    "bonds": "storage or in-band leaf (a pair's first)/node: the node's bond number (MLAG ID, Ethernet segment)",
     "racks": "device: rack and the U it takes (U3, or U3-10)",
     "ports": "network/device:port: the switch and port it is patched to",
     "cables": "network/device:port (a link's A end): the label of the link's cable",
@@ -239,6 +242,8 @@ _VALUES: dict[str, tuple[Callable[[str], bool], str]] = {
     "addresses": (lambda v: bool(_IPV4.fullmatch(v)), "an IPv4 address"),
     "loopbacks": (lambda v: bool(_IPV4.fullmatch(v)), "an IPv4 address"),
     "asns": (_is_asn, "an ASN (1 to 4294967294)"),
+    "numbers": (lambda v: v.isascii() and v.isdigit() and len(v) <= 4, "a number (0 to 9999)"),
+    "bonds": (lambda v: v.isascii() and v.isdigit() and len(v) <= 6, "a bond number (0 to 999999)"),
     "hosts": (lambda v: bool(v.partition(" ")[0]) and v.partition(" ")[2].isdigit(), "'group index'"),
     "racks": (_is_slot, "'RACK U<n>' or 'RACK U<low>-<high>'"),
     "ports": (lambda v: ":" in v and " " not in v, "'device:port'"),
@@ -256,6 +261,8 @@ _FORMS = {
     "addresses": _IPV4.pattern,
     "loopbacks": _IPV4.pattern,
     "asns": r"[0-9]+",
+    "numbers": r"[0-9]{1,4}",
+    "bonds": r"[0-9]{1,6}",
     "racks": r"[^\s:]+ U[0-9]+(?:-[0-9]+)?",
     "ports": r"[^\s:]*:[^\s]*",
     "cables": r"[^\s/-]*-[^\s/]*",

@@ -3,8 +3,8 @@ of the middle of a group, a group shrunk at its end, a group grown, and node gro
 reordered, each rendered with the lock file of the render before (and once more: the same files and lock
 file). What each host is given in the Ansible inventory and /etc/hosts, each cable leg (label, both ends),
 each Slurm node's block or switch in topology.conf, each node's bond on each leaf (its MLAG ID or Ethernet
-segment), and each switch's BGP ASN must be what the previous
-render gave it."""
+segment), each switch's BGP ASN and MACs (MLAG system MAC, Ethernet segment MAC), and each simulated InfiniBand
+node's GUID must be what the previous render gave it."""
 
 from __future__ import annotations
 
@@ -23,7 +23,13 @@ from clusterforge.lockfile import lock_path, write_lock
 from clusterforge.pipeline import analyse, keep_of, load_valid, lock_of, render_analysis
 
 CHOSEN = {
-    "h200-training-pod": ("take gpu010 out", "shrink gpu by 1", "grow gpu by 5", "reorder groups"),
+    "h200-training-pod": (
+        "take gpu010 out",
+        "shrink gpu by 1",
+        "grow gpu by 5",
+        "reorder groups",
+        "add slower storage nodes",
+    ),
     "l40s-inference": ("take rack R01 out", "shrink inf by 3", "grow inf by 4", "reorder racks"),
     "gb200-nvl72": ("take login002 out", "take gb010 out", "grow login by 2", "reorder networks"),
 }
@@ -34,6 +40,10 @@ REPATCHED_BY_DESIGN = {("h200-training-pod", "grow gpu by 5"): {"ufm001", "ufm00
 and the leaf-to-spine cables are laid out afresh (their spine ports change; docs/day-two.md, not yet kept)."""
 ASN = re.compile(r"^\s+autonomous-system: (\d+)$", re.MULTILINE)
 BOND = re.compile(r"^      (bond\d+):\n        type: bond\n        description: \"(\S+) ", re.MULTILINE)
+MAC = re.compile(r"^\s+mac-address: \"?([0-9a-f:]{17})\"?$", re.MULTILINE)
+"""Every MAC a switch configuration sets: the MLAG system MAC, the EVPN Ethernet segments' MAC, the VRR MAC."""
+IB_NODE = re.compile(r"^(?:caguid|switchguid)=(0x[0-9a-f]+)\n(?:Hca|Switch) [0-9]+ \"([^\"]+)\"", re.MULTILINE)
+"""A node of the simulated InfiniBand topology (ibsim's topology.net): its GUID and node description."""
 
 
 def _render(path: Path) -> dict[str, str]:
@@ -69,6 +79,11 @@ def per_host(files: dict[str, str]) -> dict[str, dict[str, Any]]:
             seen.setdefault(Path(path).stem, {})["asn"] = ASN.search(text)[1]  # type: ignore[index]
         for bond, node in BOND.findall(text) if path.startswith("switches/nvue/") else []:
             seen.setdefault(node, {}).setdefault("bonds", {})[Path(path).stem] = bond  # its bond (and MLAG ID)
+        if path.startswith("switches/nvue/") and MAC.search(text):
+            seen.setdefault(Path(path).stem, {})["macs"] = sorted(set(MAC.findall(text)))
+        for guid, description in IB_NODE.findall(text) if path.endswith("/topology.net") else []:
+            device, _, port = description.partition(" ")
+            seen.setdefault(device, {}).setdefault("guids", {})[port] = guid
     return seen
 
 

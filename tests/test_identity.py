@@ -20,7 +20,7 @@ from clusterforge.lockfile import Keep, lock_path, lock_text, parse_lock, read_l
 from clusterforge.pipeline import analyse, keep_of, load_valid, lock_of
 
 Change = Callable[[dict[str, Any]], None]
-KEPT = ("hosts", "addresses", "loopbacks", "asns", "racks", "ports", "cables")
+KEPT = ("hosts", "addresses", "loopbacks", "asns", "numbers", "bonds", "racks", "ports", "cables")
 """What the lock file keeps, compared device by device."""
 
 
@@ -138,6 +138,16 @@ def _more_racks(data: dict[str, Any]) -> None:
     data["floor"]["rows"][-1]["racks"] += 1
 
 
+def _slower_storage_nodes(data: dict[str, Any]) -> None:
+    """Two nodes with 100G storage ports (generic/cpu-1u) join the storage leaves, whose nodes all had 400G
+    ports: every cage of the leaf is then counted as split for 100G (expand/bonds.py)."""
+    data["node_groups"].append(
+        {"name": "cpu", "model": "generic/cpu-1u", "count": 2, "role": "storage", "placement": {"racks": ["N03"]}}
+    )
+    for network in ("storage", "inband"):
+        data["fabrics"][network]["node_groups"].append("cpu")
+
+
 CASES: dict[str, list[tuple[str, Change]]] = {
     "h200-training-pod": [
         ("grow gpu by 5", _grow("gpu", 5, ["C"])),
@@ -149,6 +159,7 @@ CASES: dict[str, list[tuple[str, Change]]] = {
         ("reorder groups", _reverse_groups),
         ("reorder rows", _reverse_rows),
         ("add a rack", _more_racks),
+        ("add slower storage nodes", _slower_storage_nodes),
     ],
     "l40s-inference": [
         ("grow inf by 4", _grow_row("inf", 4, 0, 2)),
@@ -335,3 +346,30 @@ def test_a_released_hole_keeps_the_others_in_place_and_a_new_node_takes_it(tmp_p
     grown = _locked_render(path)
     assert {k.replace("inf009", "inf003"): v for k, v in grown["ports"].items() if "/inf009:" in k} == old_ports
     assert all(grown["ports"][k] == v for k, v in before["ports"].items() if k in grown["ports"] and "inf003" not in k)
+
+
+def test_numbers_the_lock_holds_are_kept_and_a_new_one_takes_a_free_one() -> None:
+    """Node groups in the pod, in blueprint order: gpu 0, mgmt 1, login 2, ufm 3, stor 4. The lock gives gpu 4
+    and a group that is gone 0: stor, whose place 4 is gpu's, takes the lowest number no group holds (5), the
+    others their places; the gone group's number stays in the next lock."""
+    valid = load_valid(REPO / "blueprints" / "h200-training-pod.yaml")
+    lock = parse_lock("version: 1\nblueprint: h200-training-pod\nnumbers:\n  group/ghost: 0\n  group/gpu: 4\n")
+    analysis = analyse(valid, keep=Keep(lock=lock))
+    numbers = analysis.topo.numbers
+    groups = {key: n for key, n in numbers.items() if key.startswith("group/")}
+    assert groups == {"group/gpu": 4, "group/mgmt": 1, "group/login": 2, "group/ufm": 3, "group/stor": 5}
+    assert {numbers[f"network/{n}"] for n in ("compute", "storage", "inband", "oob")} == {0, 1, 2, 3}
+    assert parse_lock(lock_of(analysis)).section("numbers")["group/ghost"] == "0"
+
+
+def test_a_bond_the_lock_holds_is_kept_and_a_new_node_on_its_number_takes_the_next_free() -> None:
+    """gpu002 holds bond 1 on the storage pair (gpu001's place): it keeps it, gpu001 (new to the lock's bonds)
+    takes the next number free, and no two nodes share a bond."""
+    path = REPO / "blueprints" / "h200-training-pod.yaml"
+    valid = load_valid(path)
+    text = "version: 1\nblueprint: h200-training-pod\nbonds:\n  storage-leaf001/gpu002: 1\n"
+    bonds = analyse(valid, keep=Keep(lock=parse_lock(text))).topo.bonds["storage-leaf001"]
+    fresh = analyse(valid).topo.bonds["storage-leaf001"]
+    assert fresh["gpu001"] == 1 and fresh["gpu002"] != 1  # without the lock: by port place
+    assert bonds["gpu002"] == 1 and bonds["gpu001"] == 2
+    assert len(set(bonds.values())) == len(bonds)

@@ -10,10 +10,12 @@ from ..runtime.gc_paused import gc_paused
 from ..validate import ValidBlueprint
 from .addressing import assign_addresses
 from .asns import assign_asns
+from .bonds import assign_bonds
 from .cabling import cable_links
 from .context import ExpandContext
 from .fabric import build_fabrics
 from .identity import keep_identities
+from .numbers import assign_numbers
 from .nvlink import build_domains
 from .oob import build_oob
 from .outlets import assign_outlets
@@ -37,6 +39,8 @@ EXPANDERS: tuple[Expander, ...] = (
     assign_outlets,
     assign_addresses,
     assign_asns,  # with a lock file: the ASNs it holds kept
+    assign_numbers,  # networks' and node groups' numbers (switch MACs, simulated GUIDs), kept likewise
+    assign_bonds,  # each node's bond on its storage or in-band leaf, kept likewise
     keep_identities,  # last: what the lock file holds replaces what the fixed order gave
 )
 

@@ -47,6 +47,8 @@ def identities(topo: Topology) -> dict[str, dict[str, str]]:
         "addresses": addresses,
         "loopbacks": loopbacks,
         "asns": {switch: str(asn) for switch, asn in topo.asns.items()},
+        "numbers": {key: str(number) for key, number in topo.numbers.items()},
+        "bonds": {f"{leaf}/{node}": str(n) for leaf, numbers in topo.bonds.items() for node, n in numbers.items()},
         "racks": racks,
         "ports": ports,
     }
@@ -82,6 +84,7 @@ def locked(topo: Topology) -> dict[str, dict[str, str]]:
     of devices that are gone (`held_identities`, kept by the expand stage)."""
     sections = identities(topo)
     sections["held"] = {}
+    sections["numbers"].update(topo.held_numbers)
     for name, entries in topo.held_identities.items():
         sections[name].update(entries)
     return sections
@@ -101,6 +104,7 @@ def held_identities(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
     out["held"] = {device: held_value(keep, device) for device in sorted(held)}
     for name in ("hosts", "loopbacks", "asns"):
         out[name] = {k: v for k, v in keep.lock.section(name).items() if k in held}
+    out["bonds"] = {k: v for k, v in keep.lock.section("bonds").items() if k.rpartition("/")[2] in held}
     present = set(_addresses(topo))  # a pin may have taken one
     out["addresses"] = {
         k: v
@@ -473,7 +477,8 @@ def _repatched(topo: Topology, lock: Lock) -> Iterator[str]:
 def moves(old: dict[str, dict[str, str]], new: dict[str, dict[str, str]]) -> dict[str, list[dict[str, str]]]:
     """Per section, every identity both sides have that differs: {"key", "old", "new"}; what `diff` lists."""
     out: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for section in ("hosts", "addresses", "loopbacks", "asns", "racks", "ports", "trunks", "cables"):
+    sections = ("hosts", "addresses", "loopbacks", "asns", "numbers", "bonds", "racks", "ports", "trunks", "cables")
+    for section in sections:
         a, b = old.get(section, {}), new.get(section, {})
         for key in sorted(a.keys() & b.keys()):
             if a[key] != b[key]:

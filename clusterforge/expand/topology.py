@@ -221,6 +221,14 @@ class Topology:
         """switch -> its loopback address, on Ethernet fabrics with a loopback pool."""
         self.asns: dict[str, int] = {}
         """switch -> its BGP autonomous system number, on Ethernet fabrics with routed links (expand/asns.py)."""
+        self.numbers: dict[str, int] = {}
+        """'network/<name>', 'infiniband/<name>', 'group/<name>' -> the number the switch MACs and simulated
+        GUIDs are made from (expand/numbers.py)."""
+        self.held_numbers: dict[str, str] = {}
+        """The lock file's numbers of networks and groups no longer in the blueprint (kept, never reused)."""
+        self.bonds: dict[str, dict[str, int]] = {}
+        """storage or in-band leaf (a pair's first) -> node -> its bond number there, the bond's MLAG ID or
+        Ethernet segment's local ID (expand/bonds.py)."""
         self.lans: dict[str, dict[str, LanSegment]] = defaultdict(dict)
         """storage or in-band network -> node -> the subnet of its bond."""
         self.held_labels: dict[str, str] = {}

@@ -294,7 +294,7 @@ def plan_subnets(valid: ValidBlueprint, topo: Topology, table: CableTable | None
     for number, (name, _) in enumerate(infiniband_fabrics(valid)):
         if name not in topo.fabrics:
             continue
-        planner = _FabricPlanner(valid, topo, table, number)
+        planner = _FabricPlanner(valid, topo, table, topo.numbers.get(f"infiniband/{name}", number))
         subnets.extend(planner.subnets(name, segments.get(name, slice(0, 0))))
     return subnets
 
@@ -310,7 +310,9 @@ class _FabricPlanner:
         self.valid, self.topo, self.table, self.number = valid, topo, table, number
         self.numbers = _PortNumbers(valid)
         self.host_ports = _HostPorts(valid)
-        self.group_number = {g.name: i for i, g in enumerate(valid.blueprint.node_groups)}
+        self.group_number = {
+            g.name: topo.numbers.get(f"group/{g.name}", i) for i, g in enumerate(valid.blueprint.node_groups)
+        }
         self.model = {name: device.model for name, device in topo.devices.items()}
         self.role = {name: device.role for name, device in topo.devices.items()}
         self.host_guids = _HostGuids(topo, number, self.group_number)

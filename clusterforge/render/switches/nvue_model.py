@@ -18,9 +18,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address
 from typing import Any
 
-from ...catalog import Switch
 from ...expand.breakouts import breakouts
-from ...expand.ports import native_names, per_native, port_group_of
 from ...expand.topology import Device, LanSegment, Link, Topology
 from ...gateways import OobGateway, oob_gateway
 from ...model.fabric import LeafSpineFabric, OobFabric
@@ -227,18 +225,12 @@ class SwitchConfigs:
     def _node_bonds(
         self, switch: Device, fabric: LeafSpineFabric, members: dict[str, list[str]], interfaces: Config
     ) -> None:
-        """bond<n> for each node on the leaf, n the place of its port on the leaf (sub-ports counted): the n-th
-        node when nodes fill the leaf in order, and a number that stays when a node before it is removed (its
-        port is kept free). On a pair, by the port on the pair's first leaf, so both leaves number alike."""
+        """bond<n> for each node on the leaf, n its number on the leaf's pair (expand/bonds.py, kept by the lock
+        file): both leaves of a pair number alike."""
         first = self.peer_of(switch) if switch.pair is not None and not switch.index % 2 else None
-        ports = members if first is None else self._members_on(first)
-        leaf = first or switch
-        speeds = {port.link.speed_gbps for port in _ports(self.topo, leaf.name) if port.link.tier == "node-leaf"}
-        numbers = {
-            node: min(self._place(leaf, port, speeds) for port in ports.get(node, members[node])) for node in members
-        }
-        for node in sorted(members, key=lambda n: (numbers[n], n)):
-            number = numbers[node]
+        numbers = self.topo.bonds.get((first or switch).name, {})
+        for node in sorted(members, key=lambda n: (numbers.get(n, 0), n)):
+            number = numbers.get(node, 0)
             bond: Config = {"member": {m: {} for m in members[node]}, "lacp-bypass": ON}
             entry: Config = {"type": "bond", "description": f"{node} ({switch.group} bond)", "bond": bond}
             entry["link"] = {"mtu": SWITCH_MTU}
@@ -250,28 +242,6 @@ class SwitchConfigs:
                 entry["evpn"] = {"multihoming": {"segment": segment}}
             interfaces[f"bond{number}"] = entry
 
-    def _members_on(self, leaf: Device) -> dict[str, list[str]]:
-        """Node -> its ports on `leaf`."""
-        members: dict[str, list[str]] = defaultdict(list)
-        for port in _ports(self.topo, leaf.name):
-            if port.link.tier == "node-leaf":
-                members[port.far].append(port.name)
-        return members
-
-    def _place(self, switch: Device, port: str, speeds: set[float]) -> int:
-        """1 + the ports of the port's group before `port`, each cage counted as split for the slowest of the
-        nodes' `speeds` on the leaf (so nodes of one speed filling the leaf in order are numbered 1, 2, 3...)."""
-        model = self.valid.catalog.get(switch.model, Switch)
-        group = port_group_of(model, port) if model is not None else None
-        if group is None:
-            return 0
-        finest = max((per_native(group, speed) for speed in speeds), default=1)
-        base, mark, sub = port.rpartition("s")
-        names = native_names(group.name, group.count, group.cages)
-        if mark and sub.isdigit() and base in names:
-            return names.index(base) * finest + int(sub) + 1
-        return names.index(port) * finest + 1 if port in names else 0
-
     def _evpn(self, switch: Device, ports: list[SwitchPort], interfaces: Config, top: Config, vlans: Config) -> None:
         """EVPN multihoming: the VLAN as a VXLAN VNI from the loopback, the spine links as its uplinks."""
         top["evpn"] = {"enable": ON, "multihoming": {"enable": ON}}
@@ -281,9 +251,14 @@ class SwitchConfigs:
             if port.link.tier == "leaf-spine":
                 interfaces[port.name]["evpn"] = {"multihoming": {"uplink": ON}}
 
+    def network_number(self, switch: Device) -> int:
+        """The number of the switch's network (its place in the blueprint, kept by the lock file)."""
+        network = switch.group or ""
+        return self.topo.numbers.get(f"network/{network}", self.position[network])
+
     def _segment_mac(self, switch: Device) -> str:
         """The Ethernet segment MAC both leaves of a pair give their bonds (the LACP system ID hosts see)."""
-        fabric = self.position[switch.group or ""]
+        fabric = self.network_number(switch)
         return f"44:38:39:be:{fabric:02x}:{switch.pair or 0:02x}"
 
     def _gateway(self, switch: Device, lan: LanSegment, interfaces: Config) -> None:
@@ -321,7 +296,7 @@ class SwitchConfigs:
         peer_ports = [p.name for p in ports if p.link.tier == "leaf-peer"]
         interfaces["peerlink"] = {"type": "peerlink", "bond": {"member": {p: {} for p in peer_ports}}}
         interfaces["peerlink.4094"] = {"type": "sub", "base-interface": "peerlink", "vlan": 4094}
-        fabric = self.position[switch.group or ""]
+        fabric = self.network_number(switch)
         mlag: Config = {
             "enable": ON,
             "mac-address": f"44:38:39:ff:{fabric:02x}:{switch.pair or 0:02x}",
