@@ -122,7 +122,7 @@ class FabricWiring:
         link by link up to the one that finds none."""
         up, speed = self._up[low.name], self.up_speed
         downs = [self._down[high.name] for high in highs]
-        if up.free_native < sum(row) or any(down.capacity(speed) < k for down, k in zip(downs, row, strict=True)):
+        if up.free_native < sum(row) or any(k and down.capacity(speed) < k for down, k in zip(downs, row, strict=True)):
             return all(self.uplink(tier, low, high) for high, k in zip(highs, row, strict=True) for _ in range(k))
         a_ports = up.take_high_many(sum(row))
         b_ends = [
