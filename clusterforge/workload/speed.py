@@ -343,6 +343,18 @@ def _prefill(service: InferenceService, shape: Shape, r: _Replica, prompt: int) 
     return compute, comm + _handoffs_s(r, shape, new)
 
 
+def kv_reads_per_value(service: InferenceService, shape: Shape, memory: InferenceMemory) -> float:
+    """How many times a decode step reads each cached KV value, over the replica's GPUs. Grouped kernels read every
+    copy the replica holds once. A per-query-head kernel (TensorRT-LLM's masked MHA: one thread block per query
+    head, `hi_kv = hi / qhead_per_kv`) reads its KV head's cache for each of the heads / kv_heads query heads of the
+    group; with latent attention every query head reads the one latent cache."""
+    d = shape.dims
+    if service.attention_kernel == "grouped" or d is None:
+        return memory.kv_copies
+    group = d.heads if d.kv_latent_dim else d.heads / d.kv_heads
+    return max(memory.kv_copies, group)
+
+
 def _decode_step(
     service: InferenceService, shape: Shape, r: _Replica, memory: InferenceMemory, context: float
 ) -> tuple[float, float, bool]:
@@ -354,7 +366,7 @@ def _decode_step(
     micro = c / r.pp
     stage_gpus = r.gpus / r.pp
     verify = service.speculative.draft_tokens + 1 if service.speculative else 1
-    kv = (memory.kv_per_token or 0.0) * memory.kv_copies * micro * context
+    kv = (memory.kv_per_token or 0.0) * kv_reads_per_value(service, shape, memory) * micro * context
     memory_s = (weights_read_per_step(service, shape, micro * verify) + kv) / r.pp / (stage_gpus * r.bandwidth)
     compute_s = 2 * shape.active_params * micro * verify / r.pp / (stage_gpus * r.peak)
     layers = None if shape.dims is None else shape.dims.layers / r.pp
