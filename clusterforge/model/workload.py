@@ -194,10 +194,9 @@ class InferenceService(WorkloadBase):
     not derived from a measurement of its own (docs/workloads.md)."""
     attention_kernel: Literal["grouped", "per-query-head"] = "grouped"
     """How the serving engine's decode attention reads the KV cache of grouped-query attention: grouped reads each
-    KV head once for its group of query heads (TensorRT-LLM's XQA kernels, default since v0.7; FlashAttention,
-    FlashInfer); per-query-head runs one thread block per query head that reads its KV head's cache, heads /
-    kv_heads times the KV cache (TensorRT-LLM's masked MHA kernel: v0.5 and v0.6, or engines built with
-    --disable_xqa). docs/workloads.md gives the sources."""
+    KV head once for its group of query heads (TensorRT-LLM's XQA kernels); per-query-head runs one thread block per
+    query head, each reading its KV head's cache: heads / kv_heads times the KV cache (TensorRT-LLM's masked MHA
+    kernel: v0.5, v0.6 unless TRTLLM_ENABLE_XQA=1, engines built with --disable_xqa). Sources in docs/workloads.md."""
     ttft_target_ms: PositiveFloat | None = None
     """Target time to first token at `prompt_tokens`, in milliseconds."""
     tokens_per_s_target: PositiveFloat | None = None

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import pytest
 from helpers import REPO
-from workload_cases import CASES, GPTJ_6B, LLAMA2_7B, TOLERANCE, Case, serving, table_markdown, with_table
+from workload_cases import (
+    CASES,
+    GPTJ_6B,
+    LLAMA2_7B,
+    LLAMA2_70B,
+    TOLERANCE,
+    Case,
+    serving,
+    table_markdown,
+    with_table,
+)
 
 from clusterforge.model import InferenceService
 from clusterforge.workload.speed import ALLREDUCE_LATENCY_S, PREFILL_LAYER_S
@@ -61,3 +71,23 @@ def test_allreduce_latency_is_derived_from_the_nim_tp2_inter_token_latency() -> 
 def test_the_docs_table_is_made_from_the_cases() -> None:
     doc = (REPO / "docs" / "workloads.md").read_text(encoding="utf-8")
     assert doc == with_table(doc, table_markdown()), "run: python tests/regen.py workloads"
+
+
+
+def test_a_per_query_head_kernel_reads_the_kv_cache_once_per_query_head() -> None:
+    # Row 15 by hand: Llama 2 70B fp8 at TP4 on H200, 512 sessions of 128 in / 2,048 out, each read at the average
+    # context 128 + 1,024 = 1,152 tokens: KV cache 2 x 80 x 8 x 128 = 163,840 bytes per token, 512 x 1,152 x
+    # 163,840 = 96.6 GB a step. Masked MHA's 64 query heads read their 8 KV heads' cache 8 times: with the weights,
+    # 68.98 + 773.1 = 842 GB a step at 4 x 80% of 4.8 TB/s, 54.8 ms, and the all-reduces besides.
+    fields = {"shape": LLAMA2_70B, "gpus_per_replica": 4, "concurrent_requests": 512}
+    per_head = serving(fields | {"attention_kernel": "per-query-head"}, 128, 2048)
+    read = 68.98e9 + 8 * 512 * 1152 * 163_840
+    assert read / 1e9 == pytest.approx(842.1, abs=0.1) and per_head.decode_memory_bound
+    assert per_head.decode_step_avg_s == pytest.approx(read / (4 * 0.8 * 4.8e12) + per_head.decode_comm_s, rel=1e-4)
+    # a grouped kernel reads it once (166 GB, 10.8 ms): the step is then bound by its FLOPs, 2 x 68.98e9 x 512 at
+    # 50% of 4 x 1,978.9 TFLOPS = 17.8 ms
+    grouped = serving(fields, 128, 2048)
+    assert not grouped.decode_memory_bound
+    assert grouped.decode_step_avg_s == pytest.approx(
+        2 * 68.98e9 * 512 / (4 * 0.5 * 1978.9e12) + grouped.decode_comm_s, rel=1e-3
+    )
