@@ -73,7 +73,6 @@ def test_the_docs_table_is_made_from_the_cases() -> None:
     assert doc == with_table(doc, table_markdown()), "run: python tests/regen.py workloads"
 
 
-
 def test_a_per_query_head_kernel_reads_the_kv_cache_once_per_query_head() -> None:
     # Row 15 by hand: Llama 2 70B fp8 at TP4 on H200, 512 sessions of 128 in / 2,048 out, each read at the average
     # context 128 + 1,024 = 1,152 tokens: KV cache 2 x 80 x 8 x 128 = 163,840 bytes per token, 512 x 1,152 x
