@@ -182,6 +182,8 @@ class InferenceFit:
             "max_concurrency_at_average_context": at_average,
             "prefix_cache_hit_rate": svc.prefix_cache_hit_rate,
             "tokens_per_verification_step": _r(s.tokens_per_step),
+            "attention_kernel": svc.attention_kernel,
+            "kv_reads_per_step": _r(s.kv_reads),
             "ttft_ms": _r(s.ttft_s * 1000),
             "prompt_tokens": s.prompt_tokens,
             "output_tokens": s.output_tokens,

@@ -108,9 +108,11 @@ def inference_text(fit: InferenceFit) -> list[str]:
             f"  memory per replica: {_gb(m.weights)} GB weights + {_gb(m.kv_total)} GB KV cache = "
             f"{_gb(m.total)} of {_gb(m.usable)} GB usable; up to {m.max_concurrency} sessions at full context"
         )
+        reads = f", read {s.kv_reads:g} times a decode step ({svc.attention_kernel} attention)"
         lines.append(
             f"  KV cache: {m.kv_per_token:,.0f} bytes per token, {_gb(m.kv_per_session or 0)} GB per session"
             + (f", held {m.kv_copies:g} times across tensor parallel" if m.kv_copies > 1 else "")
+            + (reads if s.kv_reads > 1 else "")
         )
     bound = "HBM bound" if s.decode_memory_bound else "compute bound"
     comm = f", {_n(s.prefill_comm_s * 1000)} ms of it communication" if s.prefill_comm_s else ""

@@ -162,6 +162,8 @@ class InferenceSpeed:
     """GPUs of the disaggregated prefill pool per replica; 0 when prefill and decode share the replica."""
     tokens_per_step: float = 1.0
     """Output tokens a verification step yields per session (speculative decoding), else 1."""
+    kv_reads: float = 1.0
+    """Times a decode step reads each KV value the replica holds: heads / kv_heads with a per-query-head kernel."""
 
     @property
     def request_s(self) -> float:
@@ -413,4 +415,5 @@ def inference_speed(service: InferenceService, shape: Shape, hw: Hardware, memor
         busy,
         pool,
         per_step,
+        kv_reads_per_value(service, shape, memory) / memory.kv_copies,
     )

@@ -24,6 +24,7 @@ from clusterforge.workload import InferenceFit, TrainingFit
 from clusterforge.workload.hardware import switch_reduces
 from clusterforge.workload.memory import inference_memory, mlp_width, training_memory
 from clusterforge.workload.plan import Plan, plan_layouts
+from clusterforge.workload.report import inference_text
 from clusterforge.workload.shape import resolve_shape
 
 LAYER_S = 153.8e-6
@@ -544,6 +545,17 @@ def test_speculative_decoding_yields_its_expected_tokens_per_step() -> None:
     assert fit.speed.tokens_per_step == pytest.approx(3.3616)
     step = (70.55e9 + 163_840 * (8192 + 512)) / (4.8e12 * 0.8) + 4 * 1.24e9 / (4.8e12 * 0.8)
     assert fit.speed.decode_step_avg_s == pytest.approx(step / tau)
+
+
+def test_a_per_query_head_kernel_is_reported_and_read_eight_times() -> None:
+    # Llama 3 70B (64 query heads on 8 KV heads), one session on one H200: masked MHA reads the 8,704-token
+    # average context's cache 8 times a step, 8 x 163,840 x 8,704 = 11.4 GB beside the 70.55 GB of weights.
+    fit = _one(inference(gpus_per_replica=1, attention_kernel="per-query-head") | BASE)
+    step = (70.55e9 + 8 * 163_840 * (8192 + 512)) / (4.8e12 * 0.8)
+    assert fit.speed.kv_reads == 8 and fit.speed.decode_step_avg_s == pytest.approx(step)
+    assert fit.as_dict()["kv_reads_per_step"] == 8 and fit.as_dict()["attention_kernel"] == "per-query-head"
+    assert "read 8 times a decode step (per-query-head attention)" in inference_text(fit)[2]
+    assert "read" not in inference_text(_one(inference(gpus_per_replica=1) | BASE))[2]
 
 
 def test_disaggregated_prefill_pool() -> None:
