@@ -41,8 +41,6 @@ CUMULUS_RELEASE = "5.14"
 5.15 user guide, New and Changed NVUE Commands: 'nv set interface <interface-id> bond lacp-bypass on|off'
 became 'enabled|disabled', 'mlag enable on|off' became 'mlag state enabled|disabled', in 5.15) and its
 breakout tables (catalog `breakout_modes`, from the 5.14 user guide)."""
-_SUB_PORT = re.compile(r"(.*[0-9])s([0-9]+)")
-"""A breakout sub-port, 'swp1s0' of cage 'swp1' (Cumulus Linux names)."""
 
 
 @dataclass(frozen=True)
