@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address
 from typing import Any
 
+from ...expand.bonds import anchor_of
 from ...expand.breakouts import breakouts
 from ...expand.topology import Device, LanSegment, Link, Topology
 from ...gateways import OobGateway, oob_gateway
@@ -225,8 +226,7 @@ class SwitchConfigs:
     ) -> None:
         """bond<n> for each node on the leaf, n its number on the leaf's pair (expand/bonds.py, kept by the lock
         file): both leaves of a pair number alike."""
-        first = self.peer_of(switch) if switch.pair is not None and not switch.index % 2 else None
-        numbers = self.topo.bonds.get((first or switch).name, {})
+        numbers = self.topo.bonds.get(anchor_of(self.topo, switch).name, {})
         for node in sorted(members, key=lambda n: (numbers.get(n, 0), n)):
             number = numbers.get(node, 0)
             bond: Config = {"member": {m: {} for m in members[node]}, "lacp-bypass": ON}
