@@ -143,15 +143,6 @@ def switch_islands(graph: nx.Graph) -> list[set[str]]:
     return sorted(nx.connected_components(switches), key=lambda group: (-len(group), min(group)))
 
 
-def hosts_reaching(graph: nx.Graph, group: str) -> set[str]:
-    """The leaves a node group's host vertex still reaches the largest switch island through."""
-    islands = switch_islands(graph)
-    name = f"hosts:{group}"
-    if not islands or name not in graph:
-        return set()
-    return {leaf for leaf in graph[name] if leaf in islands[0]}
-
-
 def write_graph(topo: Topology, fmt: str) -> str:
     """`topo` as GraphML or GEXF text, through networkx's own writers."""
     import io

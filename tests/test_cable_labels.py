@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from test_identity import CASES, _copy, _edit
 
+from clusterforge.catalog.models import CableMedia
 from clusterforge.lockfile import Keep, read_lock, write_lock
 from clusterforge.pipeline import analyse, keep_of, load_valid, lock_of
 from clusterforge.render.handoff.handoff_common import cable_table, first_ends
@@ -19,6 +20,11 @@ NAMES = [f"{name}: {label}" for name, cases in CASES.items() for label, _ in cas
 
 def _labels(path: Path, keep: Keep | None = None, write: bool = False) -> dict[str, str]:
     """'network/device:port' of each cable's first end -> its label (what cabling.csv prints)."""
+    return _labels_and_harnesses(path, keep, write)[0]
+
+
+def _labels_and_harnesses(path: Path, keep: Keep | None = None, write: bool = False) -> tuple[dict[str, str], set[str]]:
+    """`_labels`, and the labels of the breakout harnesses (a product with several legs at its b end)."""
     valid = load_valid(path)
     keep = keep_of(valid) if keep is None else keep
     analysis = analyse(valid, keep=keep)
@@ -28,7 +34,13 @@ def _labels(path: Path, keep: Keep | None = None, write: bool = False) -> dict[s
     labels = {end: label for label, end in first_ends(analysis.topo, table.order, table.link_labels)}
     assert len(set(labels.values())) == len(labels)  # a link with no cable (CF-CABLE-002) has a label of its own
     assert set(table.cable_labels.values()) <= set(labels.values())
-    return labels
+    cables = analysis.topo.cables
+    harnesses = {
+        label
+        for cable, label in table.cable_labels.items()
+        if valid.catalog.require(cables[cable].product, CableMedia).legs > 1
+    }
+    return labels, harnesses
 
 
 @pytest.mark.parametrize(("name", "change"), GROWN, ids=NAMES)
@@ -40,16 +52,15 @@ def test_growing_a_cluster_relabels_no_cable(name: str, change: object, tmp_path
     assert set(lock.section("cables").values()) == set(before.values())  # every link's end names its cable
     _edit(path, change)  # type: ignore[arg-type]
     unlocked = _labels(path, Keep())
-    after = _labels(path)
+    after, harnesses = _labels_and_harnesses(path)
     kept = before.keys() & after.keys()
     assert kept and all(after[end] == before[end] for end in kept)
     assert set(after.values()) >= set(before[end] for end in kept)
     new = sorted(after.keys() - before.keys())
-    harnesses = set(before.values())
     for end in new:  # a new cable takes a number after every label its fabric had, or a free leg of a harness
         fabric = end.partition("/")[0]
         highest = max((v for v in before.values() if v.rpartition("-")[0] == fabric), default="")
-        assert after[end] > highest or (after[end] in harnesses and fabric == "inband"), end
+        assert after[end] > highest or (after[end] in harnesses and after[end] in before.values()), end
     moved = [end for end in kept if unlocked.get(end, before[end]) != before[end]]
     assert moved  # without the lock file's labels, cables that exist are renumbered
 

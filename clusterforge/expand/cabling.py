@@ -23,7 +23,7 @@ from .cages import EndSpec, cage_and_slot, end_spec, natives_per_cage, port_grou
 from .context import ExpandContext
 from .topology import Cable, Device, Link, Rack, Topology
 
-U_METRES = 0.04445
+U_METRES = 0.04445  # one rack unit, 1.75 in (EIA-310 and IEC 60297)
 END_ALLOWANCE_M = 0.5  # default floor.rack_entry_m: routing inside the rack at each end (cable manager to port)
 TRAY_RISE_M = 0.3  # default floor.cable_tray_m: from the top of a rack up to the overhead tray
 

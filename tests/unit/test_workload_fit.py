@@ -755,7 +755,7 @@ def test_fit_suggest_on_every_example_passes_when_run_again(example: Path, tmp_p
         held = memory["total"] if fit["kind"] == "training" else memory["weights"] + memory["kv_cache"]
         assert held <= memory["usable"], name
         if name in changes:
-            assert all(fit["layout"].get(_layout_key(k), v) == v for k, v in changes[name].items()), (name, fit)
+            assert all(fit["layout"][_layout_key(k)] == v for k, v in changes[name].items()), (name, fit)
 
 
 def _layout_key(change: str) -> str:

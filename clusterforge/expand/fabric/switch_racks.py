@@ -28,7 +28,8 @@ def place_switches(ctx: ExpandContext, fabric: str, rack_names: list[str] | None
     topo = ctx.topo
     if rack_names is None:
         node_racks = {link.a: topo.devices[link.a].rack for link in topo.fabric_links(fabric, "node-leaf")}
-        rack_names = sorted({r for r in node_racks.values() if r}, key=lambda r: list(topo.racks).index(r))
+        floor_order = {name: i for i, name in enumerate(topo.racks)}
+        rack_names = sorted({r for r in node_racks.values() if r}, key=floor_order.__getitem__)
     racks = [topo.racks[r] for r in rack_names]
     switches = [d for tier in TIERS for d in topo.switches(fabric, tier)]
     headroom = _oob_headroom(ctx)

@@ -40,7 +40,6 @@ from .handoff_common import natural_key, shared_cable_table
 BURN_IN_DIR = "handoff/burn-in"
 HEADER = "# clusterforge-burn-in:"
 """The first line of every result file: `HEADER test=<kind> key=value ...`."""
-COLLECTIVES = ("all_reduce", "alltoall")
 GROUP_SIZES = ("1G", "16G")
 """nccl-tests `-b`/`-e` of the collectives: 16 GiB reaches the bus bandwidth plateau at thousands of ranks."""
 PAIR_SIZES = ("256M", "8G")
@@ -94,14 +93,6 @@ class BurnInGroup:
         # asked once per job: worked out once (the domains are one per node on HGX, so every job asking
         # again made the family's time grow with the square of the nodes)
         return any(len(d) > 1 for d in self.domains)
-
-    def gpu_of_rail(self, rail: int) -> int:
-        """The GPU beside rail `rail`'s NIC: GPU i with NIC i (an HGX board puts each GPU on a PCIe switch with one
-        compute NIC, `nvidia-smi topo -m` in NVIDIA/nccl issue #1264; rail-optimized fabrics give each GPU's NIC
-        its own leaf, NVIDIA InfiniBand Cluster Bring-up Procedure), or, with fewer NICs than GPUs, the GPUs
-        shared out evenly in order (an assumption; docs/workloads.md, "Link rates, the acceptance floor and
-        rails"). The burn-in template works out the same index."""
-        return (rail - 1) * self.bounds.gpus_per_node // max(1, self.rails)
 
     def set_name(self, index: int) -> str:
         return f"{'su' if self.rail_optimized else 'leaf'}{index + 1:03d}"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address
 from typing import Any
 
+from ...expand.bonds import anchor_of
 from ...expand.breakouts import breakouts
 from ...expand.topology import Device, LanSegment, Link, Topology
 from ...gateways import OobGateway, oob_gateway
@@ -41,8 +42,6 @@ CUMULUS_RELEASE = "5.14"
 5.15 user guide, New and Changed NVUE Commands: 'nv set interface <interface-id> bond lacp-bypass on|off'
 became 'enabled|disabled', 'mlag enable on|off' became 'mlag state enabled|disabled', in 5.15) and its
 breakout tables (catalog `breakout_modes`, from the 5.14 user guide)."""
-_SUB_PORT = re.compile(r"(.*[0-9])s([0-9]+)")
-"""A breakout sub-port, 'swp1s0' of cage 'swp1' (Cumulus Linux names)."""
 
 
 @dataclass(frozen=True)
@@ -227,8 +226,7 @@ class SwitchConfigs:
     ) -> None:
         """bond<n> for each node on the leaf, n its number on the leaf's pair (expand/bonds.py, kept by the lock
         file): both leaves of a pair number alike."""
-        first = self.peer_of(switch) if switch.pair is not None and not switch.index % 2 else None
-        numbers = self.topo.bonds.get((first or switch).name, {})
+        numbers = self.topo.bonds.get(anchor_of(self.topo, switch).name, {})
         for node in sorted(members, key=lambda n: (numbers.get(n, 0), n)):
             number = numbers.get(node, 0)
             bond: Config = {"member": {m: {} for m in members[node]}, "lacp-bypass": ON}
