@@ -29,7 +29,7 @@ from typing import Any
 from .catalog.models import Server
 from .expand.topology import Topology
 from .ifnames import _bus_ids, _group_of, catalog_name
-from .inputs import InputRefused, read_regular
+from .inputs import InputRefused, JsonRefused, parse_json, read_regular
 from .model.nodes import _IF_NAME, _MAC, _PCI, BoundPort, NodeGroup
 from .validate import ValidBlueprint
 
@@ -139,9 +139,9 @@ def read_facts(path: Path, facts_by_node: dict[str, NodeFacts]) -> None:
     body = _ANSIBLE_PREFIX.sub("", text, count=1) if _ANSIBLE_PREFIX.match(text) else text
     if body.lstrip()[:1] in ("[", "{"):
         try:
-            data = json.loads(body)
-        except json.JSONDecodeError as exc:
-            raise BindError(f"{where}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+            data = parse_json(body)
+        except JsonRefused as exc:
+            raise BindError(f"{where}:{exc.line}:{exc.column}: {exc.reason}") from None
         if isinstance(data, dict):
             data = data.get("ansible_facts", data)
             if not isinstance(data, dict):

@@ -20,7 +20,7 @@ from slurm_harness import Slurmctld
 from clusterforge import codes
 from clusterforge.accept import Acceptance, accept
 from clusterforge.accept.report import accept_html, accept_json, accept_markdown, drain_lines
-from clusterforge.accept.results import HEADER, read_result
+from clusterforge.accept.results import HEADER, ResultError, read_result
 from clusterforge.output.writer import write_tree
 from clusterforge.pipeline import Analysis, analyse, load_valid, render_files
 from clusterforge.render.context import RenderContext
@@ -67,6 +67,19 @@ def test_the_published_samples_read_as_their_tools_wrote_them(tmp_path: Path) ->
     ]
     stages = read_result(with_header(tmp_path, "i.log", "test=ibdiagnet fabric=compute", ibdiagnet())).ib_stages
     assert len(stages) == 9 and stages["Speed / Width checks"] == (0, 0)
+
+
+def test_a_hostile_dcgm_result_is_a_located_error_not_a_crash(tmp_path: Path) -> None:
+    """A JSON body nested 200,000 deep once ended `accept` with an internal RecursionError."""
+    for body, line, reason in (
+        ('{"a": ' + "[" * 200_000 + "]" * 200_000 + "}", 2, "nest deeper"),
+        ('{"DCGM GPU Diagnostic": }', 2, "not JSON"),
+        ('note\n{\n"a": 1,\n}', 5, "not JSON"),
+    ):
+        with pytest.raises(ResultError) as caught:
+            read_result(with_header(tmp_path, "d.json", "test=dcgm group=gpu nodes=x", body))
+        assert (caught.value.code, caught.value.line) == (codes.ACCEPT_MALFORMED, line), caught.value
+        assert reason in str(caught.value)
 
 
 # --- verdicts ----------------------------------------------------------------------------------------------
@@ -226,7 +239,7 @@ def _cut_nccl(text: str) -> str:
 BAD_INPUTS = {
     "cut nccl": ("spine.all_reduce.gb001.txt", _cut_nccl, codes.ACCEPT_MALFORMED, "cut short"),
     "no header": ("dcgm.gb001.json", lambda t: t.split("\n", 1)[1], codes.ACCEPT_UNREADABLE, ":1:1: "),
-    "bad json": ("dcgm.gb001.json", lambda t: t.replace('"PASS"', "PASS", 1), codes.ACCEPT_MALFORMED, "valid JSON"),
+    "bad json": ("dcgm.gb001.json", lambda t: t.replace('"PASS"', "PASS", 1), codes.ACCEPT_MALFORMED, "not JSON"),
     "cut matrix": ("nvbandwidth.gb001.txt", lambda t: t.rsplit("\n", 3)[0], codes.ACCEPT_MALFORMED, "rows: cut"),
     "no fabric": ("fabric-state.gb001.txt", lambda t: t.replace("Fabric", "Fabrik"), codes.ACCEPT_MALFORMED, "R550"),
     "cut ibdiagnet": ("ibdiagnet.compute.log", lambda t: t.split("Summary")[0], codes.ACCEPT_MALFORMED, "Summary"),

@@ -89,6 +89,14 @@ def test_bind_pins_every_planned_port(tmp_path: Path) -> None:
     )
 
 
+def test_deeply_nested_facts_are_a_located_error_not_a_crash(tmp_path: Path) -> None:
+    """Facts nested 200,000 deep once ended `bind` with an internal RecursionError (exit 3)."""
+    facts = tmp_path / "gpu001.ip-link.json"
+    facts.write_text("[" * 200_000 + "]" * 200_000)
+    run = run_cli("bind", str(REPO / "blueprints/h200-training-pod.yaml"), str(facts), "-o", str(tmp_path / "o"))
+    assert run.returncode == 1 and "gpu001.ip-link.json:1:65: values nest deeper than 64 levels" in run.stderr
+
+
 def test_malformed_facts_are_a_located_error(tmp_path: Path) -> None:
     blueprint = str(REPO / "blueprints/h200-training-pod.yaml")
     out = str(tmp_path / "out.yaml")

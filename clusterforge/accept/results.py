@@ -9,7 +9,6 @@ pass. The formats follow the tools' own output (tests/accept/README.md names the
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import codes
-from ..inputs import InputRefused, read_regular
+from ..inputs import InputRefused, JsonRefused, parse_json, read_regular
 from ..render.handoff.burnin import HEADER
 
 MAX_FILES = 200_000
@@ -214,11 +213,9 @@ def parse_dcgm(result: Result, body: list[str]) -> None:
             codes.ACCEPT_MALFORMED, "no JSON object: not `dcgmi diag -j` output", result.file, len(body) + 1
         )
     try:
-        data = json.loads("\n".join(body[start:]))
-    except json.JSONDecodeError as exc:
-        raise ResultError(
-            codes.ACCEPT_MALFORMED, f"not valid JSON: {exc.msg}", result.file, start + 1 + exc.lineno
-        ) from exc
+        data = parse_json("\n".join(body[start:]))
+    except JsonRefused as exc:
+        raise ResultError(codes.ACCEPT_MALFORMED, exc.reason, result.file, start + 1 + exc.line) from exc
     root = data.get("DCGM GPU Diagnostic") if isinstance(data, dict) else None
     categories = root.get("test_categories") if isinstance(root, dict) else None
     if not isinstance(categories, list) or not categories:
