@@ -53,6 +53,11 @@ NEW_FAMILIES = {
     "apc/ar3300-4x-ap8888": "NetBox devicetype-library AR3300",
     "supermicro/as-8125gs-tnmr2-mi300x": "NetBox devicetype-library AS-8125GS-TNMR2",
     "supermicro/as-1125hs-tnr": "NetBox devicetype-library AS-1125HS-TNR",
+    "nvidia/sn4700": "NetBox devicetype-library SN4700",
+    "nvidia/sn3700": "NetBox devicetype-library SN3700",
+    "amd/mi355x": "AMD MI350 series launch figures",
+    "supermicro/as-4126gs-nmr-lcc-mi355x": "MLPerf Training v5.1 Supermicro system description 8xMI35...",
+    "nvidia/h100-nvl": "NVIDIA H100 NVL product figures as public GPU tables quot...",
     "nvidia/bluefield-3-b3220": "NVIDIA DOCA installation guide",
     "broadcom/bcm57608-1p-400g": "NetBox devicetype-library",
 }

@@ -23,6 +23,8 @@ REQUIRED_KEYS = {
         "nvidia/l40s",
         "amd/mi300x",
         "amd/mi325x",
+        "amd/mi355x",
+        "nvidia/h100-nvl",
     ],
     Server: [
         "nvidia/dgx-h100",
@@ -40,10 +42,11 @@ REQUIRED_KEYS = {
         "supermicro/sys-421ge-tnrt-l40s",
         "supermicro/as-8125gs-tnmr2-mi300x",
         "supermicro/as-8125gs-tnmr2-mi325x",
+        "supermicro/as-4126gs-nmr-lcc-mi355x",
     ],
     NIC: ["nvidia/bluefield-3-b3140h", "nvidia/bluefield-3-b3220", "broadcom/bcm57608-1p-400g"],
     PDU: ["apc/ap8888"],
-    Switch: ["nvidia/qm9700", "nvidia/sn5600", "nvidia/sn4600c", "nvidia/sn2201"],
+    Switch: ["nvidia/qm9700", "nvidia/sn5600", "nvidia/sn4600c", "nvidia/sn2201", "nvidia/sn4700", "nvidia/sn3700"],
     RackType: [
         "generic/air-42u-40kw",
         "generic/rear-door-48u-60kw",
