@@ -58,6 +58,9 @@ NEW_FAMILIES = {
     "amd/mi355x": "AMD MI350 series launch figures",
     "supermicro/as-4126gs-nmr-lcc-mi355x": "MLPerf Training v5.1 Supermicro system description 8xMI35...",
     "nvidia/h100-nvl": "NVIDIA H100 NVL product figures as public GPU tables quot...",
+    "apc/apdu11450me": "Schneider/APC APDU11450ME product details",
+    "supermicro/srs-gb200-nvl72": "Supermicro SRS-GB200-NVL72 product page",
+    "supermicro/srs-gb200-nvl72-tray": "Supermicro SRS-GB200-NVL72 product page",
     "nvidia/bluefield-3-b3220": "NVIDIA DOCA installation guide",
     "broadcom/bcm57608-1p-400g": "NetBox devicetype-library",
 }

@@ -43,9 +43,10 @@ REQUIRED_KEYS = {
         "supermicro/as-8125gs-tnmr2-mi300x",
         "supermicro/as-8125gs-tnmr2-mi325x",
         "supermicro/as-4126gs-nmr-lcc-mi355x",
+        "supermicro/srs-gb200-nvl72-tray",
     ],
     NIC: ["nvidia/bluefield-3-b3140h", "nvidia/bluefield-3-b3220", "broadcom/bcm57608-1p-400g"],
-    PDU: ["apc/ap8888"],
+    PDU: ["apc/ap8888", "apc/apdu11450me"],
     Switch: ["nvidia/qm9700", "nvidia/sn5600", "nvidia/sn4600c", "nvidia/sn2201", "nvidia/sn4700", "nvidia/sn3700"],
     RackType: [
         "generic/air-42u-40kw",
@@ -53,6 +54,7 @@ REQUIRED_KEYS = {
         "generic/liquid-48u-140kw",
         "nvidia/gb200-nvl72-rack",
         "apc/ar3300-4x-ap8888",
+        "supermicro/srs-gb200-nvl72",
     ],
 }
 
