@@ -70,6 +70,11 @@ class GPU(Sourced):
     gpu_link_gbs: PositiveFloat | None = None
     """Total GPU-to-GPU bandwidth per GPU in GB/s."""
 
+    @property
+    def link_family(self) -> str:
+        """The scale-up link without its generation (NVLink, Infinity Fabric); empty for PCIe-only parts."""
+        return re.sub(r"\s+\d+$", "", self.gpu_link or "")
+
 
 class NIC(Sourced):
     kind: Literal["nic"] = "nic"

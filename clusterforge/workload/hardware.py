@@ -66,7 +66,7 @@ class Hardware:
     def scale_up_link(self) -> str:
         """The scale-up link's name as the catalog gives it, without its generation (NVLink, Infinity Fabric); empty
         for GPUs without one."""
-        return re.sub(r"\s+\d+$", "", self.gpu.gpu_link or "")
+        return self.gpu.link_family
 
     def tier_name(self, tier: str) -> str:
         """A tier as the reports print it: the scale-up domain by its link's name, the other tiers as they are."""
