@@ -10,11 +10,11 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from .catalog import Server
+from .catalog import GPU, Server
 from .checks.figures import rack_figures
 from .errors import Finding
 from .expand.ports import booked_ports
-from .expand.topology import LINK_TIERS, TIERS, LinkTier, Tier, Topology
+from .expand.topology import LINK_TIERS, TIERS, Device, LinkTier, Tier, Topology
 from .physical import W_TO_BTU_H
 from .validate import ValidBlueprint
 from .workload import fit_workloads, fits_as_dict
@@ -119,6 +119,13 @@ class Plan:
     findings: list[Finding] = field(default_factory=list)
     workloads: dict[str, Any] = field(default_factory=dict)
     """Figures of each workload by name, as `clusterforge fit --format json` gives them (docs/workloads.md)."""
+    scale_up_links: list[str] = field(default_factory=list)
+    """The links that join the GPUs of the domains, as the catalog names them (NVLink, Infinity Fabric)."""
+
+    @property
+    def domains_label(self) -> str:
+        """What the domains are called: by their links ('Infinity Fabric domains'), NVLink where none is named."""
+        return f"{' and '.join(self.scale_up_links) or 'NVLink'} domains"
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (`clusterforge plan --format json`)."""
@@ -259,6 +266,7 @@ def build_plan(valid: ValidBlueprint, topo: Topology, findings: list[Finding]) -
     for name in valid.blueprint.fabrics:
         fabrics[name] = fabric_plan(topo, name, booked) if name in topo.fabrics else oob_plan(topo, name)
     domain_sizes = Counter(d.gpus for d in topo.domains)
+    links = {gpu.link_family for gpu in _gpus_in_domains(valid, nodes)} - {""}
     power = power_plan(valid, topo)
     return Plan(
         name=valid.blueprint.name,
@@ -276,7 +284,14 @@ def build_plan(valid: ValidBlueprint, topo: Topology, findings: list[Finding]) -
         power=power,
         findings=list(findings),
         workloads=fits_as_dict(fit_workloads(valid.blueprint, valid.catalog, topo)),
+        scale_up_links=sorted(links),
     )
+
+
+def _gpus_in_domains(valid: ValidBlueprint, nodes: list[Device]) -> list[GPU]:
+    """The GPU models of nodes whose GPUs share a domain of more than one GPU."""
+    servers = [valid.catalog.require(model, Server) for model in sorted({node.model for node in nodes})]
+    return [valid.catalog.require(s.gpus.model, GPU) for s in servers if s.gpus and s.gpus.nvlink_domain > 1]
 
 
 def plan_text(plan: Plan) -> str:
@@ -287,7 +302,7 @@ def plan_text(plan: Plan) -> str:
     lines.append(f"  nodes by role: {roles}")
     if plan.nvlink_domains:
         domains = ", ".join(f"{n} x {size} GPUs" for size, n in plan.nvlink_domains.items())
-        lines.append(f"  NVLink domains: {domains}")
+        lines.append(f"  {plan.domains_label}: {domains}")
     for name, fabric in plan.fabrics.items():
         lines += _fabric_text(name, fabric)
     lines += _power_text(plan.power)

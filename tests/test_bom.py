@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +157,21 @@ def test_other_examples_order_what_they_install(name: str) -> None:
     for r in rows:
         expected = {"built-in equipment": "0", "psu": "0"}.get(r["category"], r["quantity"])
         assert (r["spares"], r["order"]) == ("0", expected), r
+
+
+def test_a_rack_sold_with_its_trays_ships_them_built_in(tmp_path: Path) -> None:
+    """Supermicro sells the GB200 NVL72 as one rack SKU, SRS-GB200-NVL72, with its 18 compute trays: the example
+    orders 4 racks and no trays. NVIDIA's rack type names no such SKU, so there each of the 72 trays is a server
+    line of its own."""
+    rows, _ = bom_of(load_valid(Path("blueprints/gb200-nvl72.yaml")))
+    tray = line(rows, "supermicro/srs-gb200-nvl72-tray")
+    assert (tray["category"], tray["quantity"], tray["order"]) == ("built-in equipment", "72", "0")
+    rack = line(rows, "SRS-GB200-NVL72")
+    assert (rack["item"], rack["order"]) == ("supermicro/srs-gb200-nvl72", "4")
+    shutil.copytree("blueprints/gb200-nvl72", tmp_path / "gb200-nvl72")
+    text = Path("blueprints/gb200-nvl72.yaml").read_text(encoding="utf-8")
+    nvidia = text.replace("supermicro/srs-gb200-nvl72-tray", "nvidia/gb200-nvl72-tray")
+    (tmp_path / "nvidia.yaml").write_text(nvidia.replace("supermicro/srs-gb200-nvl72", "nvidia/gb200-nvl72-rack"))
+    rows, _ = bom_of(load_valid(tmp_path / "nvidia.yaml"))
+    tray = line(rows, "nvidia/gb200-nvl72-tray")
+    assert (tray["category"], tray["quantity"], tray["order"]) == ("server", "72", "72")

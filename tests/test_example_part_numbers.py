@@ -5,9 +5,10 @@ written out one by one, so that a new row without a part number fails here, and 
 
 Known gaps: spare PSUs (vendors publish the spare PSU part numbers of these switches and servers in
 ordering guides we could not read), Category 6A patch cords of 7 m (the ordered CommScope cord's part
-numbers were found for 2, 3 and 5 m only, so longer runs take the generic cord), and the GB200 NVL72 rack,
-its compute trays and rack PDUs (sold as a rack system through OEMs; no public part number). Built-in
-equipment rows are not ordered (they ship with their rack) and need none.
+numbers were found for 2, 3 and 5 m only, so longer runs take the generic cord). The GB200 NVL72 racks are
+Supermicro's SRS-GB200-NVL72, one part number with their compute trays, which ship built in, fed through APC
+APDU11450ME PDUs (415 V 3-phase 60 A). Built-in equipment rows are not ordered (they ship with their rack)
+and need none.
 """
 
 from __future__ import annotations
@@ -30,9 +31,6 @@ KNOWN_GAPS = {
         *CPU_PSUS,
         "psu:nvidia/qm9700",
         "psu:supermicro/as-1125hs-tnr-ndr",
-        "nvidia/gb200-nvl72-rack",
-        "nvidia/gb200-nvl72-tray",
-        "pdu:415V-3ph-60A",
     },
     "h200-training-pod": {
         *SWITCH_PSUS,

@@ -8,7 +8,7 @@ from typing import Any
 
 import networkx as nx
 import pytest
-from helpers import BLUEPRINTS, run_cli
+from helpers import BLUEPRINTS, REPO, run_cli
 
 EXAMPLES = [p.name for p in BLUEPRINTS]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -45,6 +45,16 @@ def test_plan_of_the_h200_pod() -> None:
     assert compute["links"] == {"node-leaf": 250, "leaf-spine": 256}
     assert compute["oversubscription"] == {"leaf": 1.0}
     assert plan["nvlink_domains"] == {"8": 31}
+    assert plan["scale_up_links"] == ["NVLink"]
+
+
+def test_plan_names_amds_domains_by_their_link() -> None:
+    """The MI300X's eight GPUs are joined by Infinity Fabric (catalog gpu_link), not NVLink: the plan and the
+    report's summary say so."""
+    plan = plan_of("mi300x-roce.yaml")
+    assert (plan["nvlink_domains"], plan["scale_up_links"]) == ({"8": 4}, ["Infinity Fabric"])
+    report = (REPO / "inventories/mi300x-roce/handoff/report.md").read_text(encoding="utf-8")
+    assert "| Infinity Fabric domains | 4 × 8 GPUs |" in report and "NVLink domains" not in report
 
 
 def test_plan_of_the_nvl72_system() -> None:

@@ -90,3 +90,13 @@ def test_spine_tier_at_the_oversubscription(ratio: str, all_reduce: str, all_to_
     rows = rows_of(runbook(dgx_blueprint(128, ratio=ratio, scalable_unit=32)))
     assert rows["spine"][1:6] == ["gpu[001-128] (128)", "1024", all_reduce, rows["spine"][4], all_to_all]
     assert rows["rail (one scalable unit)"][3] == "400.0"
+
+
+def test_amd_domain_is_named_by_its_link() -> None:
+    """The MI300X's 8 GPUs are joined by Infinity Fabric (catalog gpu_link): 896 GB/s both directions, 448 per
+    direction; the tier and its bound say so instead of NVLink."""
+    rows = example("mi300x-roce")
+    assert "NVLink domain" not in rows
+    domain = rows["Infinity Fabric domain"]
+    assert domain[2:8] == ["8", "448.0", "358.4", "448.0", "358.4", "Infinity Fabric per GPU"]
+    assert rows["one leaf"][7] == "the NICs of an Infinity Fabric domain"

@@ -107,7 +107,7 @@ def test_an_hca_list_shorter_than_the_compute_ports() -> None:
     problems = _problems(GB200, _edit("nccl/gb.conf", "mlx5_4:1,mlx5_5:1", "mlx5_4:1"))
     assert (
         "rendered files disagree: nccl/gb.conf: NCCL_IB_HCA lists 3 devices, "
-        "nvidia/gb200-nvl72-tray has 4 compute ports" in problems
+        "supermicro/srs-gb200-nvl72-tray has 4 compute ports" in problems
     )
     assert any("do not match the 3 HCAs of nccl/gb.conf" in p for p in problems)
 

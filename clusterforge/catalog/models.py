@@ -70,6 +70,11 @@ class GPU(Sourced):
     gpu_link_gbs: PositiveFloat | None = None
     """Total GPU-to-GPU bandwidth per GPU in GB/s."""
 
+    @property
+    def link_family(self) -> str:
+        """The scale-up link without its generation (NVLink, Infinity Fabric); empty for PCIe-only parts."""
+        return re.sub(r"\s+\d+$", "", self.gpu_link or "")
+
 
 class NIC(Sourced):
     kind: Literal["nic"] = "nic"
@@ -446,6 +451,9 @@ class RackType(Sourced):
     fixed_devices: list[FixedDevice] = Field(default_factory=list)
     part_number: Label | None = None
     """Orderable part number of the enclosure (or of the rack-scale system it is part of)."""
+    includes_nodes: bool = False
+    """The part number is a whole rack-scale system that ships with its compute nodes (Supermicro's
+    SRS-GB200-NVL72): nodes of a model made for this rack type (its `rack_type`) are built in, not ordered."""
     pdu: CatalogKey | None = None
     """Catalog key of the rack PDU, one per feed; left out, the BOM names a PDU by the feed only."""
 

@@ -76,6 +76,7 @@ class TrainingFit:
         return {
             "kind": "training",
             "gpu": self.hw.gpu_key,
+            "scale_up_link": self.hw.scale_up_link or None,
             "gpus": self.job.gpus,
             "layout": {
                 "tensor": self.job.tensor_parallel,
@@ -158,6 +159,7 @@ class InferenceFit:
         return {
             "kind": "inference",
             "gpu": self.hw.gpu_key,
+            "scale_up_link": self.hw.scale_up_link or None,
             "gpus": self.replica_gpus * svc.replicas,
             "layout": {
                 "replicas": svc.replicas,

@@ -63,6 +63,16 @@ class Hardware:
         return (self.gpu.gpu_link_gbs or 0.0) / 2
 
     @property
+    def scale_up_link(self) -> str:
+        """The scale-up link's name as the catalog gives it, without its generation (NVLink, Infinity Fabric); empty
+        for GPUs without one."""
+        return self.gpu.link_family
+
+    def tier_name(self, tier: str) -> str:
+        """A tier as the reports print it: the scale-up domain by its link's name, the other tiers as they are."""
+        return (self.scale_up_link or tier) if tier == "nvlink" else tier
+
+    @property
     def nvlink_collective_gbs(self) -> float:
         """What NCCL's collectives move per GPU and direction over NVLink: the line rate less the protocol overhead
         (NCCL_NVLINK_SHARE; 370 GB/s on H100)."""

@@ -51,7 +51,10 @@ def training_text(fit: TrainingFit) -> list[str]:
         f"  memory per GPU: {_gb(m.total)} of {_gb(fit.usable_bytes)} GB usable (weights {_gb(m.weights)}, gradients "
         f"{_gb(m.gradients)}, optimizer {_gb(m.optimizer)}, activations {acts})",
     ]
-    collectives = ", ".join(f"{k} {_n(v)} s ({s.collective_tier[k]})" for k, v in s.collectives_s.items()) or "none"
+    collectives = (
+        ", ".join(f"{k} {_n(v)} s ({fit.hw.tier_name(s.collective_tier[k])})" for k, v in s.collectives_s.items())
+        or "none"
+    )
     lines.append(
         f"  step: {_count(s.tokens_per_step)} tokens in {_n(s.micro_batches)} micro batches, "
         f"{_n(s.compute_s)} s of compute at MFU {job.mfu:g} of the {fit.as_dict()['step']['mfu_of']} peak"
@@ -78,7 +81,7 @@ def training_text(fit: TrainingFit) -> list[str]:
 
 def _serving_layout(fit: InferenceFit) -> str:
     svc, s = fit.service, fit.speed
-    parts = [f"TP{s.tensor_parallel}" + (f" ({s.tp_tier})" if s.tp_tier else "")]
+    parts = [f"TP{s.tensor_parallel}" + (f" ({fit.hw.tier_name(s.tp_tier)})" if s.tp_tier else "")]
     if svc.expert_parallel > 1:
         parts.append(f"EP{svc.expert_parallel}")
     if svc.pipeline_parallel > 1:

@@ -23,6 +23,8 @@ REQUIRED_KEYS = {
         "nvidia/l40s",
         "amd/mi300x",
         "amd/mi325x",
+        "amd/mi355x",
+        "nvidia/h100-nvl",
     ],
     Server: [
         "nvidia/dgx-h100",
@@ -40,16 +42,19 @@ REQUIRED_KEYS = {
         "supermicro/sys-421ge-tnrt-l40s",
         "supermicro/as-8125gs-tnmr2-mi300x",
         "supermicro/as-8125gs-tnmr2-mi325x",
+        "supermicro/as-4126gs-nmr-lcc-mi355x",
+        "supermicro/srs-gb200-nvl72-tray",
     ],
     NIC: ["nvidia/bluefield-3-b3140h", "nvidia/bluefield-3-b3220", "broadcom/bcm57608-1p-400g"],
-    PDU: ["apc/ap8888"],
-    Switch: ["nvidia/qm9700", "nvidia/sn5600", "nvidia/sn4600c", "nvidia/sn2201"],
+    PDU: ["apc/ap8888", "apc/apdu11450me"],
+    Switch: ["nvidia/qm9700", "nvidia/sn5600", "nvidia/sn4600c", "nvidia/sn2201", "nvidia/sn4700", "nvidia/sn3700"],
     RackType: [
         "generic/air-42u-40kw",
         "generic/rear-door-48u-60kw",
         "generic/liquid-48u-140kw",
         "nvidia/gb200-nvl72-rack",
         "apc/ar3300-4x-ap8888",
+        "supermicro/srs-gb200-nvl72",
     ],
 }
 
@@ -249,3 +254,26 @@ def test_a_rack_types_pdu_must_exist_and_take_the_racks_feed(tmp_path: Path) -> 
         "acme/rack: PDU 'apc/ap8888' takes 400 V 3-phase 32 A, the rack's feed is 415 V 3-phase 63 A"
     )
     assert finding.location is not None and finding.location.line == 2
+
+
+def test_mi355x_rates_are_the_isscc_per_cu_rate_by_hand(catalog) -> None:  # type: ignore[no-untyped-def]
+    """AMD's ISSCC 2026 MI355X paper: 8 XCDs of 32 active CUs, 8,192 FP8 FLOPs per clock per CU, 2.4 GHz peak
+    clock (Hot Chips 2025): 5,033.2 dense FP8 TFLOPS, 'five petaflops'; BF16 half of it, FP4 twice; seven
+    Infinity Fabric links of 153.6 GB/s."""
+    mi355x = catalog.require("amd/mi355x", GPU)
+    fp8 = 8 * 32 * 8192 * 2.4e9 / 1e12
+    assert mi355x.fp8_tflops == pytest.approx(fp8, abs=0.05)
+    assert (mi355x.bf16_tflops, mi355x.fp4_tflops) == (
+        pytest.approx(fp8 / 2, abs=0.05),
+        pytest.approx(fp8 * 2, abs=0.1),
+    )
+    assert mi355x.gpu_link_gbs == pytest.approx(7 * 153.6)
+
+
+def test_apdu11450me_is_rated_for_the_nvl72_feed(catalog) -> None:  # type: ignore[no-untyped-def]
+    """Schneider/APC give 34.6 kW at 415 V 60 A: 80% (a continuous load on a 60 A circuit) of sqrt(3) x 415 V x
+    60 A = 43.13 kW; the Supermicro NVL72 rack's feed is the PDU's (CF-CAT-005 refuses another)."""
+    pdu = catalog.require("apc/apdu11450me", PDU)
+    rack = catalog.require("supermicro/srs-gb200-nvl72", RackType)
+    assert 0.8 * pdu.feed.capacity_kw == pytest.approx(34.6, abs=0.1)
+    assert (rack.pdu, rack.feed, rack.includes_nodes) == ("apc/apdu11450me", pdu.feed, True)

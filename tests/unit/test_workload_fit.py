@@ -787,6 +787,24 @@ def test_fit_command_on_the_examples() -> None:
     assert text.returncode == 0 and "llama3-70b-chat (inference, meta/llama-3-70b, fp8" in text.stdout
 
 
+def test_fit_names_the_scale_up_link_from_the_catalog() -> None:
+    """AMD's 8-GPU domain is joined by Infinity Fabric (catalog gpu_link), NVIDIA's by NVLink; the L40S has none."""
+    text = run_cli("fit", "blueprints/mi300x-roce.yaml")
+    assert text.returncode == 0, text.stdout + text.stderr
+    assert "TP2 (Infinity Fabric)" in text.stdout and "nvlink" not in text.stdout.lower()
+    assert "TP4 (NVLink)" in run_cli("fit", "blueprints/h200-training-pod.yaml").stdout
+    links = {
+        example: {
+            w["scale_up_link"]
+            for w in json.loads(run_cli("fit", f"blueprints/{example}.yaml", "--format", "json").stdout)[
+                "workloads"
+            ].values()
+        }
+        for example in ("mi300x-roce", "gb200-nvl72", "l40s-inference")
+    }
+    assert links == {"mi300x-roce": {"Infinity Fabric"}, "gb200-nvl72": {"NVLink"}, "l40s-inference": {None}}
+
+
 def test_plan_json_and_report_show_the_workloads() -> None:
     result = run_cli("plan", "blueprints/l40s-inference.yaml", "--format", "json")
     workloads = json.loads(result.stdout)["workloads"]

@@ -164,12 +164,19 @@ def _gbs(value: float) -> str:
     return f"{value:,.1f}"
 
 
+def _by_link(text: str, link: str) -> str:
+    """A tier or bound as printed: the scale-up domain named by its link (Infinity Fabric on AMD platforms)."""
+    return text.replace("NVLink", link) if link else text
+
+
 def acceptance_model(ctx: RenderContext) -> dict[str, Any]:
     groups = []
     for entry in nccl_groups(ctx.valid, ctx.topo):
+        assert entry.server.gpus is not None
+        link = ctx.valid.catalog.require(entry.server.gpus.model, GPU).link_family
         rows = [
             {
-                "tier": md_cell(f.tier),
+                "tier": md_cell(_by_link(f.tier, link)),
                 "nodes": md_cell(host_range(f.nodes)),
                 "node_count": len(f.nodes),
                 "ranks": f.ranks,
@@ -178,7 +185,7 @@ def acceptance_model(ctx: RenderContext) -> dict[str, Any]:
                 "all_reduce_floor": _gbs(f.all_reduce_gbs * FLOOR),
                 "all_to_all": _gbs(f.all_to_all_gbs),
                 "all_to_all_floor": _gbs(f.all_to_all_gbs * FLOOR),
-                "bound": md_cell(f.bound),
+                "bound": md_cell(_by_link(f.bound, link)),
             }
             for f in group_figures(ctx, entry)
         ]

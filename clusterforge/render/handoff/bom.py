@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from operator import itemgetter
 
-from ...catalog import PDU, CableMedia, RackType, Switch, Transceiver
+from ...catalog import PDU, CableMedia, RackType, Server, Switch, Transceiver
 from ...catalog.models import Airflow, Sourced
 from ...catalog.models import Device as CatalogDevice
 from ...physical import required_airflow
@@ -149,6 +149,7 @@ def _count_devices(ctx: RenderContext, bom: Bom) -> None:
     """Servers, switches and other equipment, with the airflow the hall needs, and their PSUs."""
     topo = ctx.topo
     built_in = {f"{rack.name}-{fixed.name}" for rack in topo.racks.values() for fixed in rack.rack_type.fixed_devices}
+    built_in |= _nodes_shipped_with_their_rack(ctx)
     alike = Counter((d.rack or "", d.model, d.kind, d.name in built_in) for d in topo.devices.values())
     parts: dict[tuple[str, str, bool], list[tuple[Part, int]]] = {}
     for (rack, model, kind, fixed), n in alike.items():
@@ -156,6 +157,20 @@ def _count_devices(ctx: RenderContext, bom: Bom) -> None:
             parts[model, kind, fixed] = _device_parts(ctx, bom, model, kind, fixed)
         for part, per_device in parts[model, kind, fixed]:
             bom.per_rack[rack][part] += per_device * n
+
+
+def _nodes_shipped_with_their_rack(ctx: RenderContext) -> set[str]:
+    """Nodes in a rack whose type is a rack-scale system sold with its nodes (`includes_nodes`), of a model
+    made for that rack type."""
+    racks = {name: rack for name, rack in ctx.topo.racks.items() if rack.rack_type.includes_nodes}
+    catalog = ctx.valid.catalog
+    return {
+        device.name
+        for device in ctx.topo.devices.values()
+        if device.rack in racks
+        and isinstance(entry := catalog.entries.get(device.model), Server)
+        and entry.rack_type == racks[device.rack].type_key
+    }
 
 
 def _device_parts(ctx: RenderContext, bom: Bom, model: str, kind: str, fixed: bool) -> list[tuple[Part, int]]:

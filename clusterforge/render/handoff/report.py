@@ -48,7 +48,7 @@ def _summary(plan: Plan) -> dict[str, Any]:
         ["Nodes", f"{plan.nodes} ({roles})"],
         ["GPUs", str(plan.gpus)],
         ["Racks", str(plan.racks)],
-        ["NVLink domains", domains],
+        [plan.domains_label, domains],
         ["Cables", str(plan.cables_total)],
         ["IT power", f"{num(power.power_kw)} kW"],
         ["Heat", f"{num(power.heat_kw)} kW ({power.heat_btu_h:,} BTU/h)"],
