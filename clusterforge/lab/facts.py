@@ -22,6 +22,7 @@ from pathlib import Path
 from ..bind import BindError, bind, bindings_yaml, nvidia_port, planned_ports, server_of
 from ..expand.topology import Topology
 from ..ifnames import _bus_ids, _group_of, catalog_name, path_name
+from ..model.nodes import BoundPort
 from ..validate import ValidBlueprint
 from . import network
 
@@ -60,6 +61,24 @@ def plan_devices(valid: ValidBlueprint, topo: Topology, nodes: Sequence[str]) ->
             devices[port] = LabDevice(name, pci, rdma, infiniband)
         out[node] = devices
     return out
+
+
+LAB_HARDWARE = "lab: the twin's planned hardware (its veths are named so)"
+"""The source of the bindings the lab renders with before its veths exist."""
+
+
+def as_planned(valid: ValidBlueprint, topo: Topology) -> ValidBlueprint:
+    """The blueprint with every node group's node bound by name to the devices the twin will give it: the
+    render the lab plugs its network from (a real node's netplan leaves unbound ports out, CF-NET-001), and
+    which `bind_twin` replaces, for the twin's nodes, by what their namespaces report."""
+    nodes = [name for name, device in topo.devices.items() if device.kind == "node" and planned_ports(valid, topo, name)]
+    bindings = {
+        node: {
+            port: BoundPort(name=d.name, pci=d.pci, rdma=d.rdma, source=LAB_HARDWARE) for port, d in ports.items()
+        }
+        for node, ports in plan_devices(valid, topo, nodes).items()
+    }
+    return dataclasses.replace(valid, blueprint=valid.blueprint.model_copy(update={"bindings": bindings}))
 
 
 def capture(devices: dict[str, dict[str, LabDevice]], node_ns: dict[str, str], folder: Path) -> list[Path]:
