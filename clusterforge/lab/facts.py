@@ -110,11 +110,17 @@ def capture(devices: dict[str, dict[str, LabDevice]], node_ns: dict[str, str], f
 
 def bind_twin(valid: ValidBlueprint, topo: Topology, files: list[Path], record: Path) -> ValidBlueprint:
     """The blueprint with the twin's nodes bound from their facts files (written to `record` as `bind` would
-    write them); a planned port left unbound is an error: the twin would run on names that do not exist."""
+    write them), the others as the lab planned them (`as_planned`); a planned port of the twin left unbound is
+    an error: the twin would run on names that do not exist."""
     result, names = bind(valid, topo, files)
     unbound = [f"{node}: {', '.join(b.unbound)}" for node, b in sorted(result.items()) if b.unbound]
     if unbound:
         raise BindError(f"ports of the twin not bound from its own facts: {'; '.join(unbound)}")
     bindings = {**valid.blueprint.bindings, **{node: b.ports for node, b in result.items()}}
     record.write_text(bindings_yaml(bindings, names), encoding="utf-8")
-    return dataclasses.replace(valid, blueprint=valid.blueprint.model_copy(update={"bindings": bindings}))
+    # the nodes outside the twin as the lab planned them: every node of a group bound, its nccl.conf gets
+    # NCCL_IB_HCA as a site's does once it has bound all its nodes
+    planned = as_planned(valid, topo).blueprint.bindings
+    return dataclasses.replace(
+        valid, blueprint=valid.blueprint.model_copy(update={"bindings": {**planned, **bindings}})
+    )
