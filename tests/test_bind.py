@@ -16,10 +16,10 @@ node's as it could report them (no vendor table gives them: that is why bind exi
 from __future__ import annotations
 
 import configparser
-from xml.etree import ElementTree
 import shutil
 import subprocess
 from pathlib import Path
+from xml.etree import ElementTree
 
 import yaml
 from helpers import REPO, run_cli
@@ -132,5 +132,7 @@ def test_bindings_feed_the_nccl_topology_file(tmp_path: Path) -> None:
     nics = [(busid, net.get("name")) for busid, net in nets if net is not None]
     assert nics == [(bound[f"ib{k}"]["pci"], bound[f"ib{k}"]["rdma"]) for k in range(1, 9)]
     assert nics[4] == ("0000:9b:00.0", "mlx5_6")  # rail 5: mlx5_4/5 are the storage NICs
-    assert "BOUND: 8 NIC device names and 8 NIC PCI addresses" in files["nccl/topology/supermicro_sys-821ge-tnhr-h200.xml"]
+    assert (
+        "BOUND: 8 NIC device names and 8 NIC PCI addresses" in files["nccl/topology/supermicro_sys-821ge-tnhr-h200.xml"]
+    )
     assert "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_6:1" in files["nccl/gpu.conf"]

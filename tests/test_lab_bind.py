@@ -65,9 +65,9 @@ def test_the_twin_is_rendered_with_the_names_its_namespaces_report(tmp_path: Pat
     assert {p.name for p in shape.node("inf001").ports} == in_namespace - {"lo"}
     assert "NOT CONFIGURED" not in (state.out / "network/netplan/inf001.yaml").read_text()
     # only the twin's nodes are bound from facts (the rest as the lab planned them), the bindings on record
-    assert yaml.safe_load((state.out / "network/netplan/inf003.yaml").read_text())["network"]["ethernets"][
-        "ens1"
-    ]["match"] == {"name": "enp67s0"}
+    assert yaml.safe_load((state.out / "network/netplan/inf003.yaml").read_text())["network"]["ethernets"]["ens1"][
+        "match"
+    ] == {"name": "enp67s0"}
     # every node of the group bound: nccl.conf names the compute ports' RDMA devices (unset on main)
     assert "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1" in (state.out / "nccl/inf.conf").read_text()
     record = yaml.safe_load((tmp_path / "lab.bindings.yaml").read_text())["bindings"]

@@ -104,7 +104,10 @@ def test_head_nodes_reach_the_bmcs_through_the_inband_leaves(name: str) -> None:
                 continue
             svis = yaml.safe_load(text)[0]["set"].get("interface", {}).values()
             held = {
-                address.split("/")[0]: (ipaddress.ip_interface(address).network, spec.get("ip", {}).get("vrf", "default"))
+                address.split("/")[0]: (
+                    ipaddress.ip_interface(address).network,
+                    spec.get("ip", {}).get("vrf", "default"),
+                )
                 for spec in svis
                 for address in spec.get("ip", {}).get("vrr", {}).get("address", {})
             }

@@ -71,11 +71,11 @@ def as_planned(valid: ValidBlueprint, topo: Topology) -> ValidBlueprint:
     """The blueprint with every node group's node bound by name to the devices the twin will give it: the
     render the lab plugs its network from (a real node's netplan leaves unbound ports out, CF-NET-001), and
     which `bind_twin` replaces, for the twin's nodes, by what their namespaces report."""
-    nodes = [name for name, device in topo.devices.items() if device.kind == "node" and planned_ports(valid, topo, name)]
+    nodes = [
+        name for name, device in topo.devices.items() if device.kind == "node" and planned_ports(valid, topo, name)
+    ]
     bindings = {
-        node: {
-            port: BoundPort(name=d.name, pci=d.pci, rdma=d.rdma, source=LAB_HARDWARE) for port, d in ports.items()
-        }
+        node: {port: BoundPort(name=d.name, pci=d.pci, rdma=d.rdma, source=LAB_HARDWARE) for port, d in ports.items()}
         for node, ports in plan_devices(valid, topo, nodes).items()
     }
     return dataclasses.replace(valid, blueprint=valid.blueprint.model_copy(update={"bindings": bindings}))

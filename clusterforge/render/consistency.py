@@ -360,7 +360,8 @@ def _nccl_problems(
         known = hca_devices(entry.server)[1] or bound_hca(valid.blueprint.bindings, members, entry.server) is not None
         if "NCCL_IB_HCA" not in settings:
             if known:
-                yield f"{entry.conf}: NCCL_IB_HCA is missing, though {entry.group.model}'s devices are known (catalog or bindings)"
+                model = entry.group.model
+                yield f"{entry.conf}: NCCL_IB_HCA is missing, though {model}'s devices are known (catalog or bindings)"
             continue  # unknown names: no guess is installed, and the topology file is not installed either
         if not known:
             yield f"{entry.conf}: NCCL_IB_HCA is set from guessed device names of {entry.group.model}"

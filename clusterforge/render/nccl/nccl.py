@@ -334,9 +334,7 @@ def verified_topology(server: Server) -> bool:
     return real_bus_ids(server) and hca_devices(server)[1]
 
 
-def topology_model(
-    blueprint: str, model: str, server: Server, bound: NicBindings | None = None
-) -> dict[str, Any]:
+def topology_model(blueprint: str, model: str, server: Server, bound: NicBindings | None = None) -> dict[str, Any]:
     """CPUs, PCIe switches, GPUs and NICs of one server model, as attribute strings in NCCL's order; NIC
     names and PCI addresses as the nodes reported them where they were bound (`bound`)."""
     assert server.pcie is not None
