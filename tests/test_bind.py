@@ -19,6 +19,7 @@ import configparser
 import shutil
 import subprocess
 from pathlib import Path
+from xml.etree import ElementTree
 
 import yaml
 from helpers import REPO, run_cli
@@ -82,11 +83,9 @@ def test_bind_pins_every_planned_port(tmp_path: Path) -> None:
     link.optionxform = str  # type: ignore[assignment,method-assign]
     link.read_string((root / "run/systemd/network/10-netplan-stor1.link").read_text(encoding="utf-8"))
     assert link["Match"]["PermanentMACAddress"] == "a0:88:c2:20:00:01" and link["Link"]["Name"] == "enp42s0f0np0"
-    # gpu003 was not bound: still CF-NET-001, its ports left out
-    assert (
-        "NAMES AS PLANNED, NOT KNOWN"
-        in render_network(RenderContext(valid, topo, findings))[paths.netplan_rails("gpu003")]
-    )
+    # gpu003 was not bound: still CF-NET-001, its ports left out of its netplan
+    unbound = yaml.safe_load(render_network(RenderContext(valid, topo, findings))[paths.netplan_rails("gpu003")])
+    assert "ethernets" not in unbound["network"] and "bonds" not in unbound["network"]
 
 
 def test_deeply_nested_facts_are_a_located_error_not_a_crash(tmp_path: Path) -> None:
@@ -113,3 +112,35 @@ def test_facts_of_a_node_not_planned_are_refused(tmp_path: Path) -> None:
     facts.write_text("[]\n", encoding="utf-8")
     run = run_cli("bind", str(REPO / "blueprints/h200-training-pod.yaml"), str(facts), "-o", str(tmp_path / "o.yaml"))
     assert run.returncode == 1 and "'gpu999' is not a node of the blueprint" in run.stderr
+
+
+def test_bindings_feed_the_nccl_topology_file(tmp_path: Path) -> None:
+    """The model's NCCL topology file names each compute NIC by the RDMA device bind read and places it at
+    the PCI address bind read, once every node of the model is bound and all agree (one file per model). On
+    main it kept the catalog's guesses (mlx5_0..mlx5_7 in port order, which would have named gpu001's
+    storage NICs mlx5_4/5) and placeholder addresses in domain ffff, and the render refused the bound
+    NCCL_IB_HCA against it."""
+    from clusterforge.pipeline import render_files
+
+    data = yaml.safe_load((REPO / "blueprints/h200-training-pod.yaml").read_text(encoding="utf-8"))
+    data["node_groups"][0]["count"] = 2  # the two nodes tests/bind holds facts of
+    data.pop("workloads", None)
+    blueprint = tmp_path / "h200.yaml"
+    blueprint.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    for name in GOOD:
+        shutil.copy(FACTS / name, tmp_path / name)
+    run = run_cli("bind", str(blueprint), *(str(tmp_path / n) for n in GOOD))
+    assert run.returncode == 0, run.stderr
+    with blueprint.open("a", encoding="utf-8") as handle:
+        handle.write("include: [h200.bindings.yaml]\n")
+    bound = yaml.safe_load((tmp_path / "h200.bindings.yaml").read_text(encoding="utf-8"))["bindings"]["gpu001"]
+    files = render_files(load_valid(blueprint))
+    root = ElementTree.fromstring(files["nccl/topology/supermicro_sys-821ge-tnhr-h200.xml"])
+    nets = [(pci.get("busid"), pci.find("nic/net")) for pci in root.iter("pci")]
+    nics = [(busid, net.get("name")) for busid, net in nets if net is not None]
+    assert nics == [(bound[f"ib{k}"]["pci"], bound[f"ib{k}"]["rdma"]) for k in range(1, 9)]
+    assert nics[4] == ("0000:9b:00.0", "mlx5_6")  # rail 5: mlx5_4/5 are the storage NICs
+    assert (
+        "BOUND: 8 NIC device names and 8 NIC PCI addresses" in files["nccl/topology/supermicro_sys-821ge-tnhr-h200.xml"]
+    )
+    assert "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_6:1" in files["nccl/gpu.conf"]

@@ -17,7 +17,7 @@ from clusterforge.bind import NodeFacts, read_facts
 from clusterforge.lab import facts, network
 from clusterforge.lab.shape import shape_true_subset
 from clusterforge.lab.twin import State, _render
-from clusterforge.pipeline import analyse, load_valid
+from clusterforge.pipeline import analyse, load_valid, render_files
 
 
 def test_the_twin_is_rendered_with_the_names_its_namespaces_report(tmp_path: Path) -> None:
@@ -26,11 +26,15 @@ def test_the_twin_is_rendered_with_the_names_its_namespaces_report(tmp_path: Pat
     valid = load_valid(REPO / "blueprints/l40s-inference.yaml")
     topo = analyse(valid).topo
     state = State(work=tmp_path, prefix=network.lab_prefix(str(tmp_path)))
-    shape = _render(state, valid)
+    # as a site's nodes before bind: nothing configured (no source names the L40S server's ports)
+    unbound = yaml.safe_load(render_files(valid)["network/netplan/inf001.yaml"])["network"]
+    assert "ethernets" not in unbound and "bonds" not in unbound
+    # the lab plugs its network from the render with its own hardware bound by name
+    shape = _render(state, facts.as_planned(valid, topo))
     names = shape_true_subset(shape)
     assert names == ["ctl001", "inf001", "inf002"]
-    planned_netplan = (state.out / "network/netplan/inf001.yaml").read_text()
-    assert "NAMES AS PLANNED, NOT KNOWN" in planned_netplan and "match:" not in planned_netplan
+    planned_netplan = yaml.safe_load((state.out / "network/netplan/inf001.yaml").read_text())["network"]
+    assert planned_netplan["ethernets"]["ens1"]["match"] == {"name": "enp67s0"}
     devices = facts.plan_devices(valid, topo, names)
     plan = network.plan_network(shape, names, state.prefix)
     try:
@@ -59,9 +63,13 @@ def test_the_twin_is_rendered_with_the_names_its_namespaces_report(tmp_path: Pat
     assert ethernets["ens1"]["match"] == {"macaddress": veth["address"]}
     assert ethernets["ens1"]["set-name"] == "enp67s0"
     assert {p.name for p in shape.node("inf001").ports} == in_namespace - {"lo"}
-    assert "NAMES AS PLANNED" not in (state.out / "network/netplan/inf001.yaml").read_text()
-    # only the twin's nodes are bound (the rest keep their planned names), and the bindings are on record
-    assert "NAMES AS PLANNED" in (state.out / "network/netplan/inf003.yaml").read_text()
+    assert "NOT CONFIGURED" not in (state.out / "network/netplan/inf001.yaml").read_text()
+    # only the twin's nodes are bound from facts (the rest as the lab planned them), the bindings on record
+    assert yaml.safe_load((state.out / "network/netplan/inf003.yaml").read_text())["network"]["ethernets"]["ens1"][
+        "match"
+    ] == {"name": "enp67s0"}
+    # every node of the group bound: nccl.conf names the compute ports' RDMA devices (unset on main)
+    assert "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1" in (state.out / "nccl/inf.conf").read_text()
     record = yaml.safe_load((tmp_path / "lab.bindings.yaml").read_text())["bindings"]
     assert sorted(record) == names
     assert record["inf001"]["ens1"]["rdma"] == "mlx5_0" and record["inf001"]["ens1"]["pci"] == "0000:43:00.0"

@@ -65,3 +65,14 @@ def test_nodes_that_disagree_leave_it_unset() -> None:
     rails_of["gpu031"] = [*RAILS[:-1], "mlx5_10"]
     conf, found = _conf_and_findings(_with_bindings(valid, rails_of))
     assert "NCCL_IB_HCA=" not in conf and codes.NCCL_MAY_USE_STORAGE in found
+
+
+def test_a_bound_group_passes_the_cross_check_of_the_whole_render() -> None:
+    """On main the whole render refused a group whose NCCL_IB_HCA came from bindings (CF-RENDER-002: 'set
+    from guessed device names'), so only a group the catalog names could ever get it: the lab twin ran
+    without NCCL_IB_HCA."""
+    from clusterforge.pipeline import render_files
+
+    valid = load_valid(H200)
+    files = render_files(_with_bindings(valid, {f"gpu{i:03d}": RAILS for i in range(1, 32)}))
+    assert "NCCL_IB_HCA==" + ",".join(f"{d}:1" for d in RAILS) in files[paths.nccl_conf("gpu")]

@@ -6,6 +6,7 @@ CF-ADDR-005."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 
@@ -76,27 +77,55 @@ def test_an_external_gateway_must_be_the_pools_first_address(tmp_path: Path) -> 
         load_valid(blueprint)
 
 
-def test_head_nodes_reach_the_bmcs_through_the_inband_leaves() -> None:
-    """The BMCs are reachable from the head nodes (role management): a head node's default route goes to the
-    in-band gateway, and the leaf pair holding it also holds the OOB gateway in the same (default) VRF, so the
-    pair routes between the two SVIs, and a BMC's gateway routes back. On main no device held 10.130.0.1."""
-    files = render_analysis(analyse(load_valid(Path("blueprints/h200-training-pod.yaml"))))
-    netplan = yaml.safe_load(files["network/netplan/mgmt001.yaml"])["network"]
-    default = next(
-        r["via"] for bond in netplan["bonds"].values() for r in bond.get("routes", []) if r["to"] == "default"
-    )
-    both = []
-    for path, text in files.items():
-        if not path.startswith("switches/nvue/"):
-            continue
-        interfaces = yaml.safe_load(text)[0]["set"].get("interface", {})
-        held = {
-            address.split("/")[0]: spec.get("ip", {}).get("vrf", "default")
-            for spec in interfaces.values()
-            for address in spec.get("ip", {}).get("vrr", {}).get("address", {})
-        }
-        if default in held and "10.130.0.1" in held:
-            assert held[default] == held["10.130.0.1"] == "default"
-            both.append(path)
-    assert default == "10.120.0.1"
-    assert both == ["switches/nvue/inband-leaf001.yaml", "switches/nvue/inband-leaf002.yaml"]
+@pytest.mark.parametrize("name", ["h200-training-pod", "gb200-nvl72"])
+def test_head_nodes_reach_the_bmcs_through_the_inband_leaves(name: str) -> None:
+    """The BMCs are reachable from every head node (role management), read from the rendered files: its
+    default route (its nodes bound, as the lab binds them) goes to the in-band gateway, and the leaves holding
+    it also hold the OOB gateway in the same (default) VRF, in an SVI whose subnet holds every BMC address of
+    network/hosts, so they route between the two, and a BMC's gateway routes back. On main no device held the
+    OOB gateway."""
+    from clusterforge.lab.facts import as_planned
+
+    valid = load_valid(Path(f"blueprints/{name}.yaml"))
+    analysis = analyse(valid)
+    files = render_analysis(analyse(as_planned(valid, analysis.topo)))
+    oob = next(f for f in valid.blueprint.fabrics.values() if f.kind == "oob")
+    bmcs = [line.split()[0] for line in files["network/hosts"].splitlines() if line.endswith("-bmc")]
+    assert bmcs and all(ipaddress.ip_address(a) in oob.ipv4_pool for a in bmcs)
+    heads = [g.name for g in valid.blueprint.node_groups if g.role == "management"]
+    nodes = [d.name for d in analysis.topo.devices.values() if d.kind == "node" and d.group in heads]
+    assert nodes
+    for node in nodes:
+        netplan = yaml.safe_load(files[f"network/netplan/{node}.yaml"])["network"]
+        default = next(r["via"] for b in netplan["bonds"].values() for r in b.get("routes", []) if r["to"] == "default")
+        routers = []
+        for path, text in files.items():
+            if not path.startswith("switches/nvue/"):
+                continue
+            svis = yaml.safe_load(text)[0]["set"].get("interface", {}).values()
+            held = {
+                address.split("/")[0]: (
+                    ipaddress.ip_interface(address).network,
+                    spec.get("ip", {}).get("vrf", "default"),
+                )
+                for spec in svis
+                for address in spec.get("ip", {}).get("vrr", {}).get("address", {})
+            }
+            gateway = str(oob.ipv4_pool.network_address + 1)
+            if default in held and gateway in held:
+                assert held[default][1] == held[gateway][1] == "default", path
+                assert all(ipaddress.ip_address(a) in held[gateway][0] for a in bmcs), path
+                routers.append(path)
+        assert len(routers) == 2, (node, default, routers)  # the leaf pair
+
+
+def test_head_nodes_the_oob_network_does_not_reach_are_a_warning() -> None:
+    """Where the OOB gateway is the site's router (l40s-inference), nothing rendered joins the head nodes to the
+    BMCs: CF-ADDR-006 says so (on main nothing did)."""
+    valid = load_valid(Path("blueprints/l40s-inference.yaml"))
+    topo, findings = expand(valid)
+    found = [f for f in run_checks(valid, topo, findings) if f.code == codes.HEAD_NODES_OFF_THE_OOB]
+    assert len(found) == 1 and "head nodes ctl001, ctl002 have no leg on it" in found[0].message
+    assert "the site's router 10.42.0.1" in found[0].message
+    text = Path("blueprints/l40s-inference.yaml").read_text(encoding="utf-8")
+    assert "uplink_to" not in text.split("kind: oob", 1)[1].split("\n\n", 1)[0]

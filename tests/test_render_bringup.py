@@ -18,6 +18,7 @@ import yaml
 from helpers import REPO, ansible
 
 from clusterforge.pipeline import analyse, load_valid, render_analysis
+from clusterforge.render import RenderContext
 
 L40S = REPO / "inventories" / "l40s-inference"
 NVL72 = REPO / "inventories" / "gb200-nvl72"
@@ -186,8 +187,14 @@ def merged_netplan(root: Path, *files: tuple[str, str]) -> str:
 def test_netplan_check_refuses_a_second_default_route(tmp_path: Path) -> None:
     """An OS installer that addressed eno1 and the rendered bond0 (eno1 a member) merge into two default
     routes and an addressed bond member: the role's check stops the play before netplan is applied."""
+    from clusterforge.lab.facts import as_planned
+    from clusterforge.render.network.network import render_network
+
     script = L40S / "ansible/roles/cf_network/files/netplan_check.py"
-    rendered = (L40S / "network/netplan/inf001.yaml").read_text(encoding="utf-8")
+    valid = load_valid(REPO / "blueprints/l40s-inference.yaml")
+    analysis = analyse(valid)
+    bound = RenderContext(as_planned(valid, analysis.topo), analysis.topo, analysis.findings)  # bond0 needs names
+    rendered = render_network(bound)["network/netplan/inf001.yaml"]
     both = merged_netplan(tmp_path / "both", ("50-installer.yaml", INSTALLER), ("60-clusterforge-rails.yaml", rendered))
     refused = subprocess.run([sys.executable, str(script), "-"], input=both, capture_output=True, text=True)
     assert refused.returncode == 1

@@ -1,6 +1,7 @@
 """Every gateway the rendered files point at is held by a rendered device or declared external
 (clusterforge/gateways.py): the out-of-band gateway of every BMC and management port, on one leaf or leaf
-pair (one VLAN cannot span pairs), apart from every address handed out."""
+pair (one VLAN cannot span pairs), apart from every address handed out; and the head nodes reach the BMCs
+behind it (CF-ADDR-006)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterator
 
 from .. import codes
 from ..errors import Finding, Severity
-from ..gateways import oob_gateway
+from ..gateways import heads_off_the_oob, oob_gateway
 from .context import CheckContext
 
 
@@ -40,6 +41,20 @@ def check_gateways(ctx: CheckContext) -> Iterator[Finding]:
             path,
             gateway.network,
         )
+    off = heads_off_the_oob(ctx.valid, ctx.topo, gateway)
+    if off:
+        where = f"the site's router {gateway.address}" if gateway.external else "leaves they are not cabled to"
+        yield ctx.finding(
+            codes.HEAD_NODES_OFF_THE_OOB,
+            Severity.WARNING,
+            f"network '{gateway.network}': head nodes {_shown(off)} have no leg on it and no rendered route to it "
+            f"(its gateway is {where}): BCM, Ansible and UFM on them reach no BMC unless the site routes "
+            "between the in-band and out-of-band networks",
+            path,
+            gateway.network,
+            "set uplink_to: <the in-band network> on the out-of-band network (its leaves then route between "
+            "the two), or suppress with the site's routing as the reason",
+        )
     taken = set(ctx.topo.addresses.get(gateway.network, {}).values())
     clash = [h for h in gateway.holders if gateway.own_address(h) in taken]
     if clash:
@@ -52,3 +67,7 @@ def check_gateways(ctx: CheckContext) -> Iterator[Finding]:
             gateway.network,
             "use a larger out-of-band pool",
         )
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (f", ... ({len(names)})" if len(names) > 3 else "")

@@ -48,11 +48,11 @@ def check_interface_names(ctx: CheckContext) -> Iterator[Finding]:
             Severity.WARNING,
             f"node group '{name}' ({group.model} on {group.os}): {len(nodes)} node"
             f"{'s have' if len(nodes) != 1 else ' has'} ports with no known interface name: {_shown(ports)}"
-            f" ({len(ports)} port{'s' if len(ports) != 1 else ''}); netplan keeps their planned names, unmatched",
+            f" ({len(ports)} port{'s' if len(ports) != 1 else ''}); netplan leaves them out until they are bound",
             ("node_groups", index),
             name,
-            "read the nodes with `clusterforge bind` (ip -j link, ibdev2netdev, Ansible facts) and include the file "
-            "it writes",
+            "read the nodes with `clusterforge bind` (ip -j link, ibdev2netdev, Ansible facts), include the file "
+            "it writes and render again",
         )
 
 

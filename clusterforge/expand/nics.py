@@ -65,6 +65,17 @@ def bound_hca(bindings: Bindings, nodes: list[str], server: Server) -> list[str]
     return list(next(iter(seen))) if len(seen) == 1 else None
 
 
+def bound_pci(bindings: Bindings, nodes: list[str], server: Server) -> dict[str, str]:
+    """compute port -> the PCI address `clusterforge bind` read for it, where every node of `nodes` was read
+    and all report the same one (a file per model, as the NCCL topology file is, can hold only that)."""
+    out: dict[str, str] = {}
+    for port in compute_ports(server) if nodes else []:
+        seen = {bound.pci if (bound := bindings.get(node, {}).get(port)) else None for node in nodes}
+        if len(seen) == 1 and (pci := seen.pop()) is not None:
+            out[port] = pci
+    return out
+
+
 def rdma_storage_ports(catalog: Catalog, server: Server) -> list[str]:
     """Port groups other than compute whose NIC is RDMA-capable (a ConnectX or BlueField: NCCL lists their
     RDMA devices too, and uses them unless NCCL_IB_HCA leaves them out)."""

@@ -239,8 +239,11 @@ def topology(state: State, shape: Shape) -> tuple[bool, str]:
 
 
 def nccl_files(state: State, shape: Shape) -> tuple[bool, str]:
+    """Each GPU node's NCCL files are in place, and its nccl.conf's NCCL_IB_HCA names the RDMA devices its
+    compute ports were bound to (never a storage NIC's: every port of the twin is bound, lab.bindings.yaml)."""
     by_group = _yaml(state.out / "ansible/roles/cf_nccl/vars/main.yml").get("cf_nccl_by_group") or {}
-    problems, count = [], 0
+    bindings = _yaml(state.work / "lab.bindings.yaml").get("bindings") or {}
+    problems, count, hca_nodes = [], 0, 0
     for name in state.nodes:
         for entry in (by_group.get(shape.node(name).vars.get("cf_node_group")) or {}).get("files", []):
             want = hashlib.sha256((state.out / entry["src"]).read_bytes()).hexdigest()
@@ -248,7 +251,20 @@ def nccl_files(state: State, shape: Shape) -> tuple[bool, str]:
             count += 1
             if not got or got[0] != want:
                 problems.append(f"{name}: /{entry['dest']} differs or is missing")
-    return not problems, "; ".join(problems) or f"{count} files in place"
+            elif entry["dest"].endswith(("nccl.conf", "rccl.conf")):
+                hca_nodes += 1
+                problems += _hca_problems(name, (state.out / entry["src"]).read_text(), bindings.get(name) or {})
+    return not problems, "; ".join(problems) or f"{count} files in place, NCCL_IB_HCA bound on {hca_nodes} nodes"
+
+
+def _hca_problems(node: str, conf: str, bound: dict[str, Any]) -> list[str]:
+    line = next((line for line in conf.splitlines() if line.startswith("NCCL_IB_HCA=")), None)
+    if line is None:
+        return [f"{node}: NCCL_IB_HCA not set"]
+    devices = {item.split(":")[0] for item in line.removeprefix("NCCL_IB_HCA=").lstrip("=").split(",")}
+    rdma = {str(port.get("rdma")) for port in bound.values() if port.get("rdma")}
+    stray = sorted(devices - rdma)
+    return [f"{node}: NCCL_IB_HCA names {', '.join(stray)}, not bound devices of the node"] if stray else []
 
 
 def gpu_stack(state: State, shape: Shape) -> tuple[bool, str]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..bind import BindError, bind, bindings_yaml, nvidia_port, planned_ports, server_of
 from ..expand.topology import Topology
 from ..ifnames import _bus_ids, _group_of, catalog_name, path_name
+from ..model.nodes import BoundPort
 from ..validate import ValidBlueprint
 from . import network
 
@@ -62,6 +63,24 @@ def plan_devices(valid: ValidBlueprint, topo: Topology, nodes: Sequence[str]) ->
     return out
 
 
+LAB_HARDWARE = "lab: the twin's planned hardware (its veths are named so)"
+"""The source of the bindings the lab renders with before its veths exist."""
+
+
+def as_planned(valid: ValidBlueprint, topo: Topology) -> ValidBlueprint:
+    """The blueprint with every node group's node bound by name to the devices the twin will give it: the
+    render the lab plugs its network from (a real node's netplan leaves unbound ports out, CF-NET-001), and
+    which `bind_twin` replaces, for the twin's nodes, by what their namespaces report."""
+    nodes = [
+        name for name, device in topo.devices.items() if device.kind == "node" and planned_ports(valid, topo, name)
+    ]
+    bindings = {
+        node: {port: BoundPort(name=d.name, pci=d.pci, rdma=d.rdma, source=LAB_HARDWARE) for port, d in ports.items()}
+        for node, ports in plan_devices(valid, topo, nodes).items()
+    }
+    return dataclasses.replace(valid, blueprint=valid.blueprint.model_copy(update={"bindings": bindings}))
+
+
 def capture(devices: dict[str, dict[str, LabDevice]], node_ns: dict[str, str], folder: Path) -> list[Path]:
     """Each node's facts files, from its namespace: `<node>.ip-link.json` and, where it has RDMA ports,
     `<node>.ibdev2netdev.txt`."""
@@ -91,11 +110,17 @@ def capture(devices: dict[str, dict[str, LabDevice]], node_ns: dict[str, str], f
 
 def bind_twin(valid: ValidBlueprint, topo: Topology, files: list[Path], record: Path) -> ValidBlueprint:
     """The blueprint with the twin's nodes bound from their facts files (written to `record` as `bind` would
-    write them); a planned port left unbound is an error: the twin would run on names that do not exist."""
+    write them), the others as the lab planned them (`as_planned`); a planned port of the twin left unbound is
+    an error: the twin would run on names that do not exist."""
     result, names = bind(valid, topo, files)
     unbound = [f"{node}: {', '.join(b.unbound)}" for node, b in sorted(result.items()) if b.unbound]
     if unbound:
         raise BindError(f"ports of the twin not bound from its own facts: {'; '.join(unbound)}")
     bindings = {**valid.blueprint.bindings, **{node: b.ports for node, b in result.items()}}
     record.write_text(bindings_yaml(bindings, names), encoding="utf-8")
-    return dataclasses.replace(valid, blueprint=valid.blueprint.model_copy(update={"bindings": bindings}))
+    # the nodes outside the twin as the lab planned them: every node of a group bound, its nccl.conf gets
+    # NCCL_IB_HCA as a site's does once it has bound all its nodes
+    planned = as_planned(valid, topo).blueprint.bindings
+    return dataclasses.replace(
+        valid, blueprint=valid.blueprint.model_copy(update={"bindings": {**planned, **bindings}})
+    )

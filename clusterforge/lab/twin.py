@@ -136,7 +136,7 @@ def _terminated(_signum: int, _frame: object) -> None:
 def _up(state: State, valid: ValidBlueprint, cache: Path, nodes: int | None, scale: bool, say: Say) -> None:
     with step(state, "render", say):
         topo = analyse(valid).topo
-        shape = _render(state, valid)
+        shape = _render(state, facts.as_planned(valid, topo))
         state.nodes = subset(shape, nodes, scale)
     say(f"twin of {len(state.nodes)} of {len(shape.nodes)} nodes: {', '.join(state.nodes)}")
     with step(state, "node image", say):

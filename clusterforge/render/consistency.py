@@ -31,6 +31,7 @@ import yaml
 from .. import codes
 from ..catalog import Server
 from ..errors import Finding, Severity
+from ..expand.nics import bound_hca, group_nodes
 from ..expand.topology import Topology
 from ..validate import ValidBlueprint
 from . import paths
@@ -355,16 +356,17 @@ def _nccl_problems(
         hcas = [item.split(":")[0] for item in settings.get("NCCL_IB_HCA", "").lstrip("=").split(",") if item]
         if "NCCL_IB_HCA" in entry.group.nccl:  # the architect chose the devices; nothing to derive it from
             continue
-        known = hca_devices(entry.server)[1]
+        members = group_nodes(topo, entry.group.name)
+        known = hca_devices(entry.server)[1] or bound_hca(valid.blueprint.bindings, members, entry.server) is not None
         if "NCCL_IB_HCA" not in settings:
             if known:
-                yield f"{entry.conf}: NCCL_IB_HCA is missing, though the catalog names {entry.group.model}'s devices"
+                model = entry.group.model
+                yield f"{entry.conf}: NCCL_IB_HCA is missing, though {model}'s devices are known (catalog or bindings)"
             continue  # unknown names: no guess is installed, and the topology file is not installed either
         if not known:
             yield f"{entry.conf}: NCCL_IB_HCA is set from guessed device names of {entry.group.model}"
         if len(hcas) != ports:
             yield f"{entry.conf}: NCCL_IB_HCA lists {len(hcas)} devices, {entry.group.model} has {ports} compute ports"
-        members = [n.name for n in topo.nodes() if n.group == entry.group.name]
         if wrong := {n for n in members if (per_host[n].rails if n in per_host else 0) != len(hcas)}:
             wrong = _railed_or_miscounted(topo, wrong, len(hcas))
         if wrong:

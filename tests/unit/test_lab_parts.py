@@ -3,28 +3,48 @@ matrix's expectations, the isolation rules on `ip -j` output, the stub versions 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from helpers import REPO
 
 from clusterforge.lab.checks import OUTSIDE, ping_pairs
+from clusterforge.lab.facts import as_planned
 from clusterforge.lab.network import isolation_problems, plan_network
 from clusterforge.lab.play import read_recap
 from clusterforge.lab.repo import newer_version, pinned_version, stub_units
 from clusterforge.lab.shape import ShapeError, read_shape, subset
 from clusterforge.lab.twin import State
+from clusterforge.pipeline import analyse, load_valid, render_files
 
-INVENTORIES = REPO / "inventories"
+
+@pytest.fixture(scope="module")
+def lab_render(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """An example rendered as the lab renders it first: every node bound to the lab's planned hardware (the
+    golden render leaves unbound ports out of netplan, so its shape has no ports)."""
+    done: dict[str, Path] = {}
+
+    def render(name: str) -> Path:
+        if name not in done:
+            valid = load_valid(REPO / "blueprints" / f"{name}.yaml")
+            out = tmp_path_factory.mktemp(name)
+            for path, text in render_files(as_planned(valid, analyse(valid).topo)).items():
+                (out / path).parent.mkdir(parents=True, exist_ok=True)
+                (out / path).write_text(text, encoding="utf-8")
+            done[name] = out
+        return done[name]
+
+    return render
 
 
-def test_l40s_twin_shape() -> None:
-    shape = read_shape(INVENTORIES / "l40s-inference")
+def test_l40s_twin_shape(lab_render: Callable[[str], Path]) -> None:
+    shape = read_shape(lab_render("l40s-inference"))
     assert shape.inband == "inband"
     node = shape.node("inf001")
     assert node.address == "10.41.0.2" and node.slurmd and not node.controller
     # bond members carry the bond's subnet; rails their own
-    ports = {p.name: (p.address, p.segment) for p in node.ports}
+    ports = {p.key: (p.address, p.segment) for p in node.ports}
     assert ports["eno1"] == (None, "10.41.0.0/24") and ports["eno2"] == (None, "10.41.0.0/24")
     assert ports["ens1"] == ("10.40.0.2/26", "10.40.0.0/26")
     assert node.gpu_files == tuple(f"/dev/nvidia{i}" for i in range(8))
@@ -35,14 +55,14 @@ def test_l40s_twin_shape() -> None:
     )
 
 
-def test_shape_true_subsets() -> None:
-    l40s = read_shape(INVENTORIES / "l40s-inference")
+def test_shape_true_subsets(lab_render: Callable[[str], Path]) -> None:
+    l40s = read_shape(lab_render("l40s-inference"))
     assert subset(l40s, None, True) == ["ctl001", "inf001", "inf002"]
     assert subset(l40s, 5, False) == ["ctl001", "ctl002", "inf001", "inf002", "inf003"]
     assert len(subset(l40s, None, False)) == 10
     with pytest.raises(ShapeError, match="at least 3"):
         subset(l40s, 2, False)
-    nvl72 = read_shape(INVENTORIES / "gb200-nvl72")
+    nvl72 = read_shape(lab_render("gb200-nvl72"))
     names = subset(nvl72, None, True)
     # a whole NVLink domain (one rack of 18 trays), a tray on the other leaves of each rail (rack 2's, a leaf
     # per rack and rail), every group
@@ -53,8 +73,8 @@ def test_shape_true_subsets() -> None:
         assert len({leaf for r, leaf in leaves if r == rail}) >= 2, rail
 
 
-def test_network_plan_keeps_networks_apart() -> None:
-    shape = read_shape(INVENTORIES / "l40s-inference")
+def test_network_plan_keeps_networks_apart(lab_render: Callable[[str], Path]) -> None:
+    shape = read_shape(lab_render("l40s-inference"))
     plan = plan_network(shape, ["ctl001", "inf001", "inf002"], "cflabc")
     assert set(plan.switch_ns) == {"inband", "compute"}
     assert plan.deploy_ns == plan.switch_ns["inband"]
@@ -63,8 +83,8 @@ def test_network_plan_keeps_networks_apart() -> None:
     assert all(len(ns) <= 15 for ns in plan.namespaces)
 
 
-def test_ping_matrix_expectations() -> None:
-    shape = read_shape(INVENTORIES / "l40s-inference")
+def test_ping_matrix_expectations(lab_render: Callable[[str], Path]) -> None:
+    shape = read_shape(lab_render("l40s-inference"))
     state = State(work=Path("/nonexistent"), nodes=["ctl001", "inf001", "inf002"])
     pairs = set(ping_pairs(state, shape))
     assert ("inf001", "10.40.0.3", True) in pairs  # same rail subnet

@@ -30,13 +30,14 @@ comments here never contain '='.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...catalog import GPU, Server
 from ...expand.nics import (
     RDMA_PREFIX,
     bound_hca,
+    bound_pci,
     group_nodes,
     hca_devices,
     pinned_ports,
@@ -94,6 +95,16 @@ class NcclGroup:
         return verified_topology(self.server)
 
 
+@dataclass(frozen=True)
+class NicBindings:
+    """A model's compute NICs as `clusterforge bind` read them on all its nodes (nothing when not bound)."""
+
+    names: list[str] | None = None
+    """RDMA devices in rail order, when every node was read and all report the same."""
+    pci: dict[str, str] = field(default_factory=dict)
+    """port -> PCI address, where every node reports the same."""
+
+
 _group_fabrics = per_topology(Topology.group_fabrics)
 """Node group -> its networks, once per topology: nccl_groups is asked three times a render, and each time
 the answer walks every link."""
@@ -129,7 +140,8 @@ def render_nccl(ctx: RenderContext) -> dict[str, str]:
     for entry in nccl_groups(ctx.valid, ctx.topo):
         model = entry.group.model
         if entry.topology is not None and model not in topologies:
-            topologies[model] = topology_model(ctx.valid.blueprint.name, model, entry.server)
+            bound = _model_bindings(ctx, model, entry.server)
+            topologies[model] = topology_model(ctx.valid.blueprint.name, model, entry.server, bound)
         files[entry.conf] = ctx.render("nccl/nccl.conf.j2", conf_model(ctx, entry, topologies.get(model)))
     for model, topo in sorted(topologies.items()):
         files[paths.nccl_topology(model)] = ctx.render("nccl/topology.xml.j2", topo)
@@ -138,6 +150,14 @@ def render_nccl(ctx: RenderContext) -> dict[str, str]:
             rules = udev_model(ctx.valid.blueprint.name, entry.group.model, entry.server)
             files[paths.udev_rails(entry.group.model)] = ctx.render("nccl/udev.rules.j2", rules)
     return files
+
+
+def _model_bindings(ctx: RenderContext, model: str, server: Server) -> NicBindings:
+    """What `clusterforge bind` read for the model's compute ports on every node of the model: the RDMA
+    device names (when every node was read and all agree) and each port's PCI address (where all agree)."""
+    nodes = [n for g in ctx.valid.blueprint.node_groups if g.model == model for n in group_nodes(ctx.topo, g.name)]
+    bindings = ctx.valid.blueprint.bindings
+    return NicBindings(bound_hca(bindings, nodes, server), bound_pci(bindings, nodes, server))
 
 
 # --- nccl.conf ----------------------------------------------------------------------------------------
@@ -314,11 +334,15 @@ def verified_topology(server: Server) -> bool:
     return real_bus_ids(server) and hca_devices(server)[1]
 
 
-def topology_model(blueprint: str, model: str, server: Server) -> dict[str, Any]:
-    """CPUs, PCIe switches, GPUs and NICs of one server model, as attribute strings in NCCL's order."""
+def topology_model(blueprint: str, model: str, server: Server, bound: NicBindings | None = None) -> dict[str, Any]:
+    """CPUs, PCIe switches, GPUs and NICs of one server model, as attribute strings in NCCL's order; NIC
+    names and PCI addresses as the nodes reported them where they were bound (`bound`)."""
     assert server.pcie is not None
+    bound = bound or NicBindings()
     compute = [(f"{g.name}{i}", g) for g in server.port_groups("compute") for i in range(1, g.count + 1)]
-    devices, _ = hca_devices(server)  # catalog names, or the udev-pinned ones
+    devices, known = hca_devices(server)  # catalog names, or the udev-pinned ones
+    if not known and bound.names is not None:
+        devices = bound.names
     device_of = {port: devices[k] for k, (port, _) in enumerate(compute)}
     group_of = dict(compute)
     # NCCL numbers net devices in the order the verbs library lists them, which is by device name
@@ -343,7 +367,7 @@ def topology_model(blueprint: str, model: str, server: Server) -> dict[str, Any]
         for j, port in enumerate(switch.nics):
             if port not in device_of:
                 continue  # a storage or in-band port behind the switch: not an NCCL device
-            bus_id = switch.nic_bus_ids[j] if switch.nic_bus_ids else None
+            bus_id = bound.pci.get(port) or (switch.nic_bus_ids[j] if switch.nic_bus_ids else None)
             if bus_id is None:
                 placeholders += 1
                 bus_id = f"{PLACEHOLDER_DOMAIN}:{0x80 + list(device_of).index(port):02x}:00.0"
@@ -371,6 +395,7 @@ def topology_model(blueprint: str, model: str, server: Server) -> dict[str, Any]
         "model": model,
         "verified": verified_topology(server),
         "placeholders": placeholders,
+        "bound": (len(bound.names) if bound.names is not None and not known else 0, len(bound.pci)),
         "cpus": [
             {"attrs": _attrs({"numaid": str(socket), **cpu}), "switches": switches}
             for socket, switches in sorted(sockets.items())

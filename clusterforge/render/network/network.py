@@ -16,7 +16,10 @@ address) keep a host's interfaces from answering for each other.
 
 Every port is matched to the interface the node has (clusterforge/ifnames.py): by name where the catalog
 gives or derives it (`match: {name: ibp24s0}`), by MAC with `set-name` where `clusterforge bind` read the
-node. A port with no known name is left out, listed in a comment at the top (finding CF-NET-001).
+node. A port with no known name is not configured: it is listed in a comment at the top (finding CF-NET-001)
+and left out of the file, and so is a bond none of whose members has a known name, until `clusterforge bind`
+reads the node. netplan takes an unmatched key as the interface's name, so writing the planned name ('ib1')
+would configure an interface no Supermicro or GB200 node has, as if it were real.
 """
 
 from __future__ import annotations
@@ -33,9 +36,6 @@ from ...validate import ValidBlueprint
 from .. import paths
 from ..addresses import topology_address_texts
 from ..context import RenderContext, per_topology
-
-PLANNED = "planned"
-"""A PortDevice source: the port keeps its planned name (no known name, CF-NET-001)."""
 
 ARP_SYSCTLS = {"net.ipv4.conf.all.arp_ignore": 1, "net.ipv4.conf.all.arp_announce": 2}
 BOND_PARAMETERS = {
@@ -160,8 +160,6 @@ class _RailTexts:
 def match_lines(device: PortDevice, indent: str = "      ") -> list[str]:
     """netplan's match (and set-name) for a port: by MAC with set-name where the node was read (an IPoIB
     port's 20-octet hardware address is no stable match: by name), else by the name the catalog gives."""
-    if device.source == PLANNED:  # no known name: the planned one, unmatched, as CF-NET-001 warns
-        return []
     if device.mac is not None and len(device.mac) == 17:
         mac, name = json.dumps(device.mac), json.dumps(device.name)
         return [f"{indent}match: {{macaddress: {mac}}}", f"{indent}set-name: {name}"]
@@ -264,20 +262,23 @@ def _unnamed(network: NodeNetwork, devices: dict[str, PortDevice]) -> list[str]:
     return missing + [m for bond in network.bonds for m in bond.members if m not in devices]
 
 
+UNBOUND_HEADER = "# NOT CONFIGURED, INTERFACE NAME NOT KNOWN: "
+"""The first words of the comment that lists a node's ports left out of its netplan (CF-NET-001)."""
+
+
 def _unnamed_lines(missing: list[str], node: str) -> list[str]:
     if not missing:
         return []
     return [
-        f"# NAMES AS PLANNED, NOT KNOWN: {', '.join(missing)}: no interface name is known for these ports of",
-        f"# {node} (the catalog neither quotes nor derives one for its model and OS), so they keep their planned",
-        "# names, which the node may not give them: run `clusterforge bind` on the node's facts and include the",
-        "# file it writes (CF-NET-001)",
+        f"{UNBOUND_HEADER}{', '.join(missing)}: no interface name is known for these ports of",
+        f"# {node} (the catalog neither quotes nor derives one for its model and OS), so this file does not",
+        "# configure them (nor a bond of only such ports): run `clusterforge bind` on the node's facts, include",
+        "# the file it writes and render again (CF-NET-001)",
     ]
 
 
-def _netplan(texts: _RailTexts, node: str, network: NodeNetwork, named: dict[str, PortDevice]) -> str:
-    missing = _unnamed(network, named)
-    devices = {**{port: PortDevice(port, port, PLANNED) for port in missing}, **named}
+def _netplan(texts: _RailTexts, node: str, network: NodeNetwork, devices: dict[str, PortDevice]) -> str:
+    missing = _unnamed(network, devices)
     lines = [
         f"# clusterforge: network of {node}: rail interfaces (one subnet per rail) and storage and in-band "
         f"bonds; installed as {paths.NETPLAN_RAILS_INSTALLED}",
@@ -294,9 +295,8 @@ def _netplan(texts: _RailTexts, node: str, network: NodeNetwork, named: dict[str
     members = [m for bond in bonded for m in bond.members]
     if rails or members or single:
         lines += ["  ethernets:", *rails]
-    for member in members:  # a member with nothing to match is an empty mapping (netplan refuses a null)
-        matched = match_lines(devices[member])
-        lines += [f"    {json.dumps(member)}:{'' if matched else ' {}'}", *matched]
+    for member in members:
+        lines += [f"    {json.dumps(member)}:", *match_lines(devices[member])]
     for bond in single:  # one port: no bond, the address on the port itself
         lines += [
             f"    {json.dumps(bond.members[0])}:",
