@@ -33,9 +33,19 @@ TRTLLM_PERF_OVERVIEW = (
 )
 H200_LAUNCH = (
     'TensorRT-LLM "H200 achieves nearly 12,000 tokens/sec on Llama2-13B" (v0.5.0), table "H200 FP8 Max '
-    'throughput" as released, https://github.com/NVIDIA/TensorRT-LLM/blob/release/0.5.0/docs/source/blogs/'
-    "H200launch.md (a later revision on main gives the rows per GPU and with other TP: 64 / TP1 / 2048 / 128 at 341 "
-    "per GPU, which the model meets as well with the v0.5 kernel, 1.15)"
+    'throughput" in its revised form (out tok/s/GPU), https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/'
+    "blogs/H200launch.md; the text released with v0.5.0 (release/0.5.0) gave the batch-64 2048/128 row at TP2 (682 "
+    "tok/s) and the batch-512 128/2048 row at TP4 (6,616), the same per-GPU figures at twice the TP; the revision's TP1 "
+    "and TP2 are the ones its footnote (largest batch by power of 2 on the TP) and v0.8.0's H200 table agree with"
+)
+TRTLLM_V08 = (
+    'TensorRT-LLM "Performance of TensorRT-LLM" (v0.8.0), "Peak Throughput", "H200 GPUs (FP8)", LLaMA 70B: static '
+    "batches (gptSessionBenchmark), XQA on (TRTLLM_ENABLE_XQA=1), FP8 weights and KV cache (kv_cache_quant_algo FP8), "
+    "https://github.com/NVIDIA/TensorRT-LLM/blob/v0.8.0/docs/source/performance.md"
+)
+TRTLLM_V05 = (
+    'TensorRT-LLM "Performance of TensorRT-LLM" (v0.5.0), "High Throughput", "H100 GPUs (FP8)", LLaMA 70B, batch 64, '
+    "TP4 (out tok/s), https://github.com/NVIDIA/TensorRT-LLM/blob/release/0.5.0/docs/source/performance.md"
 )
 XQA_BLOG = (
     'TensorRT-LLM "New XQA-kernel provides 2.4x more Llama-70B throughput within the same latency budget", table '
@@ -238,15 +248,17 @@ def _perf(model: str, server: str, tp: int, isl: int, osl: int) -> Callable[[], 
     return lambda: serving({"model": model, "gpus_per_replica": tp}, isl, osl, server).tokens_per_s_replica
 
 
-def _llama2_70b(batch: int, tp: int, isl: int, osl: int, **fields: Any) -> Callable[[], float]:
-    fields |= {"shape": LLAMA2_70B, "gpus_per_replica": tp, "concurrent_requests": batch}
-    return lambda: serving(fields, isl, osl).tokens_per_s_replica
+def _llama2_70b(batch: int, tp: int, isl: int, osl: int, server: str = "nvidia/dgx-h200", **fields: Any) -> Callable[[], float]:
+    """A static batch (TensorRT-LLM's gptSessionBenchmark before v0.9's in-flight benchmarks): `batch` prompts
+    prefilled in one pass, then their output steps together."""
+    fields |= {"shape": LLAMA2_70B, "gpus_per_replica": tp, "concurrent_requests": batch, "max_num_tokens": batch * isl}
+    return lambda: serving(fields, isl, osl, server).tokens_per_s_replica
 
 
-def _launch(batch: int, tp: int, isl: int, osl: int) -> Callable[[], float]:
+def _launch(batch: int, tp: int, isl: int, osl: int, server: str = "nvidia/dgx-h200") -> Callable[[], float]:
     """TensorRT-LLM v0.5 had no grouped-query decode kernel (XQA came with v0.7/v0.8): its masked MHA kernel ran
     one thread block per query head."""
-    return _llama2_70b(batch, tp, isl, osl, attention_kernel="per-query-head")
+    return _llama2_70b(batch, tp, isl, osl, server, attention_kernel="per-query-head")
 
 
 def _xqa(kernel: str) -> Callable[[], float]:
@@ -286,16 +298,11 @@ LOW_LATENCY = {
 }
 """TensorRT-LLM v0.5 "Low Latency" tables, "H100 GPUs (FP8)" and "L40S GPUs (FP8)": (model, shape, TP, input tokens,
 first-token latency in ms). The "A100 GPUs (FP16)" table is not used (docs/workloads.md says why)."""
-V05_PREFILL = (
-    "with the v0.5 kernel the model gives 503 tokens/s (1.36; 598 with a grouped kernel, 1.14): of its 16.3 s per "
-    "batch, 11.4 s are the 64 prefills, each charged the fixed 12.3 ms of its 80 layers and 5.7 ms of all-reduce "
-    "latency, which v0.5's static batch pays once for all 64 prompts (1.26 were they shared); and TP2 measured 341 "
-    "tokens/s per GPU against TP1's 303 in row 14, where the model gives TP2 less per GPU than TP1 (251 and 274)"
-)
 XQA_DECODE = (
     "the model's decode step of 192 sessions on one H200 takes {model} where the measurement implies {measured}; the "
-    "kernel term moves the model by 3.2x where the two releases differ by 2.4x, but neither release's large-batch "
-    "decode on one GPU is explained (the v1.0 rows 1-5 at TP1 are within 25%)"
+    "same blog's 128/4096 row (batch 96, memory bound) is as far off (0.55), while v0.8.0's H200 rows two months later "
+    "(same model, XQA, FP8 KV cache, static batches; rows 39-42) are within 25%: what v0.7a's single-GPU decode lost is "
+    "not a term of the model"
 )
 PERF = "TensorRT-LLM perf overview v1.0"
 LAUNCH = "TensorRT-LLM H200 launch note (v0.5), H200 FP8 max throughput"
@@ -344,13 +351,12 @@ def _cases() -> list[Case]:
             "tokens/s",
             "measured",
             _launch(batch, tp, isl, osl),
-            outside=V05_PREFILL if (batch, tp) == (64, 2) else "",
         )
         for batch, tp, isl, osl, value in [
             (512, 1, 128, 128, 3014),
-            (64, 2, 2048, 128, 682),
+            (64, 1, 2048, 128, 341),
             (32, 1, 2048, 128, 303),
-            (512, 4, 128, 2048, 6616),
+            (512, 2, 128, 2048, 2 * 1654),
         ]
     ]
     cases += [
@@ -466,6 +472,35 @@ def _cases() -> list[Case]:
     ]
     cases += [
         Case(
+            TRTLLM_V08,
+            "TensorRT-LLM v0.8.0 peak throughput, H200 FP8",
+            f"LLaMA 70B, batch {batch}, TP{tp}, {isl}/{osl}",
+            value,
+            "tokens/s",
+            "measured",
+            _llama2_70b(batch, tp, isl, osl),
+        )
+        for batch, tp, isl, osl, value in [
+            (512, 1, 128, 128, 3844),
+            (512, 2, 128, 2048, 2 * 4008),
+            (64, 1, 2048, 128, 421),
+            (64, 1, 2048, 2048, 1461),
+        ]
+    ]
+    cases += [
+        Case(
+            TRTLLM_V05,
+            "TensorRT-LLM v0.5.0 high throughput, H100 FP8",
+            f"LLaMA 70B, batch 64, TP4, {isl}/{osl}",
+            value,
+            "tokens/s",
+            "measured",
+            _launch(64, 4, isl, osl, "nvidia/dgx-h100"),
+        )
+        for isl, osl, value in [(128, 128, 3317), (128, 2048, 2616), (2048, 128, 843), (2048, 2048, 1583)]
+    ]
+    cases += [
+        Case(
             XQA_BLOG,
             "TensorRT-LLM XQA blog, Llama 2 70B, H200 TP1, batch 192, 128/2048",
             what,
@@ -476,8 +511,8 @@ def _cases() -> list[Case]:
             outside=XQA_DECODE.format(model=model, measured=measured),
         )
         for what, value, kernel, model, measured in [
-            ("v0.6a, masked MHA (per-query-head)", 1227, "per-query-head", "93.5 ms", "156 ms"),
-            ("v0.7a, XQA (grouped)", 2941, "grouped", "27.4 ms", "65 ms"),
+            ("v0.6a, masked MHA (per-query-head)", 1227, "per-query-head", "102 ms", "156 ms"),
+            ("v0.7a, XQA (grouped)", 2941, "grouped", "36.2 ms", "65 ms"),
         ]
     ]
     return cases

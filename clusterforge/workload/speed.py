@@ -328,21 +328,32 @@ def _handoffs_s(r: _Replica, shape: Shape, tokens: float) -> float:
     return (r.pp - 1) * tokens * shape.dims.hidden * ACTIVATION_BYTES / (r.pp_gbs * 1e9)
 
 
-def _prefill(service: InferenceService, shape: Shape, r: _Replica, prompt: int) -> tuple[float, float]:
-    """(compute, communication) seconds of one prompt: its FLOPs on one stage's GPUs (a prompt passes the stages
-    in turn), or reading the weights once where that takes longer (short prompts), plus the fixed time of each
-    layer it passes (PREFILL_LAYER_S); the all-reduces and all-to-alls of its uncached tokens through all layers,
-    the hand-offs."""
+def _prefill(
+    service: InferenceService, shape: Shape, r: _Replica, prompt: int, prompts: int = 1
+) -> tuple[float, float]:
+    """(compute, communication) seconds of one forward pass over `prompts` prompts together: their FLOPs on one
+    stage's GPUs (a prompt passes the stages in turn), or reading the weights once where that takes longer (short
+    prompts), plus the fixed time of each layer the pass goes through (PREFILL_LAYER_S); the all-reduces and
+    all-to-alls of their uncached tokens through all layers, the hand-offs. The weights, the fixed time and each
+    all-reduce's latency are paid once per pass, whatever the prompts it carries."""
     cached = prompt * service.prefix_cache_hit_rate
-    new = prompt - cached
+    new = (prompt - cached) * prompts
     stage_gpus = r.gpus / r.pp
     # a short prompt is bound by reading the weights once, as a decode step is (the roofline's other side)
     weights = weights_read_per_step(service, shape, new) / (stage_gpus * r.bandwidth)
     fixed = 0.0 if shape.dims is None else shape.dims.layers * PREFILL_LAYER_S
-    compute = max(prefill_flops(shape, prompt, cached) / (stage_gpus * r.peak), weights) + fixed
+    flops = prefill_flops(shape, prompt, cached) * prompts
+    compute = max(flops / (stage_gpus * r.peak), weights) + fixed
     comm = tensor_parallel_allreduce_s(shape, new, r.tp, r.tp_gbs, in_network=r.tp_in_network)
     comm += expert_alltoall_s(shape, new, r.ep, r.ep_gbs)
     return compute, comm + _handoffs_s(r, shape, new)
+
+
+def prompts_per_pass(service: InferenceService, prompt: int, concurrency: int) -> int:
+    """Prompts one prefill pass carries: as many whole prompts as `max_num_tokens` holds (at least one, at most the
+    sessions of the replica)."""
+    new = max(1, round(prompt * (1 - service.prefix_cache_hit_rate)))
+    return max(1, min(concurrency, service.max_num_tokens // new))
 
 
 def kv_reads_per_value(service: InferenceService, shape: Shape, memory: InferenceMemory) -> float:
@@ -361,26 +372,29 @@ def _decode_step(
     service: InferenceService, shape: Shape, r: _Replica, memory: InferenceMemory, context: float
 ) -> tuple[float, float, bool]:
     """(step, communication, memory bound) of one verification step of all sessions. The B sessions run as p
-    micro batches of B/p, one per stage at a time: each stage reads its 1/p of the weights and of the micro
-    batch's KV cache, or computes 2*A/p FLOPs per token, whichever is longer, then all-reduces; a token passes
-    all p stages. Speculative decoding verifies gamma + 1 tokens per session and runs gamma draft steps."""
+    micro batches of B/p, one per stage at a time: each stage runs its GEMMs, which read its 1/p of the weights or
+    compute 2*A/p FLOPs per token, whichever is longer, then its attention kernels, which read the micro batch's KV
+    cache, then all-reduces; a token passes all p stages. The roofline bounds each kernel, not the step: the
+    attention kernel runs between the QKV and output projections and cannot hide behind their FLOPs. Speculative
+    decoding verifies gamma + 1 tokens per session and runs gamma draft steps."""
     c = max(memory.concurrency, 1)
     micro = c / r.pp
     stage_gpus = r.gpus / r.pp
     verify = service.speculative.draft_tokens + 1 if service.speculative else 1
     kv = (memory.kv_per_token or 0.0) * kv_reads_per_value(service, shape, memory) * micro * context
-    memory_s = (weights_read_per_step(service, shape, micro * verify) + kv) / r.pp / (stage_gpus * r.bandwidth)
-    compute_s = 2 * shape.active_params * micro * verify / r.pp / (stage_gpus * r.peak)
+    weights_s = weights_read_per_step(service, shape, micro * verify) / r.pp / (stage_gpus * r.bandwidth)
+    attention_s = kv / r.pp / (stage_gpus * r.bandwidth)
+    gemm_flops_s = 2 * shape.active_params * micro * verify / r.pp / (stage_gpus * r.peak)
     layers = None if shape.dims is None else shape.dims.layers / r.pp
     comm = tensor_parallel_allreduce_s(shape, micro * verify, r.tp, r.tp_gbs, layers, r.tp_in_network)
     comm += expert_alltoall_s(shape, micro * verify, r.ep, r.ep_gbs, layers)
-    stage = max(memory_s, compute_s) + comm
+    stage = max(weights_s, gemm_flops_s) + attention_s + comm
     step = r.pp * stage + _handoffs_s(r, shape, micro * verify)
     if service.speculative is not None:
         draft = service.speculative.draft_params_b * 1e9
         draft_s = max(draft * BYTES[service.precision] / (r.gpus * r.bandwidth), 2 * draft * c / (r.gpus * r.peak))
         step += service.speculative.draft_tokens * draft_s
-    return step, r.pp * comm, memory_s >= compute_s
+    return step, r.pp * comm, weights_s + attention_s >= gemm_flops_s
 
 
 def inference_speed(service: InferenceService, shape: Shape, hw: Hardware, memory: InferenceMemory) -> InferenceSpeed:
@@ -397,7 +411,9 @@ def inference_speed(service: InferenceService, shape: Shape, hw: Hardware, memor
         comm += (memory.kv_per_token or 0.0) * prompt / (pool * hw.tensor_parallel_link(pool + r.gpus)[1] * 1e9)
     else:
         compute, comm = _prefill(service, shape, r, prompt)
-        busy = (compute + comm) / r.pp
+        k = prompts_per_pass(service, prompt, max(memory.concurrency, 1))
+        batch_compute, batch_comm = _prefill(service, shape, r, prompt, k)
+        busy = (batch_compute + batch_comm) / k / r.pp
     worst, decode_comm, bound = _decode_step(service, shape, r, memory, service.context_tokens)
     average, _, _ = _decode_step(service, shape, r, memory, prompt + output / 2)
     return InferenceSpeed(
