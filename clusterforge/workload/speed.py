@@ -232,6 +232,15 @@ TensorRT-LLM" (v0.5 data), "Low Latency", H100 FP8, batch 1, first-token latency
 80% of 3.35 TB/s takes 2.26 ms and 2.51 ms: the 9.23 ms left over their 28 + 32 layers is 153.8 us each."""
 
 
+DECODE_LAYER_S = 64.7e-6
+"""Fixed time of each layer in a decode step whose kernels are launched one by one, not replayed as a CUDA graph
+(TensorRT-LLM's GptSession, which ran gptSessionBenchmark's static-batch tables up to v0.8, leaves cuda_graph_mode
+off by default). Derived from a published measurement: TensorRT-LLM "Performance of TensorRT-LLM" (v0.5.0), "High
+Throughput", H100 FP8, batch 64, 128 in / 2,048 out on one GPU: GPT-J 6B 6,179 and LLaMA 7B 5,367 tokens/s, 21.21 s
+and 24.42 s a batch, where the prompts' pass and 2,048 steps reading weights and KV cache at 80% of 3.35 TB/s take
+17.65 s and 20.04 s: the 7.95 s left over 2,048 x (28 + 32) layer steps is 64.7 us each."""
+
+
 NVLS_BUFFER_SHARE = 370 / 275
 """An all-reduce reduced in the NVLink switches (NVLS) takes as long as moving 1.35 times its buffer at NCCL's
 effective NVLink rate. Each GPU sends its buffer into the switch once and receives the reduced result once
@@ -388,7 +397,8 @@ def _decode_step(
     layers = None if shape.dims is None else shape.dims.layers / r.pp
     comm = tensor_parallel_allreduce_s(shape, micro * verify, r.tp, r.tp_gbs, layers, r.tp_in_network)
     comm += expert_alltoall_s(shape, micro * verify, r.ep, r.ep_gbs, layers)
-    stage = max(weights_s, gemm_flops_s) + attention_s + comm
+    launches = 0.0 if service.decode_cuda_graphs or layers is None else layers * DECODE_LAYER_S
+    stage = max(weights_s, gemm_flops_s) + attention_s + launches + comm
     step = r.pp * stage + _handoffs_s(r, shape, micro * verify)
     if service.speculative is not None:
         draft = service.speculative.draft_params_b * 1e9

@@ -18,7 +18,7 @@ from workload_cases import (
 )
 
 from clusterforge.model import InferenceService
-from clusterforge.workload.speed import ALLREDUCE_LATENCY_S, PREFILL_LAYER_S
+from clusterforge.workload.speed import ALLREDUCE_LATENCY_S, DECODE_LAYER_S, PREFILL_LAYER_S
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{n}-{c.what}" for n, c in enumerate(CASES, start=1)])
@@ -114,3 +114,31 @@ def test_prompts_prefilled_together_share_the_pass() -> None:
     flops = 2 * 68.98e9 * 8192 + 2 * 80 * 64 * 128**2 * 8192
     assert together.prefill_busy_s == pytest.approx((flops / (0.5 * 1978.9e12) + 80 * PREFILL_LAYER_S) / 64, rel=1e-3)
     assert together.ttft_s == alone.ttft_s  # the time to first token is still one prompt's alone
+
+
+def test_decode_layer_time_is_derived_from_the_single_gpu_128_2048_rows() -> None:
+    # TensorRT-LLM v0.5.0 high throughput, H100 FP8, batch 64, 128 in / 2,048 out on one GPU (static batches,
+    # GptSession without CUDA graphs): GPT-J 6B 6,179 and LLaMA 7B 5,367 tokens/s, 64 x 2,048 / those = 21.21 s and
+    # 24.42 s a batch. By hand, each step reads the weights (6.05 GB, 6.738 GB) and 64 sessions' KV at 128 + 1,024
+    # tokens (GPT-J 2 x 28 x 16 x 256 = 229,376 bytes a token, LLaMA 7B 2 x 32 x 32 x 128 = 262,144) at 80% of
+    # 3.35 TB/s: 8.568 and 9.726 ms; the prompts' pass of 64 x 128 tokens at 50% of 1,978.9 TFLOPS plus the layers'
+    # fixed prefill time takes 0.105 and 0.117 s. The 7.95 s left over 2,048 x (28 + 32) layer steps: 64.7 us each.
+    bandwidth = 0.8 * 3.35e12
+    gptj_step = (6.05e9 + 64 * 1152 * 229_376) / bandwidth
+    llama_step = (6.738e9 + 64 * 1152 * 262_144) / bandwidth
+    assert gptj_step * 1e3 == pytest.approx(8.568, abs=0.001) and llama_step * 1e3 == pytest.approx(9.726, abs=0.001)
+
+    def pass_s(params: float, layers: int, width: int) -> float:
+        return (2 * params * 8192 + 2 * layers * 64 * 128**2 * width) / (0.5 * 1978.9e12) + layers * PREFILL_LAYER_S
+
+    measured = 64 * 2048 / 6179 + 64 * 2048 / 5367
+    modelled = pass_s(6.05e9, 28, 4096) + 2048 * gptj_step + pass_s(6.738e9, 32, 4096) + 2048 * llama_step
+    assert (measured - modelled) / (2048 * 60) == pytest.approx(DECODE_LAYER_S, rel=2e-3)
+
+
+def test_a_step_launched_kernel_by_kernel_pays_each_layers_fixed_time() -> None:
+    # Llama 2 70B fp8 on one H200, 192 sessions: the same step as with CUDA graphs plus 80 x 64.7 us = 5.18 ms
+    fields = {"shape": LLAMA2_70B, "gpus_per_replica": 1, "concurrent_requests": 192, "memory_headroom": 0.02}
+    graphs = serving(fields, 128, 2048).decode_step_avg_s
+    launched = serving(fields | {"decode_cuda_graphs": False}, 128, 2048).decode_step_avg_s
+    assert launched - graphs == pytest.approx(80 * DECODE_LAYER_S, rel=1e-9)
