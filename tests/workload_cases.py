@@ -35,8 +35,8 @@ H200_LAUNCH = (
     'TensorRT-LLM "H200 achieves nearly 12,000 tokens/sec on Llama2-13B" (v0.5.0), table "H200 FP8 Max '
     'throughput" in its revised form (out tok/s/GPU), https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/'
     "blogs/H200launch.md; the text released with v0.5.0 (release/0.5.0) gave the batch-64 2048/128 row at TP2 (682 "
-    "tok/s) and the batch-512 128/2048 row at TP4 (6,616), the same per-GPU figures at twice the TP; the revision's TP1 "
-    "and TP2 are the ones its footnote (largest batch by power of 2 on the TP) and v0.8.0's H200 table agree with"
+    "tok/s) and the batch-512 128/2048 row at TP4 (6,616), the same per-GPU figures at twice the TP; the revision's "
+    "TP1 and TP2 are the ones its footnote (largest batch by power of 2 on the TP) and v0.8.0's H200 table agree with"
 )
 TRTLLM_V08 = (
     'TensorRT-LLM "Performance of TensorRT-LLM" (v0.8.0), "Peak Throughput", "H200 GPUs (FP8)" and "H100 GPUs (FP8)" '
@@ -305,8 +305,8 @@ first-token latency in ms). The "A100 GPUs (FP16)" table is not used (docs/workl
 XQA_DECODE = (
     "the model's decode step of 192 sessions on one H200 takes {model} where the measurement implies {measured}; the "
     "same blog's 128/4096 row (batch 96, memory bound) is as far off (0.66), while the v0.8.0 tables two months later "
-    "(same model and GPU, XQA, FP8 KV cache, static batches) are within 25%: what v0.7a's single-GPU decode lost is not "
-    "a term of the model"
+    "(same model and GPU, XQA, FP8 KV cache, static batches) are within 25%: what v0.7a's single-GPU decode lost is "
+    "not a term of the model"
 )
 PERF = "TensorRT-LLM perf overview v1.0"
 LAUNCH = "TensorRT-LLM H200 launch note (v0.5), H200 FP8 max throughput"

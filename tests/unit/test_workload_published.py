@@ -84,11 +84,15 @@ def test_a_per_query_head_kernel_reads_the_kv_cache_once_per_query_head() -> Non
     kv = 8 * 512 * 1152 * 163_840
     gemms = 2 * 68.98e9 * 512 / (4 * 0.5 * 1978.9e12)
     assert kv / 1e9 == pytest.approx(773.1, abs=0.1) and per_head.decode_memory_bound
-    assert per_head.decode_step_avg_s == pytest.approx(gemms + kv / (4 * 0.8 * 4.8e12) + per_head.decode_comm_s, rel=1e-3)
+    assert per_head.decode_step_avg_s == pytest.approx(
+        gemms + kv / (4 * 0.8 * 4.8e12) + per_head.decode_comm_s, rel=1e-3
+    )
     # a grouped kernel reads it once: 96.6 GB, 6.3 ms after the same GEMMs
     grouped = serving(fields, 128, 2048)
     assert not grouped.decode_memory_bound
-    assert grouped.decode_step_avg_s == pytest.approx(gemms + kv / 8 / (4 * 0.8 * 4.8e12) + grouped.decode_comm_s, rel=1e-3)
+    assert grouped.decode_step_avg_s == pytest.approx(
+        gemms + kv / 8 / (4 * 0.8 * 4.8e12) + grouped.decode_comm_s, rel=1e-3
+    )
 
 
 def test_the_attention_kernel_cannot_hide_behind_the_gemms() -> None:
