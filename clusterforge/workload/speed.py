@@ -412,18 +412,17 @@ def inference_speed(service: InferenceService, shape: Shape, hw: Hardware, memor
     prompt, output = service.lengths
     per_step = speculative_tokens(service)
     pool = service.prefill_gpus or 0
+    k = prompts_per_pass(service, prompt, max(memory.concurrency, 1))
     if pool:
         # the prefill pool: its GPUs in tensor parallel, one stage; then the prompt's KV cache crosses to the
         # decode GPUs at the link both pools span, each prefill GPU sending its share
         pool_replica = _replica(service.model_copy(update={"pipeline_parallel": 1, "expert_parallel": 1}), hw, pool)
         compute, comm = _prefill(service, shape, pool_replica, prompt)
-        busy = compute + comm
+        busy = sum(_prefill(service, shape, pool_replica, prompt, k)) / k
         comm += (memory.kv_per_token or 0.0) * prompt / (pool * hw.tensor_parallel_link(pool + r.gpus)[1] * 1e9)
     else:
         compute, comm = _prefill(service, shape, r, prompt)
-        k = prompts_per_pass(service, prompt, max(memory.concurrency, 1))
-        batch_compute, batch_comm = _prefill(service, shape, r, prompt, k)
-        busy = (batch_compute + batch_comm) / k / r.pp
+        busy = sum(_prefill(service, shape, r, prompt, k)) / k / r.pp
     worst, decode_comm, bound = _decode_step(service, shape, r, memory, service.context_tokens)
     average, _, _ = _decode_step(service, shape, r, memory, prompt + output / 2)
     return InferenceSpeed(
