@@ -186,6 +186,15 @@ class InferenceService(WorkloadBase):
     context when neither is given."""
     concurrent_requests: Count = 1
     """Requests in flight per replica at peak."""
+    max_num_tokens: Tokens = 8192
+    """Tokens one forward pass of the serving engine carries (TensorRT-LLM's `max_num_tokens`, 8192 by default;
+    vLLM's `max_num_batched_tokens`): prompts are prefilled as many at a time as it holds, sharing the pass's weight
+    read, fixed time per layer and all-reduce latencies. A static batch (TensorRT-LLM's gptSessionBenchmark)
+    prefills all its prompts in one pass: sessions x prompt tokens."""
+    decode_cuda_graphs: bool = True
+    """The engine replays each decode step as a CUDA graph (TensorRT-LLM's decode CUDA graphs, vLLM's default); false
+    for one that launches a step's kernels one by one, paying a fixed time per layer (TensorRT-LLM's GptSession,
+    whose cuda_graph_mode is off by default: its static-batch benchmarks up to v0.8)."""
     prefill_mfu: Share = 0.5
     """Utilisation of peak FLOPS while a prompt is processed (prefill is compute bound); the default lies between
     what TensorRT-LLM reached at 2,048 tokens on one H100 (GPT-J 6B 53%, LLaMA 7B 47%; docs/workloads.md)."""

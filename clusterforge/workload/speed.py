@@ -232,6 +232,15 @@ TensorRT-LLM" (v0.5 data), "Low Latency", H100 FP8, batch 1, first-token latency
 80% of 3.35 TB/s takes 2.26 ms and 2.51 ms: the 9.23 ms left over their 28 + 32 layers is 153.8 us each."""
 
 
+DECODE_LAYER_S = 64.7e-6
+"""Fixed time of each layer in a decode step whose kernels are launched one by one, not replayed as a CUDA graph
+(TensorRT-LLM's GptSession, which ran gptSessionBenchmark's static-batch tables up to v0.8, leaves cuda_graph_mode
+off by default). Derived from a published measurement: TensorRT-LLM "Performance of TensorRT-LLM" (v0.5.0), "High
+Throughput", H100 FP8, batch 64, 128 in / 2,048 out on one GPU: GPT-J 6B 6,179 and LLaMA 7B 5,367 tokens/s, 21.21 s
+and 24.42 s a batch, where the prompts' pass and 2,048 steps reading weights and KV cache at 80% of 3.35 TB/s take
+17.65 s and 20.04 s: the 7.95 s left over 2,048 x (28 + 32) layer steps is 64.7 us each."""
+
+
 NVLS_BUFFER_SHARE = 370 / 275
 """An all-reduce reduced in the NVLink switches (NVLS) takes as long as moving 1.35 times its buffer at NCCL's
 effective NVLink rate. Each GPU sends its buffer into the switch once and receives the reduced result once
@@ -328,21 +337,32 @@ def _handoffs_s(r: _Replica, shape: Shape, tokens: float) -> float:
     return (r.pp - 1) * tokens * shape.dims.hidden * ACTIVATION_BYTES / (r.pp_gbs * 1e9)
 
 
-def _prefill(service: InferenceService, shape: Shape, r: _Replica, prompt: int) -> tuple[float, float]:
-    """(compute, communication) seconds of one prompt: its FLOPs on one stage's GPUs (a prompt passes the stages
-    in turn), or reading the weights once where that takes longer (short prompts), plus the fixed time of each
-    layer it passes (PREFILL_LAYER_S); the all-reduces and all-to-alls of its uncached tokens through all layers,
-    the hand-offs."""
+def _prefill(
+    service: InferenceService, shape: Shape, r: _Replica, prompt: int, prompts: int = 1
+) -> tuple[float, float]:
+    """(compute, communication) seconds of one forward pass over `prompts` prompts together: their FLOPs on one
+    stage's GPUs (a prompt passes the stages in turn), or reading the weights once where that takes longer (short
+    prompts), plus the fixed time of each layer the pass goes through (PREFILL_LAYER_S); the all-reduces and
+    all-to-alls of their uncached tokens through all layers, the hand-offs. The weights, the fixed time and each
+    all-reduce's latency are paid once per pass, whatever the prompts it carries."""
     cached = prompt * service.prefix_cache_hit_rate
-    new = prompt - cached
+    new = (prompt - cached) * prompts
     stage_gpus = r.gpus / r.pp
     # a short prompt is bound by reading the weights once, as a decode step is (the roofline's other side)
     weights = weights_read_per_step(service, shape, new) / (stage_gpus * r.bandwidth)
     fixed = 0.0 if shape.dims is None else shape.dims.layers * PREFILL_LAYER_S
-    compute = max(prefill_flops(shape, prompt, cached) / (stage_gpus * r.peak), weights) + fixed
+    flops = prefill_flops(shape, prompt, cached) * prompts
+    compute = max(flops / (stage_gpus * r.peak), weights) + fixed
     comm = tensor_parallel_allreduce_s(shape, new, r.tp, r.tp_gbs, in_network=r.tp_in_network)
     comm += expert_alltoall_s(shape, new, r.ep, r.ep_gbs)
     return compute, comm + _handoffs_s(r, shape, new)
+
+
+def prompts_per_pass(service: InferenceService, prompt: int, concurrency: int) -> int:
+    """Prompts one prefill pass carries: as many whole prompts as `max_num_tokens` holds (at least one, at most the
+    sessions of the replica)."""
+    new = max(1, round(prompt * (1 - service.prefix_cache_hit_rate)))
+    return max(1, min(concurrency, service.max_num_tokens // new))
 
 
 def kv_reads_per_value(service: InferenceService, shape: Shape, memory: InferenceMemory) -> float:
@@ -361,26 +381,30 @@ def _decode_step(
     service: InferenceService, shape: Shape, r: _Replica, memory: InferenceMemory, context: float
 ) -> tuple[float, float, bool]:
     """(step, communication, memory bound) of one verification step of all sessions. The B sessions run as p
-    micro batches of B/p, one per stage at a time: each stage reads its 1/p of the weights and of the micro
-    batch's KV cache, or computes 2*A/p FLOPs per token, whichever is longer, then all-reduces; a token passes
-    all p stages. Speculative decoding verifies gamma + 1 tokens per session and runs gamma draft steps."""
+    micro batches of B/p, one per stage at a time: each stage runs its GEMMs, which read its 1/p of the weights or
+    compute 2*A/p FLOPs per token, whichever is longer, then its attention kernels, which read the micro batch's KV
+    cache, then all-reduces; a token passes all p stages. The roofline bounds each kernel, not the step: the
+    attention kernel runs between the QKV and output projections and cannot hide behind their FLOPs. Speculative
+    decoding verifies gamma + 1 tokens per session and runs gamma draft steps."""
     c = max(memory.concurrency, 1)
     micro = c / r.pp
     stage_gpus = r.gpus / r.pp
     verify = service.speculative.draft_tokens + 1 if service.speculative else 1
     kv = (memory.kv_per_token or 0.0) * kv_reads_per_value(service, shape, memory) * micro * context
-    memory_s = (weights_read_per_step(service, shape, micro * verify) + kv) / r.pp / (stage_gpus * r.bandwidth)
-    compute_s = 2 * shape.active_params * micro * verify / r.pp / (stage_gpus * r.peak)
+    weights_s = weights_read_per_step(service, shape, micro * verify) / r.pp / (stage_gpus * r.bandwidth)
+    attention_s = kv / r.pp / (stage_gpus * r.bandwidth)
+    gemm_flops_s = 2 * shape.active_params * micro * verify / r.pp / (stage_gpus * r.peak)
     layers = None if shape.dims is None else shape.dims.layers / r.pp
     comm = tensor_parallel_allreduce_s(shape, micro * verify, r.tp, r.tp_gbs, layers, r.tp_in_network)
     comm += expert_alltoall_s(shape, micro * verify, r.ep, r.ep_gbs, layers)
-    stage = max(memory_s, compute_s) + comm
+    launches = 0.0 if service.decode_cuda_graphs or layers is None else layers * DECODE_LAYER_S
+    stage = max(weights_s, gemm_flops_s) + attention_s + launches + comm
     step = r.pp * stage + _handoffs_s(r, shape, micro * verify)
     if service.speculative is not None:
         draft = service.speculative.draft_params_b * 1e9
         draft_s = max(draft * BYTES[service.precision] / (r.gpus * r.bandwidth), 2 * draft * c / (r.gpus * r.peak))
         step += service.speculative.draft_tokens * draft_s
-    return step, r.pp * comm, memory_s >= compute_s
+    return step, r.pp * comm, weights_s + attention_s >= gemm_flops_s
 
 
 def inference_speed(service: InferenceService, shape: Shape, hw: Hardware, memory: InferenceMemory) -> InferenceSpeed:
@@ -388,16 +412,17 @@ def inference_speed(service: InferenceService, shape: Shape, hw: Hardware, memor
     prompt, output = service.lengths
     per_step = speculative_tokens(service)
     pool = service.prefill_gpus or 0
+    k = prompts_per_pass(service, prompt, max(memory.concurrency, 1))
     if pool:
         # the prefill pool: its GPUs in tensor parallel, one stage; then the prompt's KV cache crosses to the
         # decode GPUs at the link both pools span, each prefill GPU sending its share
         pool_replica = _replica(service.model_copy(update={"pipeline_parallel": 1, "expert_parallel": 1}), hw, pool)
         compute, comm = _prefill(service, shape, pool_replica, prompt)
-        busy = compute + comm
+        busy = sum(_prefill(service, shape, pool_replica, prompt, k)) / k
         comm += (memory.kv_per_token or 0.0) * prompt / (pool * hw.tensor_parallel_link(pool + r.gpus)[1] * 1e9)
     else:
         compute, comm = _prefill(service, shape, r, prompt)
-        busy = (compute + comm) / r.pp
+        busy = sum(_prefill(service, shape, r, prompt, k)) / k / r.pp
     worst, decode_comm, bound = _decode_step(service, shape, r, memory, service.context_tokens)
     average, _, _ = _decode_step(service, shape, r, memory, prompt + output / 2)
     return InferenceSpeed(

@@ -18,7 +18,7 @@ from workload_cases import (
 )
 
 from clusterforge.model import InferenceService
-from clusterforge.workload.speed import ALLREDUCE_LATENCY_S, PREFILL_LAYER_S
+from clusterforge.workload.speed import ALLREDUCE_LATENCY_S, DECODE_LAYER_S, PREFILL_LAYER_S
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{n}-{c.what}" for n, c in enumerate(CASES, start=1)])
@@ -74,19 +74,75 @@ def test_the_docs_table_is_made_from_the_cases() -> None:
 
 
 def test_a_per_query_head_kernel_reads_the_kv_cache_once_per_query_head() -> None:
-    # Row 15 by hand: Llama 2 70B fp8 at TP4 on H200, 512 sessions of 128 in / 2,048 out, each read at the average
-    # context 128 + 1,024 = 1,152 tokens: KV cache 2 x 80 x 8 x 128 = 163,840 bytes per token, 512 x 1,152 x
-    # 163,840 = 96.6 GB a step. Masked MHA's 64 query heads read their 8 KV heads' cache 8 times: with the weights,
-    # 68.98 + 773.1 = 842 GB a step at 4 x 80% of 4.8 TB/s, 54.8 ms, and the all-reduces besides.
+    # Llama 2 70B fp8 at TP4 on H200, 512 sessions of 128 in / 2,048 out, each read at the average context 128 +
+    # 1,024 = 1,152 tokens: KV cache 2 x 80 x 8 x 128 = 163,840 bytes per token, 512 x 1,152 x 163,840 = 96.6 GB a
+    # step. Masked MHA's 64 query heads read their 8 KV heads' cache 8 times: 773.1 GB at 4 x 80% of 4.8 TB/s,
+    # 50.3 ms, after the GEMMs, bound by their FLOPs: 2 x 68.98e9 x 512 at 50% of 4 x 1,978.9 TFLOPS = 17.8 ms
+    # (reading 68.98 GB would take 4.5 ms); and the all-reduces besides.
     fields = {"shape": LLAMA2_70B, "gpus_per_replica": 4, "concurrent_requests": 512}
     per_head = serving(fields | {"attention_kernel": "per-query-head"}, 128, 2048)
-    read = 68.98e9 + 8 * 512 * 1152 * 163_840
-    assert read / 1e9 == pytest.approx(842.1, abs=0.1) and per_head.decode_memory_bound
-    assert per_head.decode_step_avg_s == pytest.approx(read / (4 * 0.8 * 4.8e12) + per_head.decode_comm_s, rel=1e-4)
-    # a grouped kernel reads it once (166 GB, 10.8 ms): the step is then bound by its FLOPs, 2 x 68.98e9 x 512 at
-    # 50% of 4 x 1,978.9 TFLOPS = 17.8 ms
+    kv = 8 * 512 * 1152 * 163_840
+    gemms = 2 * 68.98e9 * 512 / (4 * 0.5 * 1978.9e12)
+    assert kv / 1e9 == pytest.approx(773.1, abs=0.1) and per_head.decode_memory_bound
+    assert per_head.decode_step_avg_s == pytest.approx(
+        gemms + kv / (4 * 0.8 * 4.8e12) + per_head.decode_comm_s, rel=1e-3
+    )
+    # a grouped kernel reads it once: 96.6 GB, 6.3 ms after the same GEMMs
     grouped = serving(fields, 128, 2048)
     assert not grouped.decode_memory_bound
     assert grouped.decode_step_avg_s == pytest.approx(
-        2 * 68.98e9 * 512 / (4 * 0.5 * 1978.9e12) + grouped.decode_comm_s, rel=1e-3
+        gemms + kv / 8 / (4 * 0.8 * 4.8e12) + grouped.decode_comm_s, rel=1e-3
     )
+
+
+def test_the_attention_kernel_cannot_hide_behind_the_gemms() -> None:
+    # One H200, Llama 2 70B fp8, 192 sessions at 128 + 1,024 tokens: the GEMMs read 68.98 GB (18.0 ms at 80% of
+    # 4.8 TB/s) or compute 2 x 68.98e9 x 192 FLOPs (26.8 ms at 50% of 1,978.9 TFLOPS): 26.8 ms; then the attention
+    # kernel reads 192 x 1,152 x 163,840 = 36.2 GB (9.4 ms). One roofline over the whole step gave 27.4 ms.
+    fields = {"shape": LLAMA2_70B, "gpus_per_replica": 1, "concurrent_requests": 192, "memory_headroom": 0.02}
+    step = serving(fields, 128, 2048).decode_step_avg_s
+    gemms = max(68.98e9 / (0.8 * 4.8e12), 2 * 68.98e9 * 192 / (0.5 * 1978.9e12))
+    assert step == pytest.approx(gemms + 192 * 1152 * 163_840 / (0.8 * 4.8e12), rel=1e-3)
+    assert step * 1000 == pytest.approx(36.2, abs=0.1)
+
+
+def test_prompts_prefilled_together_share_the_pass() -> None:
+    # Llama 2 70B fp8 on one H200, 64 prompts of 128 tokens: alone, each reads the 68.98 GB of weights (18.0 ms at
+    # 80% of 4.8 TB/s, longer than its 8.9 ms of FLOPs) and pays the 80 layers' fixed 12.3 ms: 30.3 ms. In one pass
+    # of 64 x 128 = 8,192 tokens (max_num_tokens) the weights and the fixed time are paid once: 2 x 68.98e9 x 8,192
+    # + 2 x 80 x 64 x 128^2 x 8,192 FLOPs at 50% of 1,978.9 TFLOPS, 1.143 s, + 12.3 ms, over 64 prompts: 18.05 ms each.
+    fields = {"shape": LLAMA2_70B, "gpus_per_replica": 1, "concurrent_requests": 64}
+    alone = serving(fields | {"max_num_tokens": 128}, 128, 128)
+    together = serving(fields, 128, 128)
+    assert alone.prefill_busy_s == pytest.approx(68.98e9 / (0.8 * 4.8e12) + 80 * PREFILL_LAYER_S, rel=1e-3)
+    flops = 2 * 68.98e9 * 8192 + 2 * 80 * 64 * 128**2 * 8192
+    assert together.prefill_busy_s == pytest.approx((flops / (0.5 * 1978.9e12) + 80 * PREFILL_LAYER_S) / 64, rel=1e-3)
+    assert together.ttft_s == alone.ttft_s  # the time to first token is still one prompt's alone
+
+
+def test_decode_layer_time_is_derived_from_the_single_gpu_128_2048_rows() -> None:
+    # TensorRT-LLM v0.5.0 high throughput, H100 FP8, batch 64, 128 in / 2,048 out on one GPU (static batches,
+    # GptSession without CUDA graphs): GPT-J 6B 6,179 and LLaMA 7B 5,367 tokens/s, 64 x 2,048 / those = 21.21 s and
+    # 24.42 s a batch. By hand, each step reads the weights (6.05 GB, 6.738 GB) and 64 sessions' KV at 128 + 1,024
+    # tokens (GPT-J 2 x 28 x 16 x 256 = 229,376 bytes a token, LLaMA 7B 2 x 32 x 32 x 128 = 262,144) at 80% of
+    # 3.35 TB/s: 8.568 and 9.726 ms; the prompts' pass of 64 x 128 tokens at 50% of 1,978.9 TFLOPS plus the layers'
+    # fixed prefill time takes 0.105 and 0.117 s. The 7.95 s left over 2,048 x (28 + 32) layer steps: 64.7 us each.
+    bandwidth = 0.8 * 3.35e12
+    gptj_step = (6.05e9 + 64 * 1152 * 229_376) / bandwidth
+    llama_step = (6.738e9 + 64 * 1152 * 262_144) / bandwidth
+    assert gptj_step * 1e3 == pytest.approx(8.568, abs=0.001) and llama_step * 1e3 == pytest.approx(9.726, abs=0.001)
+
+    def pass_s(params: float, layers: int, width: int) -> float:
+        return (2 * params * 8192 + 2 * layers * 64 * 128**2 * width) / (0.5 * 1978.9e12) + layers * PREFILL_LAYER_S
+
+    measured = 64 * 2048 / 6179 + 64 * 2048 / 5367
+    modelled = pass_s(6.05e9, 28, 4096) + 2048 * gptj_step + pass_s(6.738e9, 32, 4096) + 2048 * llama_step
+    assert (measured - modelled) / (2048 * 60) == pytest.approx(DECODE_LAYER_S, rel=2e-3)
+
+
+def test_a_step_launched_kernel_by_kernel_pays_each_layers_fixed_time() -> None:
+    # Llama 2 70B fp8 on one H200, 192 sessions: the same step as with CUDA graphs plus 80 x 64.7 us = 5.18 ms
+    fields = {"shape": LLAMA2_70B, "gpus_per_replica": 1, "concurrent_requests": 192, "memory_headroom": 0.02}
+    graphs = serving(fields, 128, 2048).decode_step_avg_s
+    launched = serving(fields | {"decode_cuda_graphs": False}, 128, 2048).decode_step_avg_s
+    assert launched - graphs == pytest.approx(80 * DECODE_LAYER_S, rel=1e-9)
