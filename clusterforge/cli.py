@@ -6,7 +6,8 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -98,6 +99,16 @@ def _finding_counts(findings: Sequence[Finding]) -> str:
 def _print_findings(findings: Sequence[Finding], fmt: str, err: bool = False) -> None:
     for finding in sorted_findings(findings):
         click.echo(finding.as_github() if fmt == "github" else finding.as_text(), err=err)
+
+
+@contextmanager
+def _exit_on_findings(err: bool = False) -> Iterator[None]:
+    """Findings that stop a command (a ClusterforgeError) printed, then exit 1."""
+    try:
+        yield
+    except ClusterforgeError as exc:
+        _print_findings(exc.findings, "text", err=err)
+        sys.exit(EXIT_FINDINGS)
 
 
 def _summary(line: str, fmt: str) -> None:
@@ -239,12 +250,9 @@ def plan_cmd(
 ) -> None:
     """Expand a blueprint and summarise it: nodes, GPUs, racks, fabrics per tier, cables."""
     today = _today(render_date)
-    try:
+    with _exit_on_findings():
         valid = load_valid(blueprint, allow)
         analysis = analyse(valid, keep=keep_of(valid, allow_renumber, today=today))
-    except ClusterforgeError as exc:
-        _print_findings(exc.findings, "text")
-        sys.exit(EXIT_FINDINGS)
     if fmt == "json":
         click.echo(json.dumps(analysis.plan.as_dict(), indent=2, sort_keys=True))
     else:
@@ -257,11 +265,8 @@ def plan_cmd(
 @ALLOW_DIR
 def bom_cmd(blueprint: Path, allow: tuple[Path, ...]) -> None:
     """The bill of materials: every part with its part number, installed quantity, spares, what to order."""
-    try:
+    with _exit_on_findings(err=True):  # stdout is the BOM alone (`bom x.yaml > bom.txt`)
         analysis = analyse(load_valid(blueprint, allow))
-    except ClusterforgeError as exc:
-        _print_findings(exc.findings, "text", err=True)  # stdout is the BOM alone (`bom x.yaml > bom.txt`)
-        sys.exit(EXIT_FINDINGS)
     click.echo(bom_text(RenderContext(analysis.valid, analysis.topo, analysis.findings)))
 
 
@@ -314,11 +319,8 @@ def check_cmd(blueprints: tuple[Path, ...], fmt: str, fail_on: str, allow: tuple
 @ALLOW_DIR
 def fit_cmd(blueprint: Path, fmt: str, suggest: bool, allow: tuple[Path, ...]) -> None:
     """Will the workloads fit and how fast: memory per GPU, step time, tokens/s, energy and cost per token."""
-    try:
+    with _exit_on_findings():
         analysis = analyse(load_valid(blueprint, allow))
-    except ClusterforgeError as exc:
-        _print_findings(exc.findings, "text")
-        sys.exit(EXIT_FINDINGS)
     fits = fit_workloads(analysis.valid.blueprint, analysis.valid.catalog, analysis.topo)
     work = [f for f in analysis.findings if f.code.startswith("CF-WORK-")]
     plan = plan_layouts(analysis.valid, analysis.topo, recheck_workloads) if suggest and fits else None
@@ -531,10 +533,8 @@ def lab_up_cmd(
     from .lab.twin import up
 
     try:
-        state = up(load_valid(blueprint, allow), work, cache or default_cache(), nodes, scale, say=click.echo)
-    except ClusterforgeError as exc:
-        _print_findings(exc.findings, "text")
-        sys.exit(EXIT_FINDINGS)
+        with _exit_on_findings():
+            state = up(load_valid(blueprint, allow), work, cache or default_cache(), nodes, scale, say=click.echo)
     except (RuntimeError, ValueError) as exc:
         click.echo(f"clusterforge lab up: {exc}", err=True)
         sys.exit(EXIT_FINDINGS)
@@ -672,11 +672,8 @@ def diff_cmd(old: str, new: str, fmt: str, allow: tuple[Path, ...]) -> None:
     (`origin/main:blueprints/x.yaml`). Exit 0 whether or not they differ: it is a report."""
     from .diff import diff_markdown, diff_specs
 
-    try:
+    with _exit_on_findings():
         diff = diff_specs(old, new, allow)
-    except ClusterforgeError as exc:
-        _print_findings(exc.findings, "text")
-        sys.exit(EXIT_FINDINGS)
     click.echo(json.dumps(diff, indent=2, sort_keys=True) if fmt == "json" else diff_markdown(diff), nl=fmt == "json")
 
 
@@ -712,11 +709,9 @@ def failures_cmd(
     kinds = [e for e in elements if e in KINDS]
     names = [e for e in elements if e not in KINDS]
     try:
-        analysis = analyse(load_valid(blueprint, allow))
-        report = analyse_failures(analysis.valid, analysis.topo, kinds if elements else KINDS, names)
-    except ClusterforgeError as exc:
-        _print_findings(exc.findings, "text")
-        sys.exit(EXIT_FINDINGS)
+        with _exit_on_findings():
+            analysis = analyse(load_valid(blueprint, allow))
+            report = analyse_failures(analysis.valid, analysis.topo, kinds if elements else KINDS, names)
     except KeyError as exc:
         raise click.BadParameter(f"no element or element class named {exc.args[0]!r}", param_hint="--element") from None
     # the tolerance's findings as `check` gave them (every class judged, the blueprint's suppressions applied)
@@ -763,7 +758,7 @@ def export_cmd(
     """Export the expanded topology as JSON, GraphML or GEXF, or its fabrics as a Graphviz diagram."""
     from .export import dot_to_svg, fabric_dot, node_link_json
 
-    try:
+    with _exit_on_findings():
         topo = analyse(load_valid(blueprint, allow)).topo
         if fmt == "json":
             text = node_link_json(topo)
@@ -780,9 +775,6 @@ def export_cmd(
             text = fabric_dot(topo, list(fabrics) or None)
             if fmt == "svg":
                 text = dot_to_svg(text)
-    except ClusterforgeError as exc:
-        _print_findings(exc.findings, "text")
-        sys.exit(EXIT_FINDINGS)
     _write_or_echo(text, output)
 
 
@@ -849,11 +841,9 @@ def verify_cmd(
     if not ib_files and not lldp_files:
         raise click.UsageError("give at least one --ibnetdiscover or --lldp file")
     try:
-        analysis = analyse(load_valid(blueprint, allow))
-        result = verify(analysis.valid, analysis.topo, ib_files, lldp_files)
-    except ClusterforgeError as exc:
-        _print_findings(exc.findings, "text")
-        sys.exit(EXIT_FINDINGS)
+        with _exit_on_findings():
+            analysis = analyse(load_valid(blueprint, allow))
+            result = verify(analysis.valid, analysis.topo, ib_files, lldp_files)
     except DiscoveryError as exc:
         click.echo(Finding(codes.VERIFY_UNREADABLE, Severity.ERROR, f"{exc}").as_text(), err=True)
         sys.exit(EXIT_FINDINGS)
@@ -893,11 +883,9 @@ def accept_cmd(
     from .accept.report import FORMATS, accept_text
 
     try:
-        analysis = analyse(load_valid(blueprint, allow))
-        result = accept(analysis.valid, analysis.topo, results, partial=partial)
-    except ClusterforgeError as exc:
-        _print_findings(exc.findings, "text")
-        sys.exit(EXIT_FINDINGS)
+        with _exit_on_findings():
+            analysis = analyse(load_valid(blueprint, allow))
+            result = accept(analysis.valid, analysis.topo, results, partial=partial)
     except ResultError as exc:
         where = SourceLocation(display_name(Path(exc.file)), exc.line, 0 if not exc.line else 1)
         click.echo(Finding(exc.code, Severity.ERROR, str(exc), location=where).as_text(), err=True)
@@ -926,11 +914,9 @@ def bind_cmd(blueprint: Path, facts: tuple[Path, ...], output: Path | None, allo
     from .bind import BindError, bind, bindings_yaml
 
     try:
-        analysis = analyse(load_valid(blueprint, allow))
-        result, files = bind(analysis.valid, analysis.topo, list(facts))
-    except ClusterforgeError as exc:
-        _print_findings(exc.findings, "text")
-        sys.exit(EXIT_FINDINGS)
+        with _exit_on_findings():
+            analysis = analyse(load_valid(blueprint, allow))
+            result, files = bind(analysis.valid, analysis.topo, list(facts))
     except BindError as exc:
         click.echo(Finding(codes.FACTS_UNREADABLE, Severity.ERROR, f"{exc}").as_text(), err=True)
         sys.exit(EXIT_FINDINGS)
@@ -956,11 +942,8 @@ def migrate_cmd(blueprint: Path, write: bool, allow: tuple[Path, ...]) -> None:
     from .migrate import CURRENT_VERSION, migrate
     from .migrate import write as write_migration
 
-    try:
+    with _exit_on_findings(err=True):
         migration = migrate(blueprint, allow)
-    except ClusterforgeError as exc:
-        _print_findings(exc.findings, "text", err=True)
-        sys.exit(EXIT_FINDINGS)
     name = display_name(blueprint)
     if migration.new == migration.old:
         click.echo(f"{name}: already version {migration.version} (current: {CURRENT_VERSION}); nothing to migrate")
