@@ -32,6 +32,8 @@ CHOSEN = {
     ),
     "l40s-inference": ("take rack R01 out", "shrink inf by 3", "grow inf by 4", "reorder racks"),
     "gb200-nvl72": ("take login002 out", "take gb010 out", "grow login by 2", "reorder networks"),
+    "b200-spectrum-x": ("take gpu003 out", "shrink gpu by 2", "grow gpu by 2", "reorder networks", "empty rack A02"),
+    "mi300x-roce": ("take gpu002 out", "shrink gpu by 1", "grow gpu by 2", "reorder groups", "empty rack A01"),
 }
 """Per example the changes rendered in full (test_identity.py runs every change through the lock file)."""
 SPINE_MESH = {"(spine mesh)"}

@@ -110,6 +110,22 @@ def _take_out_many(group: str, indexes: list[int], racks: list[str] | None = Non
     return change
 
 
+def _fitted(change: Change) -> Change:
+    """`change`, then each workload of the examples with a `gpu` group of 8-GPU nodes cut to the GPUs left (as
+    the pull request that shrinks the group would: a workload needing more GPUs than there are is an error)."""
+
+    def fitted(data: dict[str, Any]) -> None:
+        change(data)
+        gpus = 8 * _group(data, "gpu")["count"]
+        for workload in data.get("workloads", []):
+            if workload["kind"] != "training":
+                workload["replicas"] = min(workload["replicas"], gpus // workload["gpus_per_replica"])
+            while workload["kind"] == "training" and workload["gpus"] > gpus:
+                workload["gpus"] //= 2  # data parallel halved: the global batch stays a multiple of it
+
+    return fitted
+
+
 def _reverse_groups(data: dict[str, Any]) -> None:
     data["node_groups"].reverse()
 
@@ -153,7 +169,7 @@ CASES: dict[str, list[tuple[str, Change]]] = {
         ("grow gpu by 5", _grow("gpu", 5, ["C"])),
         ("grow mgmt by 1", _grow("mgmt", 1)),
         ("shrink gpu by 4", _shrink("gpu", 4)),
-        ("shrink gpu by 1", _shrink("gpu", 1)),
+        ("shrink gpu by 1", _fitted(_shrink("gpu", 1))),
         ("take gpu010 out", _take_out("gpu", 10)),
         ("empty rack A02", _take_out_many("gpu", [4, 5, 6])),
         ("reorder groups", _reverse_groups),
@@ -177,6 +193,26 @@ CASES: dict[str, list[tuple[str, Change]]] = {
         ("take login002 out", _take_out("login", 2)),
         ("reorder networks", _reverse_networks),
         ("reorder groups", _reverse_groups),
+        ("reorder rows", _reverse_rows),
+        ("add a rack", _more_racks),
+    ],
+    "b200-spectrum-x": [
+        ("grow gpu by 2", _grow_row("gpu", 2, 0, 1)),
+        ("shrink gpu by 2", _fitted(_shrink("gpu", 2))),
+        ("take gpu003 out", _fitted(_take_out("gpu", 3))),
+        ("empty rack A02", _fitted(_take_out_many("gpu", [3, 4]))),
+        ("reorder groups", _reverse_groups),
+        ("reorder networks", _reverse_networks),
+        ("reorder rows", _reverse_rows),
+        ("add a rack", _more_racks),
+    ],
+    "mi300x-roce": [
+        ("grow gpu by 2", _grow_row("gpu", 2, 0, 1)),
+        ("shrink gpu by 1", _fitted(_shrink("gpu", 1))),
+        ("take gpu002 out", _fitted(_take_out("gpu", 2))),
+        ("empty rack A01", _fitted(_take_out_many("gpu", [1, 2]))),
+        ("reorder groups", _reverse_groups),
+        ("reorder networks", _reverse_networks),
         ("reorder rows", _reverse_rows),
         ("add a rack", _more_racks),
     ],
