@@ -223,7 +223,9 @@ PORTS_MOVED = {("h200-training-pod", "grow gpu by 5"): {"compute/ufm001:ib1", "c
 the UFM pair in the free node slot of the last one."""
 OLD_LEAVES = [f"compute-leaf{n:03d}" for n in range(1, 9)]
 OLD_SPINES, NEW_SPINES = ([f"compute-spine{n:03d}" for n in spines] for spines in (range(1, 5), range(5, 9)))
-TRUNKS_MOVED = {("h200-training-pod", "grow gpu by 5"): {(leaf, spine): 4 for leaf in OLD_LEAVES for spine in OLD_SPINES}}
+TRUNKS_MOVED = {
+    ("h200-training-pod", "grow gpu by 5"): {(leaf, spine): 4 for leaf in OLD_LEAVES for spine in OLD_SPINES}
+}
 """Leaf-to-spine cables a growth re-patches by design, per (leaf, spine it leaves), by hand: the pod's one scalable
 unit has 8 rail leaves of QM9700 (64 NDR ports), each with 32 node ports and, non-blocking, 32 uplinks; 4 spines
 take the 256 uplinks (64 ports each), 8 per leaf and spine. The 33rd node opens a second unit: 16 leaves, 512

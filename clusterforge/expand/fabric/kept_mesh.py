@@ -46,8 +46,10 @@ def kept_mesh(
     column = {high.name: j for j, high in enumerate(highs)}
     free_high = [dict.fromkeys(ports) for ports in high_ports]  # insertion-ordered sets
     budgets = [list(row) for row in counts]
-    kept = [_kept(wiring.name, low, ports, held, column, free_high, budget) for low, ports, budget in
-            zip(lows, low_ports, budgets, strict=True)]
+    kept = [
+        _kept(wiring.name, low, ports, held, column, free_high, budget)
+        for low, ports, budget in zip(lows, low_ports, budgets, strict=True)
+    ]
     for low, ports, budget, own in zip(lows, low_ports, budgets, kept, strict=True):
         rest = iter([port for port in ports if port not in own])
         for j, k in enumerate(budget):
