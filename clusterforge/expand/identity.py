@@ -254,7 +254,7 @@ def keep_identities(ctx: ExpandContext) -> None:
                 "blueprint so they stay",
             )
         )
-    moved_trunks = trunks_moved(ctx.topo, keep.lock, trunks(ctx.topo))
+    moved_trunks = trunks_moved(ctx.topo, keep.lock, PATCHED_TIERS)
     if moved_trunks is not None:
         ctx.findings.append(moved_trunks)
 

@@ -19,24 +19,26 @@ NAMED = 4
 """Switches named per list in the message; the rest are counted."""
 
 
-def trunks_moved(topo: Topology, lock: Lock, now: dict[str, str]) -> Finding | None:
-    """The finding for the lock's `trunks` whose lower end `now` (this render's trunks) wires to another
-    upper port, between switches that both remain; None when every one stays."""
+def trunks_moved(topo: Topology, lock: Lock, patched_tiers: tuple[str, ...]) -> Finding | None:
+    """The finding for the lock's `trunks` that this render wires from the same lower port to another upper
+    one, between switches that both remain; None when every one stays. Read link by link: at a million GPUs
+    the 2 million switch-to-switch links' keys are made and let go one at a time, never held in a dict."""
     held = lock.section("trunks")
-    if not held or held == now:  # a render after a render: compared in C (2 million cables at a million GPUs)
+    if not held:
         return None
+    devices = topo.devices
     moved: dict[str, list[tuple[str, str, str]]] = {}
     stay = 0
-    for key, old in held.items():
-        fabric, _, end = key.partition("/")
-        low = end.partition(":")[0]
-        if low not in topo.devices or old.partition(":")[0] not in topo.devices:
+    for link in topo.links:
+        if link.tier in patched_tiers:
             continue
-        new = now.get(key)
-        if new == old:
+        old = held.get(f"{link.fabric}/{link.a}:{link.a_port}")
+        if old is None:
+            continue
+        if old == f"{link.b}:{link.b_port}":
             stay += 1
-        elif new is not None:
-            moved.setdefault(fabric, []).append((low, old.partition(":")[0], new.partition(":")[0]))
+        elif (old_high := old.partition(":")[0]) in devices:
+            moved.setdefault(link.fabric, []).append((link.a, old_high, link.b))
     count = sum(map(len, moved.values()))
     if not count:
         return None
