@@ -36,7 +36,7 @@ def kept_mesh(
     speed = wiring.up_speed
     ups = [wiring.up_ports(low) for low in lows]
     downs = [wiring.down_ports(high) for high in highs]
-    columns = [sum(column) for column in zip(*counts, strict=True)] if counts else []
+    columns = [sum(row[j] for row in counts) for j in range(len(highs))]
     if any(up.free_native < sum(row) for up, row in zip(ups, counts, strict=True)) or any(
         down.capacity(speed) < k for down, k in zip(downs, columns, strict=True)
     ):
