@@ -37,8 +37,6 @@ CHOSEN = {
     "mi300x-roce": ("take gpu002 out", "shrink gpu by 1", "grow gpu by 2", "reorder groups", "empty rack A01"),
 }
 """Per example the changes rendered in full (test_identity.py runs every change through the lock file)."""
-REPATCHED_BY_DESIGN = {("h200-training-pod", "grow gpu by 5"): {"ufm001", "ufm002"}}
-"""test_identity.PORTS_MOVED: the 33rd GPU node opens a second scalable unit: the UFM pair moves into its slot."""
 ASN = re.compile(r"^\s+autonomous-system: (\d+)$", re.MULTILINE)
 BOND = re.compile(r"^      (bond\d+):\n        type: bond\n        description: \"(\S+) ", re.MULTILINE)
 MAC = re.compile(r"^\s+mac-address: \"?([0-9a-f:]{17})\"?$", re.MULTILINE)
@@ -121,11 +119,10 @@ def test_no_rendered_identity_moves_host_by_host(name: str, label: str, tmp_path
     assert len(both) > len(old) // 2
     moved = {host: (old[host], new[host]) for host in both if old[host] != new[host]}
     assert moved == {}, sorted(moved.items())[:3]
-    by_design = REPATCHED_BY_DESIGN.get((name, label), set())
     a, b = cables(before), cables(after)
-    changed = {k for k in a.keys() & b.keys() if a[k] != b[k] and not {k[1], a[k][3]} & by_design}
+    changed = {k for k in a.keys() & b.keys() if a[k] != b[k]}
     devices = {k[1] for k in b}
-    lost = {k for k in a if k not in b and {k[1], a[k][3]} <= devices and not {k[1], a[k][3]} & by_design}
+    lost = {k for k in a if k not in b and {k[1], a[k][3]} <= devices}
     # a leaf-to-spine cable that must move keeps its label and its leaf port, its spine end goes to a new spine;
     # counted per (leaf, spine it leaves) from its leaf's leg (changed) and its old spine's leg (gone)
     assert Counter((leg[1], a[leg][3]) for leg in changed) == TRUNKS_MOVED.get((name, label), {})
