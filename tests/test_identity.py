@@ -228,10 +228,10 @@ TRUNKS_MOVED = {
 }
 """Leaf-to-spine cables a growth re-patches by design, per (leaf, spine it leaves), by hand: the pod's one scalable
 unit has 8 rail leaves of QM9700 (64 NDR ports), each with 32 node ports and, non-blocking, 32 uplinks; 4 spines
-take the 256 uplinks (64 ports each), 8 per leaf and spine. The 33rd node opens a second unit: 16 leaves, 512
-uplinks, 8 spines, 4 per leaf and spine. Each old leaf keeps 4 of its 8 cables to each old spine on their ports and
-moves the other 4 (from the same leaf ports) to the new spines 5-8: 8 x 4 x 4 = 128 move, 128 stay. Before the
-mesh kept the lock's cables, 252 of the 256 moved (all but those whose ports happened to come out the same)."""
+take the 256 uplinks (64 ports each), 8 per leaf and spine. gpu032 opens a second unit (the first's 32 slots hold
+31 nodes and the UFM pair): 16 leaves, 512 uplinks, 8 spines, 4 per leaf and spine. Each old leaf keeps 4 of its 8
+cables to each old spine on their ports and moves the other 4 (from the same leaf ports) to the new spines 5-8:
+8 x 4 x 4 = 128 move, 128 stay. Before the mesh kept the lock's cables, 252 of the 256 moved."""
 
 
 def _trunk_moves(moved: dict[str, list[dict[str, str]]]) -> dict[tuple[str, str], int]:
