@@ -5,7 +5,8 @@ rail by rail. When the group grows, a new node would take that slot first and pu
 unit. With a lock file, the slots its managers held are kept: the nodes the lock holds fill as many slots as
 before, so the free slots and which manager port took which (slot, rail) follow as in the render that wrote
 the lock; a stand-in books each such slot right after those nodes (new nodes come after it), and each manager
-port whose locked leaf port the stand-in booked is wired there.
+port is wired on the port the stand-in booked for its rail: the port the lock holds, unless the blueprint lays the
+scalable units out otherwise (another `scalable_unit`), when it is a free slot of the same unit.
 """
 
 from __future__ import annotations
@@ -56,16 +57,15 @@ def keep_manager_slots(
 
 
 def wire_kept_managers(wiring: FabricWiring, kept: Kept, managers: list[Endpoint]) -> list[Endpoint]:
-    """Each kept manager port wired on the port its stand-in booked for its rail when that is the port the lock
-    holds; the managers with the ports left to place (leaves.place_managers)."""
-    lock = wiring.ctx.keep.lock
-    ports = lock.section("ports") if lock is not None else {}
+    """Each kept manager port wired on the port its stand-in booked for its rail: the port the lock holds while
+    the scalable units are laid out as before (else a free slot of the same unit, reported as re-patched like
+    any port); the managers with the ports left to place (leaves.place_managers)."""
     placed: set[tuple[str, str]] = set()
     for owner, manager, port, speed, rail in kept:
         booked = wiring.ctx.held_ports.get(owner, [])
-        switch, switch_port = booked[rail - 1] if len(booked) >= rail else ("", "")
-        if ports.get(f"{wiring.name}/{manager.device.name}:{port}") != f"{switch}:{switch_port}":
+        if len(booked) < rail:
             continue
+        switch, switch_port = booked[rail - 1]
         link_speed = min(speed, wiring.down_speed)
         wiring.topo.add_link(
             Link(wiring.name, "node-leaf", manager.device.name, port, switch, switch_port, link_speed, rail)
