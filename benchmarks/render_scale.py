@@ -11,7 +11,8 @@ seconds per GPU from the smallest to the largest (1: linear). The families are r
 this process, as `render --jobs 1` does, so each one's CPU seconds are its own; `benchmarks/all.py` measures
 the render as a user runs it (the handoff pack in a second process), in wall and CPU seconds.
 
-The last stage, `lock`, makes the lock file's text and writes it (as `render` does beside the blueprint).
+The last stage, `lock`, makes the lock file's text and writes it (as `render` does beside the blueprint); the
+last line per size is the lock file's size, in all and per section.
 With `--locked`, each size is rendered as a second render is, with the lock file of a first: a process of its
 own expands the blueprint and writes that lock file first (not measured), the measured one reads it
 (`read lock`) and keeps what it holds (in `expand`, and the cable labels in the cabling families).
@@ -20,6 +21,7 @@ own expands the blueprint and writes that lock file first (not measured), the me
 from __future__ import annotations
 
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -208,9 +210,11 @@ def measure(gpus: int) -> dict[str, Any]:
         staged.put(MANIFEST, manifest_text(staged.digests, valid.source_sha256()))
         staged.commit()
         lap("write")
-    write_lock(blueprint, lock_of(Analysis(valid, topo, findings)))
+    lock = lock_of(Analysis(valid, topo, findings))
+    write_lock(blueprint, lock)
     lap("lock")
     return {
+        "lock": lock_sizes(lock),
         "gpus": gpus,
         "nodes": len(list(topo.nodes())),
         "links": len(topo.links),
@@ -224,6 +228,14 @@ def measure(gpus: int) -> dict[str, Any]:
     }
 
 
+def lock_sizes(text: str) -> dict[str, tuple[int, int]]:
+    """The lock file's size and each section's: name -> (bytes, lines); '' for the whole file."""
+    heads = [(m.start(), m[1]) for m in re.finditer(r"^([a-z]+):\n", text, re.MULTILINE)]
+    ends = [start for start, _ in heads[1:]] + [len(text)]
+    sizes = {name: (end - start, text.count("\n", start, end)) for (start, name), end in zip(heads, ends, strict=True)}
+    return {"": (len(text.encode()), text.count("\n")), **sizes}
+
+
 def show(r: dict[str, Any]) -> None:
     stages = ", ".join(f"{k} {v} s" for k, v in r["stages"].items())
     print(
@@ -231,6 +243,10 @@ def show(r: dict[str, Any]) -> None:
         f"total {r['total_s']} s | max RSS {r['max_rss_mib']} MiB"
     )
     print("        " + ", ".join(f"{k} {s} s/{size / 2**20:.1f} MiB" for k, (s, size) in r["families"].items()))
+    print(
+        "        lock file "
+        + ", ".join(f"{k or 'total'} {b / 2**20:.1f} MiB/{n:,} lines" for k, (b, n) in r["lock"].items())
+    )
 
 
 def user_s() -> float:

@@ -16,7 +16,7 @@ import hostlist
 
 from . import codes
 from .errors import BlueprintError, ClusterforgeError, Finding, Severity
-from .expand.identity import identities, moves, trunks
+from .expand.identity import identities, moves
 from .failures import analyse_failures
 from .failures.text import worst_by_class, worst_changes, worst_markdown
 from .pipeline import analyse, cable_labels, keep_of, load_valid, render_analysis
@@ -75,7 +75,7 @@ def snapshot(path: Path, label: str, allow: tuple[Path, ...] = ()) -> Snapshot:
         analysis.findings,
         files,
         partitions,
-        identities={**identities(analysis.topo), "trunks": trunks(analysis.topo), "cables": cable_labels(analysis)},
+        identities={**identities(analysis.topo), "cables": cable_labels(analysis)},
         node_partitions={node: ",".join(names) for node, names in in_partitions.items()},
         workloads=workloads,
         failures=worst_by_class(analyse_failures(valid, analysis.topo)),

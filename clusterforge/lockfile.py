@@ -32,8 +32,10 @@ from .inputs import InputPolicy, InputRefused, read_regular
 
 LOCK_VERSION = 1
 LOCK_SUFFIX = ".lock.yaml"
-MAX_LOCK_BYTES = 512 * 1024 * 1024
-"""A million GPUs lock about 3.5 million identities (about 150 MiB)."""
+MAX_LOCK_BYTES = 1024 * 1024 * 1024
+"""A bound against a runaway file: a million GPUs (benchmarks/render_scale.py, 125,000 nodes) lock 8.0 million
+lines, 384 MiB (docs/day-two.md). In proportion, bounds.py's 4 million node ports would lock about 1.3 GiB: such a
+lock file is refused (CF-IDENT-003)."""
 MAX_LINE = 400
 MAX_ERRORS = 20
 """Errors reported from one lock file before the rest are counted."""
@@ -47,6 +49,7 @@ SECTIONS: dict[str, str] = {
     "bonds": "storage or in-band leaf (a pair's first)/node: the node's bond number (MLAG ID, Ethernet segment)",
     "racks": "device: rack and the U it takes (U3, or U3-10)",
     "ports": "network/device:port: the switch and port it is patched to",
+    "trunks": "network/switch:port (a switch-to-switch link's lower end): the switch and port of its upper end",
     "cables": "network/device:port (a link's A end): the label of the link's cable",
     "held": "device removed from the blueprint whose identities stay reserved until released: since when",
 }
@@ -247,6 +250,7 @@ _VALUES: dict[str, tuple[Callable[[str], bool], str]] = {
     "hosts": (lambda v: bool(v.partition(" ")[0]) and v.partition(" ")[2].isdigit(), "'group index'"),
     "racks": (_is_slot, "'RACK U<n>' or 'RACK U<low>-<high>'"),
     "ports": (lambda v: ":" in v and " " not in v, "'device:port'"),
+    "trunks": (lambda v: ":" in v and " " not in v, "'switch:port'"),
     "cables": (lambda v: "-" in v and " " not in v and "/" not in v, "a cable label ('network-00001')"),
     "held": (_held_value, "'removed' or 'removed YYYY-MM-DD'"),
 }
@@ -265,6 +269,7 @@ _FORMS = {
     "bonds": r"[0-9]{1,6}",
     "racks": r"[^\s:]+ U[0-9]+(?:-[0-9]+)?",
     "ports": r"[^\s:]*:[^\s]*",
+    "trunks": r"[^\s:]*:[^\s]*",
     "cables": r"[^\s/-]*-[^\s/]*",
     "held": r"removed(?: [0-9]{4}-[0-9]{2}-[0-9]{2})?",
 }

@@ -12,11 +12,12 @@ import csv
 import io
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_identity import CASES, _copy, _edit
+from test_identity import CASES, NEW_SPINES, TRUNKS_MOVED, _copy, _edit
 
 from clusterforge.diff import _node_blocks
 from clusterforge.lockfile import lock_path, write_lock
@@ -32,12 +33,10 @@ CHOSEN = {
     ),
     "l40s-inference": ("take rack R01 out", "shrink inf by 3", "grow inf by 4", "reorder racks"),
     "gb200-nvl72": ("take login002 out", "take gb010 out", "grow login by 2", "reorder networks"),
+    "b200-spectrum-x": ("take gpu003 out", "shrink gpu by 2", "grow gpu by 2", "reorder networks", "empty rack A02"),
+    "mi300x-roce": ("take gpu002 out", "shrink gpu by 1", "grow gpu by 2", "reorder groups", "empty rack A01"),
 }
 """Per example the changes rendered in full (test_identity.py runs every change through the lock file)."""
-SPINE_MESH = {"(spine mesh)"}
-REPATCHED_BY_DESIGN = {("h200-training-pod", "grow gpu by 5"): {"ufm001", "ufm002", *SPINE_MESH}}
-"""test_identity.PORTS_MOVED: the 33rd GPU node opens a second scalable unit: the UFM pair moves into its slot,
-and the leaf-to-spine cables are laid out afresh (their spine ports change; docs/day-two.md, not yet kept)."""
 ASN = re.compile(r"^\s+autonomous-system: (\d+)$", re.MULTILINE)
 BOND = re.compile(r"^      (bond\d+):\n        type: bond\n        description: \"(\S+) ", re.MULTILINE)
 MAC = re.compile(r"^\s+mac-address: \"?([0-9a-f:]{17})\"?$", re.MULTILINE)
@@ -120,16 +119,12 @@ def test_no_rendered_identity_moves_host_by_host(name: str, label: str, tmp_path
     assert len(both) > len(old) // 2
     moved = {host: (old[host], new[host]) for host in both if old[host] != new[host]}
     assert moved == {}, sorted(moved.items())[:3]
-    by_design = REPATCHED_BY_DESIGN.get((name, label), set())
     a, b = cables(before), cables(after)
-    changed = {k: (a[k], b[k]) for k in a.keys() & b.keys() if a[k] != b[k] and not _touches(k, a[k], by_design)}
-    assert changed == {}, sorted(changed.items())[:3]
+    changed = {k for k in a.keys() & b.keys() if a[k] != b[k]}
     devices = {k[1] for k in b}
-    lost = {k for k in a if k not in b and {k[1], a[k][3]} <= devices and not _touches(k, a[k], by_design)}
-    assert lost == set(), sorted(lost)[:3]  # a cable between devices that remain keeps its label and its ports
-
-
-def _touches(leg: tuple[str, str, str], far: tuple[str, ...], devices: set[str]) -> bool:
-    """Whether a cable leg runs from or to one of `devices`, or is a switch-to-switch cable of a fabric the
-    change gives another scalable unit (`SPINE_MESH` among them)."""
-    return bool({leg[1], far[3]} & devices) or (bool(devices & SPINE_MESH) and "spine" in leg[1] + far[3])
+    lost = {k for k in a if k not in b and {k[1], a[k][3]} <= devices}
+    # a leaf-to-spine cable that must move keeps its label and its leaf port, its spine end goes to a new spine;
+    # counted per (leaf, spine it leaves) from its leaf's leg (changed) and its old spine's leg (gone)
+    assert Counter((leg[1], a[leg][3]) for leg in changed) == TRUNKS_MOVED.get((name, label), {})
+    assert all(b[leg][3] in NEW_SPINES for leg in changed), sorted(changed)[:3]
+    assert Counter((a[leg][3], leg[1]) for leg in lost) == TRUNKS_MOVED.get((name, label), {}), sorted(lost)[:3]

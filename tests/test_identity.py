@@ -14,13 +14,14 @@ import yaml
 from helpers import REPO, run_cli
 
 from clusterforge import codes
+from clusterforge.diff import diff_markdown, diff_specs
 from clusterforge.errors import BlueprintError
 from clusterforge.expand.identity import identities, moves
 from clusterforge.lockfile import Keep, lock_path, lock_text, parse_lock, read_lock, write_lock
 from clusterforge.pipeline import analyse, keep_of, load_valid, lock_of
 
 Change = Callable[[dict[str, Any]], None]
-KEPT = ("hosts", "addresses", "loopbacks", "asns", "numbers", "bonds", "racks", "ports", "cables")
+KEPT = ("hosts", "addresses", "loopbacks", "asns", "numbers", "bonds", "racks", "ports", "trunks", "cables")
 """What the lock file keeps, compared device by device."""
 
 
@@ -110,6 +111,22 @@ def _take_out_many(group: str, indexes: list[int], racks: list[str] | None = Non
     return change
 
 
+def _fitted(change: Change) -> Change:
+    """`change`, then each workload of the examples with a `gpu` group of 8-GPU nodes cut to the GPUs left (as
+    the pull request that shrinks the group would: a workload needing more GPUs than there are is an error)."""
+
+    def fitted(data: dict[str, Any]) -> None:
+        change(data)
+        gpus = 8 * _group(data, "gpu")["count"]
+        for workload in data.get("workloads", []):
+            if workload["kind"] != "training":
+                workload["replicas"] = min(workload["replicas"], gpus // workload["gpus_per_replica"])
+            while workload["kind"] == "training" and workload["gpus"] > gpus:
+                workload["gpus"] //= 2  # data parallel halved: the global batch stays a multiple of it
+
+    return fitted
+
+
 def _reverse_groups(data: dict[str, Any]) -> None:
     data["node_groups"].reverse()
 
@@ -153,7 +170,7 @@ CASES: dict[str, list[tuple[str, Change]]] = {
         ("grow gpu by 5", _grow("gpu", 5, ["C"])),
         ("grow mgmt by 1", _grow("mgmt", 1)),
         ("shrink gpu by 4", _shrink("gpu", 4)),
-        ("shrink gpu by 1", _shrink("gpu", 1)),
+        ("shrink gpu by 1", _fitted(_shrink("gpu", 1))),
         ("take gpu010 out", _take_out("gpu", 10)),
         ("empty rack A02", _take_out_many("gpu", [4, 5, 6])),
         ("reorder groups", _reverse_groups),
@@ -180,10 +197,50 @@ CASES: dict[str, list[tuple[str, Change]]] = {
         ("reorder rows", _reverse_rows),
         ("add a rack", _more_racks),
     ],
+    "b200-spectrum-x": [
+        ("grow gpu by 2", _grow_row("gpu", 2, 0, 1)),
+        ("shrink gpu by 2", _fitted(_shrink("gpu", 2))),
+        ("take gpu003 out", _fitted(_take_out("gpu", 3))),
+        ("empty rack A02", _fitted(_take_out_many("gpu", [3, 4]))),
+        ("reorder groups", _reverse_groups),
+        ("reorder networks", _reverse_networks),
+        ("reorder rows", _reverse_rows),
+        ("add a rack", _more_racks),
+    ],
+    "mi300x-roce": [
+        ("grow gpu by 2", _grow_row("gpu", 2, 0, 1)),
+        ("shrink gpu by 1", _fitted(_shrink("gpu", 1))),
+        ("take gpu002 out", _fitted(_take_out("gpu", 2))),
+        ("empty rack A01", _fitted(_take_out_many("gpu", [1, 2]))),
+        ("reorder groups", _reverse_groups),
+        ("reorder networks", _reverse_networks),
+        ("reorder rows", _reverse_rows),
+        ("add a rack", _more_racks),
+    ],
 }
-PORTS_MOVED = {("h200-training-pod", "grow gpu by 5"): {"compute/ufm001:ib1", "compute/ufm002:ib1"}}
-"""Ports a growth re-patches by design: the 33rd GPU node opens a second scalable unit, and the blueprint puts
-the UFM pair in the free node slot of the last one."""
+PORTS_MOVED: dict[tuple[str, str], set[str]] = {}
+"""Ports a change re-patches by design: none. (The UFM pair, which the pod's blueprint puts in the free node slot
+of the last scalable unit, keeps that slot when the group grows: fabric/kept_managers.py.)"""
+OLD_LEAVES = [f"compute-leaf{n:03d}" for n in range(1, 9)]
+OLD_SPINES, NEW_SPINES = ([f"compute-spine{n:03d}" for n in spines] for spines in (range(1, 5), range(5, 9)))
+TRUNKS_MOVED = {
+    ("h200-training-pod", "grow gpu by 5"): {(leaf, spine): 4 for leaf in OLD_LEAVES for spine in OLD_SPINES}
+}
+"""Leaf-to-spine cables a growth re-patches by design, per (leaf, spine it leaves), by hand: the pod's one scalable
+unit has 8 rail leaves of QM9700 (64 NDR ports), each with 32 node ports and, non-blocking, 32 uplinks; 4 spines
+take the 256 uplinks (64 ports each), 8 per leaf and spine. gpu032 opens a second unit (the first's 32 slots hold
+31 nodes and the UFM pair): 16 leaves, 512 uplinks, 8 spines, 4 per leaf and spine. Each old leaf keeps 4 of its 8
+cables to each old spine on their ports and moves the other 4 (from the same leaf ports) to the new spines 5-8:
+8 x 4 x 4 = 128 move, 128 stay. Before the mesh kept the lock's cables, 252 of the 256 moved."""
+
+
+def _trunk_moves(moved: dict[str, list[dict[str, str]]]) -> dict[tuple[str, str], int]:
+    """Moved switch-to-switch cables counted per (lower switch, upper switch the lock held it on)."""
+    out: dict[tuple[str, str], int] = {}
+    for move in moved.get("trunks", []):
+        pair = (move["key"].partition("/")[2].partition(":")[0], move["old"].partition(":")[0])
+        out[pair] = out.get(pair, 0) + 1
+    return out
 
 
 @pytest.mark.parametrize(("name", "label"), [(name, label) for name, cases in CASES.items() for label, _ in cases])
@@ -197,12 +254,15 @@ def test_no_kept_identity_moves(name: str, label: str, tmp_path: Path) -> None:
     assert lock_text(parse_lock(text).blueprint, parse_lock(text).sections) == text
     moved = moves(before, after)
     assert {m["key"] for m in moved.get("ports", [])} == PORTS_MOVED.get((name, label), set())
-    assert not any(moved.get(section) for section in KEPT if section != "ports"), moved
+    assert _trunk_moves(moved) == TRUNKS_MOVED.get((name, label), {})
+    assert all(m["new"].partition(":")[0] in NEW_SPINES for m in moved.get("trunks", []))  # the surplus only
+    assert not any(moved.get(section) for section in KEPT if section not in ("ports", "trunks")), moved
     # every device the change kept still has every identity it had, host by host
+    by_design = PORTS_MOVED.get((name, label), set()) | {m["key"] for m in moved.get("trunks", [])}
     for section in KEPT:
         kept = {k: v for k, v in before[section].items() if k in after[section]}
         changed = {k for k in kept if kept[k] != after[section][k]}
-        assert changed <= PORTS_MOVED.get((name, label), set()), (section, sorted(changed)[:5])
+        assert changed <= by_design, (section, sorted(changed)[:5])
 
 
 def test_growing_a_group_moved_addresses_without_the_lock_and_none_with_it(tmp_path: Path) -> None:
@@ -373,3 +433,27 @@ def test_a_bond_the_lock_holds_is_kept_and_a_new_node_on_its_number_takes_the_ne
     assert fresh["gpu001"] == 1 and fresh["gpu002"] != 1  # without the lock: by port place
     assert bonds["gpu002"] == 1 and bonds["gpu001"] == 2
     assert len(set(bonds.values())) == len(bonds)
+
+
+def test_leaf_spine_cables_that_must_move_are_reported_by_plan_render_and_diff(tmp_path: Path) -> None:
+    """The pod grown into a second scalable unit: `plan` and `render` warn CF-IDENT-006 with the count and the
+    switches (TRUNKS_MOVED: 128), and `diff` against the render before lists each of the 128 cables."""
+    path = _copy("h200-training-pod", tmp_path)
+    out = tmp_path / "out"
+    assert run_cli("render", str(path), "-o", str(out)).returncode == 0
+    old = tmp_path / "old"
+    old.mkdir()
+    shutil.copy(path, old / path.name)
+    shutil.copy(lock_path(path), lock_path(old / path.name))
+    _edit(path, _grow("gpu", 5, ["C"]))
+    for command in (("plan", str(path)), ("render", str(path), "-o", str(out))):
+        result = run_cli(*command)
+        assert result.returncode == 0, result.stdout + result.stderr
+        said = f"warning {codes.TRUNKS_REPATCHED}: 128 switch-to-switch cables the lock file holds move"
+        assert said in result.stdout and "from compute-spine001 (32)" in result.stdout
+        assert "to compute-spine005 (32), compute-spine006 (32), compute-spine007 (32)" in result.stdout
+    diff = diff_specs(str(old / path.name), str(path))
+    trunk_moves = diff["identity_moves"]["trunks"]
+    assert _trunk_moves(diff["identity_moves"]) == TRUNKS_MOVED[("h200-training-pod", "grow gpu by 5")]
+    assert "### Switch-to-switch cables re-patched (128)" in diff_markdown(diff)
+    assert len(trunk_moves) == 128

@@ -27,6 +27,7 @@ from .addressing import PAIR_SVIS
 from .context import ExpandContext
 from .hold import held_devices, held_value
 from .topology import Device, Topology
+from .trunk_moves import trunks_moved
 
 MAX_NAMED = 6
 """Identities named in one finding's message; the rest are counted (diff lists every one)."""
@@ -51,6 +52,7 @@ def identities(topo: Topology) -> dict[str, dict[str, str]]:
         "bonds": {f"{leaf}/{node}": str(n) for leaf, numbers in topo.bonds.items() for node, n in numbers.items()},
         "racks": racks,
         "ports": ports,
+        "trunks": trunks(topo),
     }
 
 
@@ -65,7 +67,8 @@ def _patched(topo: Topology) -> dict[str, str]:
 
 def trunks(topo: Topology) -> dict[str, str]:
     """Every switch-to-switch link (leaf to spine, spine to core, leaf pair peer links): its lower end ->
-    its upper end. Not kept by the lock file (a fabric lays these out afresh); `diff` lists those that move."""
+    its upper end. A mesh keeps those the lock file holds where its switches still have a link
+    (fabric/kept_mesh.py); `diff` lists those that move, and CF-IDENT-006 counts them."""
     return {
         f"{link.fabric}/{link.a}:{link.a_port}": f"{link.b}:{link.b_port}"
         for link in topo.links
@@ -251,6 +254,9 @@ def keep_identities(ctx: ExpandContext) -> None:
                 "blueprint so they stay",
             )
         )
+    moved_trunks = trunks_moved(ctx.topo, keep.lock, PATCHED_TIERS)
+    if moved_trunks is not None:
+        ctx.findings.append(moved_trunks)
 
 
 def _pins(ctx: ExpandContext) -> dict[str, dict[str, int]]:

@@ -12,6 +12,7 @@ from ..context import ExpandContext
 from ..ports import NO_DATA_PORTS_HINT, downlink_group, links_on, uplink_group
 from ..topology import TIERS, Device, FabricSummary
 from .endpoints import HOLE_ROLE, Endpoint, endpoints_for, split_managers
+from .kept_managers import Kept, keep_manager_slots, wire_kept_managers
 from .leaves import LeafTier, paired_leaves, place_managers, rail_leaves, tree_leaves
 from .sizing import Sizing, decide_tiers, leaf_budget, peer_ports, planes_needed, tier_ports
 from .spread import uplinks_for
@@ -56,7 +57,8 @@ class LeafSpineBuilder:
 
     def build(self) -> None:
         ctx, fabric = self.ctx, self.fabric
-        nodes, managers = split_managers(fabric, endpoints_for(ctx, self.name, fabric))
+        ordered = endpoints_for(ctx, self.name, fabric)
+        nodes, managers = split_managers(fabric, ordered)
         summary = FabricSummary(
             self.name,
             fabric.kind,
@@ -104,7 +106,7 @@ class LeafSpineBuilder:
             place_managers(wiring, leaves, managers)
             self._reserved_managers(wiring, leaves)
             return
-        self._multi_tier(wiring, sizing, tiers, nodes, managers)
+        self._multi_tier(wiring, sizing, tiers, nodes, managers, ordered)
 
     def _sizing(self, leaf: Switch, group: PortGroup, node_speed: float, nodes: list[Endpoint]) -> Sizing:
         fabric = self.fabric
@@ -130,13 +132,26 @@ class LeafSpineBuilder:
         return sizing
 
     def _multi_tier(
-        self, wiring: FabricWiring, sizing: Sizing, tiers: int, nodes: list[Endpoint], managers: list[Endpoint]
+        self,
+        wiring: FabricWiring,
+        sizing: Sizing,
+        tiers: int,
+        nodes: list[Endpoint],
+        managers: list[Endpoint],
+        ordered: list[Endpoint],
     ) -> None:
+        """`ordered`: the nodes and managers in the lock's order (kept_managers.py)."""
         ctx, fabric, summary = self.ctx, self.fabric, self.ctx.topo.fabrics[self.name]
         if sizing.rail_optimized:
             if sizing.su_size > sizing.d_max and not sizing.per_rack:
                 self._su_split_warning(sizing)
+            kept: Kept = []
+            if not sizing.per_rack:
+                nodes, kept = keep_manager_slots(
+                    ctx, self.name, nodes, ordered, managers, (sizing.su_size, sizing.rails)
+                )
             leaves = rail_leaves(wiring, nodes, sizing.su_size, sizing.per_leaf, sizing.rails, sizing.rack_size)
+            managers = wire_kept_managers(wiring, kept, managers) if kept else managers
             summary.scalable_unit = sizing.su_size
             summary.rail_leaves = "per-rack" if sizing.per_rack else "per-scalable-unit"
         else:

@@ -9,6 +9,7 @@ from ..context import ExpandContext
 from ..ports import PortAllocator, downlink_group, uplink_group
 from ..topology import Device, Link, LinkTier, Tier
 from .endpoints import HOLE_ROLE
+from .kept_mesh import kept_mesh
 
 OUT_OF_PORTS_HINT = (
     "the switch model has fewer ports than its downlinks, uplinks and reserved_ports need: "
@@ -66,6 +67,9 @@ class FabricWiring:
     def down_ports(self, device: Device) -> PortAllocator:
         return self._down[device.name]
 
+    def up_ports(self, device: Device) -> PortAllocator:
+        return self._up[device.name]
+
     def out_of_ports(self, what: str) -> None:
         self.ctx.error(codes.OUT_OF_PORTS, f"fabric '{self.name}': out of ports {what}", self.path, OUT_OF_PORTS_HINT)
 
@@ -114,7 +118,15 @@ class FabricWiring:
         return True
 
     def mesh(self, tier: LinkTier, lows: list[Device], highs: list[Device], counts: list[list[int]]) -> bool:
-        """counts[i][j] links from lows[i] to highs[j]."""
+        """counts[i][j] links from lows[i] to highs[j], keeping the cables the lock file holds (kept_mesh.py)."""
+        lock = self.ctx.keep.lock
+        held = lock.section("trunks") if lock is not None else None
+        if held:
+            return kept_mesh(self, tier, lows, highs, counts, held)
+        return self.plain_mesh(tier, lows, highs, counts)
+
+    def plain_mesh(self, tier: LinkTier, lows: list[Device], highs: list[Device], counts: list[list[int]]) -> bool:
+        """counts[i][j] links from lows[i] to highs[j], row by row."""
         return all(self._row(tier, low, highs, row) for low, row in zip(lows, counts, strict=True))
 
     def _row(self, tier: LinkTier, low: Device, highs: list[Device], row: list[int]) -> bool:

@@ -1,0 +1,104 @@
+"""A switch-to-switch mesh (leaf to spine, spine to core) laid out keeping the cables the lock file holds.
+
+Each lower switch takes its uplink ports and each upper switch its downlink ports as a mesh without a lock
+does (from the top and the bottom of their groups, as many as the mesh's counts ask). Within those ports, a
+cable the lock file holds (`trunks`) keeps both its ports while its pair of switches still has a link to
+spare in the new counts; then every lower switch's remaining ports take its remaining links, pair by pair in
+order, each on the upper switch's next free port. When the counts are those of the lock (a render after a
+render) every cable is kept, so the layout is the one a mesh without a lock makes.
+
+When the upper tier grows (a second scalable unit doubles the spines: each leaf's 8 links per spine become
+4), a leaf keeps 4 of its 8 cables to each old spine and moves the other 4, from the same leaf ports, to the
+new spines; the old spine's freed ports take the new leaves. identity.py reports every cable that moved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ..topology import Device, Link, LinkTier
+
+if TYPE_CHECKING:
+    from .wiring import FabricWiring
+
+
+def kept_mesh(
+    wiring: FabricWiring,
+    tier: LinkTier,
+    lows: list[Device],
+    highs: list[Device],
+    counts: list[list[int]],
+    held: dict[str, str],
+) -> bool:
+    """counts[i][j] links from lows[i] to highs[j], the lock's `held` trunks ('fabric/low:port' ->
+    'high:port') kept where they fit; False (out of ports reported) when a switch has too few ports."""
+    speed = wiring.up_speed
+    ups = [wiring.up_ports(low) for low in lows]
+    downs = [wiring.down_ports(high) for high in highs]
+    columns = [sum(row[j] for row in counts) for j in range(len(highs))]
+    if any(up.free_native < sum(row) for up, row in zip(ups, counts, strict=True)) or any(
+        down.capacity(speed) < k for down, k in zip(downs, columns, strict=True)
+    ):
+        return wiring.plain_mesh(tier, lows, highs, counts)
+    low_ports = [up.take_high_many(sum(row)) for up, row in zip(ups, counts, strict=True)]
+    high_ports = [down.take_low_many(speed, k) if k else [] for down, k in zip(downs, columns, strict=True)]
+    column = {high.name: j for j, high in enumerate(highs)}
+    free_high = [dict.fromkeys(ports) for ports in high_ports]  # insertion-ordered sets
+    budgets = [list(row) for row in counts]
+    kept = [
+        _kept(wiring.name, low, ports, held, column, free_high, budget)
+        for low, ports, budget in zip(lows, low_ports, budgets, strict=True)
+    ]
+    for low, ports, budget, own in zip(lows, low_ports, budgets, kept, strict=True):
+        rest = iter([port for port in ports if port not in own])
+        for j, k in enumerate(budget):
+            for _ in range(k):
+                high_port = next(iter(free_high[j]))
+                del free_high[j][high_port]
+                own[next(rest)] = (j, high_port)
+        wiring.topo.add_links(_links(wiring.name, tier, low, highs, ports, own, speed))
+    return True
+
+
+def _kept(
+    fabric: str,
+    low: Device,
+    ports: list[str],
+    held: dict[str, str],
+    column: dict[str, int],
+    free_high: list[dict[str, None]],
+    budget: list[int],
+) -> dict[str, tuple[int, str]]:
+    """The ports of `low` whose held cable stays: its upper switch is in the mesh with a link to spare for
+    `low` (`budget`, decremented) and its upper port is among those the switch took and still free."""
+    own: dict[str, tuple[int, str]] = {}
+    prefix = f"{fabric}/{low.name}:"
+    for port in ports:
+        value = held.get(prefix + port)
+        if value is None:
+            continue
+        high, _, high_port = value.partition(":")
+        j = column.get(high)
+        if j is not None and budget[j] > 0 and high_port in free_high[j]:
+            budget[j] -= 1
+            del free_high[j][high_port]
+            own[port] = (j, high_port)
+    return own
+
+
+def _links(
+    fabric: str,
+    tier: LinkTier,
+    low: Device,
+    highs: list[Device],
+    ports: list[str],
+    own: dict[str, tuple[int, str]],
+    speed: float,
+) -> Iterator[Link]:
+    """The links of `low`, upper switch by upper switch, each's in the order its ports were taken: the order a
+    mesh without a lock adds them in."""
+    place = {port: n for n, port in enumerate(ports)}
+    ordered = sorted(own.items(), key=lambda item: (item[1][0], place[item[0]]))
+    for port, (j, high_port) in ordered:
+        yield Link(fabric, tier, low.name, port, highs[j].name, high_port, speed, low.rail)
