@@ -46,8 +46,8 @@ def spread(uplinks: Sequence[int], switches: int) -> list[Row]:
     """Links from each lower switch to each of `switches` upper ones, as even as possible both ways:
     lower switch i's links go to consecutive upper switches, continuing where switch i-1 stopped, so a
     pair carries floor or ceil of u_i / switches links and an upper switch ceil(total / switches) at most.
-    Pairs that carry no link are left out: a spine of 32 uplinks meets 32 of the 7,816 cores of a million-GPU
-    fabric's core group, and a full row per spine held 122 million counts (about 1 GiB)."""
+    Pairs that carry no link are left out: at a million GPUs a spine's 32 uplinks meet 32 of its plane's 977
+    cores, and `FabricWiring.mesh` walked the full rows (30 million counts, 4 CPU s of expansion)."""
     out: list[Row] = []
     start = 0
     for u in uplinks:
