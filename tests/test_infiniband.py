@@ -273,7 +273,10 @@ def test_the_subnet_manager_on_the_switches() -> None:
     `sm-priority`) for the first two spines, master 15 and standby 14; the OpenSM files stay for a host."""
     valid = dgx_blueprint(64, scalable_unit=32, subnet_manager="switches")
     analysis = analyse(valid)
-    files = render_infiniband(RenderContext(valid, analysis.topo, analysis.findings))
+    files = {
+        path: whole(text)
+        for path, text in render_infiniband(RenderContext(valid, analysis.topo, analysis.findings)).items()
+    }
     sm = sorted(name for name in files if name.endswith(".mlnxos"))
     assert sm == ["infiniband/compute/sm-compute-spine001.mlnxos", "infiniband/compute/sm-compute-spine002.mlnxos"]
     master = files[sm[0]].splitlines()
