@@ -21,6 +21,9 @@ import pytest
 import yaml
 from helpers import BLUEPRINTS
 
+from clusterforge.checks.breakouts import _with_sub_ports, check_breakouts
+from clusterforge.checks.context import CheckContext
+from clusterforge.expand.breakouts import breakouts
 from clusterforge.pipeline import analyse, load_valid, render_analysis
 
 # model -> split -> (sub-port speeds in G, only odd cages with the next one disabled)
@@ -84,3 +87,38 @@ def test_h200_inband_leaf_runs_25g_as_4x_with_swp2_disabled() -> None:
     assert [interfaces[f"swp1s{i}"]["link"]["speed"] for i in range(4)] == ["25G"] * 4
     assert interfaces["swp2"]["link"] == {"breakout": "disabled"}
     assert interfaces["swp3"]["link"] == {"breakout": "4x"}
+
+
+def test_a_split_the_table_does_not_allow_is_found() -> None:
+    # the SN4600C splits 4x (25G) only on odd cages, the next one disabled (table above): a 25G in-band node
+    # moved from swp1s0 to swp62s0 splits an even cage, whose neighbour swp63 carries nodes of its own
+    analysis = analyse(load_valid(next(p for p in BLUEPRINTS if p.stem == "h200-training-pod")))
+    link = next(x for x in analysis.topo.links if x.b == "inband-leaf001" and x.b_port == "swp1s0")
+    link.b_port = "swp62s0"
+    found = [f.message for f in check_breakouts(CheckContext(analysis.valid, analysis.topo))]
+    assert found == [
+        "inband-leaf001 (nvidia/sn4600c): swp62 splits 4x, which its breakout table does not allow there",
+        "inband-leaf001 (nvidia/sn4600c): swp63 is cabled, but its breakout table disables it (its neighbour is split)",
+    ]
+
+
+@pytest.mark.parametrize("blueprint", BLUEPRINTS, ids=[p.stem for p in BLUEPRINTS])
+def test_the_check_looks_at_every_switch_that_splits_a_cage(blueprint: Path) -> None:
+    analysis = analyse(load_valid(blueprint))
+    topo, catalog = analysis.topo, analysis.valid.catalog
+    split = {
+        name
+        for name, device in topo.devices.items()
+        if device.kind == "switch"
+        and breakouts(
+            catalog,
+            device.model,
+            [
+                (x.b_port if x.b == name else x.a_port, x.speed_gbps)
+                for x in topo.links_of(name)
+                if x.tier not in ("oob", "mgmt")
+            ],
+        )
+    }
+    assert split  # every example splits cages (in-band or compute leaves)
+    assert split <= _with_sub_ports(topo, set(topo.devices))

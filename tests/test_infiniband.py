@@ -19,6 +19,7 @@ from clusterforge import codes
 from clusterforge.checks.context import CheckContext
 from clusterforge.checks.fat_tree import check_fat_trees, level_faults
 from clusterforge.expand.topology import Topology
+from clusterforge.output.pieces import whole
 from clusterforge.pipeline import Analysis, analyse, load_valid
 from clusterforge.render.context import RenderContext
 from clusterforge.render.infiniband.infiniband import render_infiniband
@@ -34,7 +35,7 @@ def rendered(valid: ValidBlueprint, topo: Topology, folder: Path) -> Path:
     for path, text in render_infiniband(RenderContext(valid, topo, [])).items():
         target = folder / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        target.write_text(whole(text), encoding="utf-8")
     return folder / "infiniband" / "compute"
 
 
@@ -272,7 +273,10 @@ def test_the_subnet_manager_on_the_switches() -> None:
     `sm-priority`) for the first two spines, master 15 and standby 14; the OpenSM files stay for a host."""
     valid = dgx_blueprint(64, scalable_unit=32, subnet_manager="switches")
     analysis = analyse(valid)
-    files = render_infiniband(RenderContext(valid, analysis.topo, analysis.findings))
+    files = {
+        path: whole(text)
+        for path, text in render_infiniband(RenderContext(valid, analysis.topo, analysis.findings)).items()
+    }
     sm = sorted(name for name in files if name.endswith(".mlnxos"))
     assert sm == ["infiniband/compute/sm-compute-spine001.mlnxos", "infiniband/compute/sm-compute-spine002.mlnxos"]
     master = files[sm[0]].splitlines()

@@ -148,7 +148,7 @@ def test_order_and_labels_do_not_depend_on_link_order(name: str) -> None:
     reordered = list(reversed(topo.links))
     new_index = {id(link): i for i, link in enumerate(reordered)}
     for cable in topo.cables:
-        cable.links = [new_index[id(topo.links[i])] for i in cable.links]
+        cable.links = tuple(new_index[id(topo.links[i])] for i in cable.links)
     topo.links[:] = reordered
     second = whole_files(render_cabling(RenderContext(valid, topo, findings)))
     assert first == second

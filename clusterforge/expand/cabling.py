@@ -272,7 +272,7 @@ class Cabler:
         if single:
             cables = self.cables
             link.media, link.length_class_m, link.cable = label, length, len(cables)
-            cables.append(Cable([self.order[p]], part.fibre_key, label, length, run, number, part.pieces))
+            cables.append(Cable((self.order[p],), part.fibre_key, label, length, run, number, part.pieces))
             return
         hub, hub_cage = (a, self.cage_a[p]) if hub_is_a else (b, self.cage_b[p])
         lanes = link.speed_gbps // part.fibre.lane_gbps[0] if part.fibre.lane_gbps else 1
@@ -329,7 +329,7 @@ class Cabler:
     ) -> None:
         """A cable for the links at positions `group`."""
         index = len(self.topo.cables)
-        legs = [self.order[p] for p in sorted(group, key=self._leg_order)]
+        legs = tuple(self.order[p] for p in sorted(group, key=self._leg_order))
         number = self._part_number(key, product, length)
         self.topo.cables.append(Cable(legs, key, product.label, length, run, number, pieces, hub_is_b))
         for p in group:

@@ -98,8 +98,9 @@ class Cable:
     """One physical cable: a straight cable carries one link, a twin-port cable or a splitter several
     (each link its own leg or sub-port), a fibre between two transceivers one link or, split, two."""
 
-    links: list[int]
-    """Indexes in `Topology.links`, in leg order."""
+    links: tuple[int, ...]
+    """Indexes in `Topology.links`, in leg order (a tuple: a list of one takes 16 bytes more, 50 MB over the 3.2
+    million cables of a million GPUs)."""
     product: str
     """Catalog key of the cable product (cables section)."""
     media: str

@@ -28,7 +28,10 @@ def test_switch_count_never_exceeds_the_bound(uplinks: list[int], ports: int) ->
         assert all(u % count == 0 for u in uplinks)
         assert sum(uplinks) >= 0.75 * count * ports
         assert not any(all(u % c == 0 for u in uplinks) for c in range(bound, count))
-    rows = spread(uplinks, count)
+    pairs = spread(uplinks, count)
+    assert all(k > 0 for row in pairs for _, k in row)
+    assert all([j for j, _ in row] == sorted({j for j, _ in row}) for row in pairs)  # each upper switch once, in order
+    rows = [_dense(row, count) for row in pairs]
     assert [sum(row) for row in rows] == uplinks
     assert all(max(row) - min(row) <= 1 for row in rows)
     per_switch = [sum(col) for col in zip(*rows, strict=True)]
@@ -39,7 +42,22 @@ def test_prime_uplinks_take_the_bound_not_one_spine_per_uplink() -> None:
     # 8 leaves with 31 uplinks (sized for the nodes present, 31 of 32): 248 / 64 -> 4 spines, not 31;
     # each leaf meets each spine 7 or 8 times
     assert switch_count([31] * 8, 64) == 4
-    assert sorted(spread([31] * 8, 4)[0]) == [7, 8, 8, 8]
+    assert sorted(_dense(spread([31] * 8, 4)[0], 4)) == [7, 8, 8, 8]
+
+
+def test_a_spread_leaves_out_the_pairs_that_carry_no_link() -> None:
+    # 3 links each over 4 switches: the first lower switch to 0, 1, 2; the second goes on from 3 and wraps
+    # to 0 and 1, listed in switch order
+    assert spread([3, 3], 4) == [[(0, 1), (1, 1), (2, 1)], [(0, 1), (1, 1), (3, 1)]]
+    # 6 over 4: one link to each, the 2 left over to 0 and 1, then to 2 and 3
+    assert spread([6, 6], 4) == [[(0, 2), (1, 2), (2, 1), (3, 1)], [(0, 1), (1, 1), (2, 2), (3, 2)]]
+
+
+def _dense(row: list[tuple[int, int]], switches: int) -> list[int]:
+    counts = [0] * switches
+    for j, k in row:
+        counts[j] = k
+    return counts
 
 
 def test_three_scalable_units_round_12_up_to_16_for_an_even_spread() -> None:

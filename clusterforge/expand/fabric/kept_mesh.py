@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..topology import Device, Link, LinkTier
+from .spread import Row
 
 if TYPE_CHECKING:
     from .wiring import FabricWiring
@@ -28,31 +29,35 @@ def kept_mesh(
     tier: LinkTier,
     lows: list[Device],
     highs: list[Device],
-    counts: list[list[int]],
+    rows: list[Row],
     held: dict[str, str],
 ) -> bool:
-    """counts[i][j] links from lows[i] to highs[j], the lock's `held` trunks ('fabric/low:port' ->
+    """rows[i]: (j, k) for k links from lows[i] to highs[j], the lock's `held` trunks ('fabric/low:port' ->
     'high:port') kept where they fit; False (out of ports reported) when a switch has too few ports."""
     speed = wiring.up_speed
     ups = [wiring.up_ports(low) for low in lows]
     downs = [wiring.down_ports(high) for high in highs]
-    columns = [sum(row[j] for row in counts) for j in range(len(highs))]
-    if any(up.free_native < sum(row) for up, row in zip(ups, counts, strict=True)) or any(
+    totals = [sum(k for _, k in row) for row in rows]
+    columns = [0] * len(highs)
+    for row in rows:
+        for j, k in row:
+            columns[j] += k
+    if any(up.free_native < total for up, total in zip(ups, totals, strict=True)) or any(
         down.capacity(speed) < k for down, k in zip(downs, columns, strict=True)
     ):
-        return wiring.plain_mesh(tier, lows, highs, counts)
-    low_ports = [up.take_high_many(sum(row)) for up, row in zip(ups, counts, strict=True)]
+        return wiring.plain_mesh(tier, lows, highs, rows)
+    low_ports = [up.take_high_many(total) for up, total in zip(ups, totals, strict=True)]
     high_ports = [down.take_low_many(speed, k) if k else [] for down, k in zip(downs, columns, strict=True)]
     column = {high.name: j for j, high in enumerate(highs)}
     free_high = [dict.fromkeys(ports) for ports in high_ports]  # insertion-ordered sets
-    budgets = [list(row) for row in counts]
+    budgets = [dict(row) for row in rows]  # upper switch index -> links left, in index order
     kept = [
         _kept(wiring.name, low, ports, held, column, free_high, budget)
         for low, ports, budget in zip(lows, low_ports, budgets, strict=True)
     ]
     for low, ports, budget, own in zip(lows, low_ports, budgets, kept, strict=True):
         rest = iter([port for port in ports if port not in own])
-        for j, k in enumerate(budget):
+        for j, k in budget.items():
             for _ in range(k):
                 high_port = next(iter(free_high[j]))
                 del free_high[j][high_port]
@@ -68,7 +73,7 @@ def _kept(
     held: dict[str, str],
     column: dict[str, int],
     free_high: list[dict[str, None]],
-    budget: list[int],
+    budget: dict[int, int],
 ) -> dict[str, tuple[int, str]]:
     """The ports of `low` whose held cable stays: its upper switch is in the mesh with a link to spare for
     `low` (`budget`, decremented) and its upper port is among those the switch took and still free."""
@@ -80,7 +85,7 @@ def _kept(
             continue
         high, _, high_port = value.partition(":")
         j = column.get(high)
-        if j is not None and budget[j] > 0 and high_port in free_high[j]:
+        if j is not None and budget.get(j, 0) > 0 and high_port in free_high[j]:
             budget[j] -= 1
             del free_high[j][high_port]
             own[port] = (j, high_port)

@@ -67,8 +67,12 @@ def three_tier(
                 leaf.pod = pod_number
             if not wiring.mesh("leaf-spine", pod, spines, counts):
                 return
+            down = [0] * len(spines)
+            for row in counts:
+                for j, k in row:
+                    down[j] += k
             for j, spine in enumerate(spines):
-                spine_up[spine.name] = sum(row[j] for row in counts)  # non-blocking: as many up as down
+                spine_up[spine.name] = down[j]  # non-blocking: as many up as down
                 if j == len(by_position):
                     by_position.append([])
                 by_position[j].append(spine)

@@ -10,6 +10,7 @@ from ..ports import PortAllocator, downlink_group, uplink_group
 from ..topology import Device, Link, LinkTier, Tier
 from .endpoints import HOLE_ROLE
 from .kept_mesh import kept_mesh
+from .spread import Row
 
 OUT_OF_PORTS_HINT = (
     "the switch model has fewer ports than its downlinks, uplinks and reserved_ports need: "
@@ -117,32 +118,29 @@ class FabricWiring:
         self.topo.add_link(Link(self.name, "node-leaf", device.name, port, switch.name, switch_port, link_speed))
         return True
 
-    def mesh(self, tier: LinkTier, lows: list[Device], highs: list[Device], counts: list[list[int]]) -> bool:
-        """counts[i][j] links from lows[i] to highs[j], keeping the cables the lock file holds (kept_mesh.py)."""
+    def mesh(self, tier: LinkTier, lows: list[Device], highs: list[Device], rows: list[Row]) -> bool:
+        """rows[i]: (j, k) for k links from lows[i] to highs[j], keeping the cables the lock file holds
+        (kept_mesh.py)."""
         lock = self.ctx.keep.lock
         held = lock.section("trunks") if lock is not None else None
         if held:
-            return kept_mesh(self, tier, lows, highs, counts, held)
-        return self.plain_mesh(tier, lows, highs, counts)
+            return kept_mesh(self, tier, lows, highs, rows, held)
+        return self.plain_mesh(tier, lows, highs, rows)
 
-    def plain_mesh(self, tier: LinkTier, lows: list[Device], highs: list[Device], counts: list[list[int]]) -> bool:
-        """counts[i][j] links from lows[i] to highs[j], row by row."""
-        return all(self._row(tier, low, highs, row) for low, row in zip(lows, counts, strict=True))
+    def plain_mesh(self, tier: LinkTier, lows: list[Device], highs: list[Device], rows: list[Row]) -> bool:
+        """rows[i]: (j, k) for k links from lows[i] to highs[j], row by row."""
+        return all(self._row(tier, low, highs, row) for low, row in zip(lows, rows, strict=True))
 
-    def _row(self, tier: LinkTier, low: Device, highs: list[Device], row: list[int]) -> bool:
-        """row[j] uplinks from `low` to highs[j]: their ports taken at once when every switch has enough, else
-        link by link up to the one that finds none."""
+    def _row(self, tier: LinkTier, low: Device, highs: list[Device], row: Row) -> bool:
+        """k uplinks from `low` to highs[j] for each (j, k) of `row`: their ports taken at once when every switch
+        has enough, else link by link up to the one that finds none."""
         up, speed = self._up[low.name], self.up_speed
-        downs = [self._down[high.name] for high in highs]
-        if up.free_native < sum(row) or any(k and down.capacity(speed) < k for down, k in zip(downs, row, strict=True)):
-            return all(self.uplink(tier, low, high) for high, k in zip(highs, row, strict=True) for _ in range(k))
-        a_ports = up.take_high_many(sum(row))
-        b_ends = [
-            (high.name, port)
-            for high, down, k in zip(highs, downs, row, strict=True)
-            if k
-            for port in down.take_low_many(speed, k)
-        ]
+        ends = [(highs[j], self._down[highs[j].name], k) for j, k in row]
+        total = sum(k for _, k in row)
+        if up.free_native < total or any(down.capacity(speed) < k for _, down, k in ends):
+            return all(self.uplink(tier, low, high) for high, _, k in ends for _ in range(k))
+        a_ports = up.take_high_many(total)
+        b_ends = [(high.name, port) for high, down, k in ends for port in down.take_low_many(speed, k)]
         name, rail = self.name, low.rail
         self.topo.add_links(
             Link(name, tier, low.name, a, high, b, speed, rail) for a, (high, b) in zip(a_ports, b_ends, strict=True)
