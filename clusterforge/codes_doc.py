@@ -5,7 +5,9 @@ from __future__ import annotations
 from .codes import FAMILIES, REGISTRY, CodeInfo
 
 
-def _cell(text: str) -> str:
+def table_cell(text: str) -> str:
+    """Text as one cell of a generated Markdown table (docs/codes.md, docs/reference.md): pipes escaped,
+    newlines as spaces."""
     return text.replace("|", "\\|").replace("\n", " ")
 
 
@@ -36,7 +38,7 @@ def codes_markdown() -> str:
         "| code | severity | what it means |",
         "|---|---|---|",
     ]
-    lines += [f"| [{i.code}](#{i.code.lower()}) | {i.severity.value} | {_cell(i.title)} |" for i in entries]
+    lines += [f"| [{i.code}](#{i.code.lower()}) | {i.severity.value} | {table_cell(i.title)} |" for i in entries]
     lines.append("")
     family = ""
     for info in entries:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .codes_doc import table_cell
 from .model import Blueprint
 
 SCHEMA_ID = "https://clusterforge.dev/schema/blueprint-v1.json"
@@ -42,10 +43,6 @@ def _type_text(prop: dict[str, Any]) -> str:
     return kind + (f" ({', '.join(limits)})" if limits else "")
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _model_section(name: str, model: dict[str, Any]) -> list[str]:
     lines = [f"## {name}", ""]
     if model.get("description"):
@@ -57,9 +54,8 @@ def _model_section(name: str, model: dict[str, Any]) -> list[str]:
             default = "required"
         else:
             default = f"`{json.dumps(prop['default'])}`" if "default" in prop else "optional"
-        lines.append(
-            f"| `{field}` | {_cell(_type_text(prop))} | {_cell(default)} | {_cell(prop.get('description', ''))} |"
-        )
+        cells = (_type_text(prop), default, prop.get("description", ""))
+        lines.append(f"| `{field}` | " + " | ".join(map(table_cell, cells)) + " |")
     return [*lines, ""]
 
 
