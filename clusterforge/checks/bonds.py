@@ -12,17 +12,13 @@ from collections.abc import Iterator
 from .. import codes
 from ..errors import Finding, Severity
 from ..expand.topology import Link
-from .context import CheckContext
+from .context import CheckContext, shown
 
 BONDED_KINDS = ("storage", "inband")
 MIN_PEER_LINKS = 2
 """The peer link bond of an MLAG pair: two links or more (NVIDIA Cumulus Linux MLAG guide)."""
 _CAGE = re.compile(r"[^0-9]*[0-9]+")
 """A switch port's cage: 'swp1s2' (breakout) and 'ib3/2' (twin-port OSFP) are in cages swp1 and ib3."""
-
-
-def _shown(names: list[str]) -> str:
-    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
 
 
 def bonds(ctx: CheckContext, fabric: str) -> dict[str, list[Link]]:
@@ -53,7 +49,7 @@ def check_bond_homing(ctx: CheckContext) -> Iterator[Finding]:
                 codes.BOND_ON_ONE_LEAF,
                 Severity.ERROR,
                 f"fabric '{name}' is dual-homed ({summary.dual_homing}), but {len(single)} node"
-                f"{'s have' if len(single) != 1 else ' has'} every bond member on one leaf: {_shown(single)}",
+                f"{'s have' if len(single) != 1 else ' has'} every bond member on one leaf: {shown(single)}",
                 path,
                 name,
             )
@@ -62,7 +58,7 @@ def check_bond_homing(ctx: CheckContext) -> Iterator[Finding]:
                 codes.BOND_SINGLE_HOMED,
                 Severity.WARNING,
                 f"fabric '{name}': {len(single)} node{'s' if len(single) != 1 else ''} bond every member "
-                f"to one leaf, which is lost with that leaf: {_shown(single)}",
+                f"to one leaf, which is lost with that leaf: {shown(single)}",
                 path,
                 name,
                 "set dual_homing: mlag (or evpn-mh with a spine tier): each bond then has a member on both leaves",
@@ -72,7 +68,7 @@ def check_bond_homing(ctx: CheckContext) -> Iterator[Finding]:
                 codes.BOND_ON_ONE_CAGE,
                 Severity.WARNING,
                 f"fabric '{name}': {len(one_cage)} node{'s' if len(one_cage) != 1 else ''} have two bond "
-                f"members in one switch cage (a twin-port optic or breakout cable fails as one): {_shown(one_cage)}",
+                f"members in one switch cage (a twin-port optic or breakout cable fails as one): {shown(one_cage)}",
                 path,
                 name,
                 "set dual_homing: mlag so the members go to different leaves",

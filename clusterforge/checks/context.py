@@ -44,3 +44,10 @@ class CheckContext:
         self, code: str, severity: Severity, message: str, path: DataPath, subject: str | None, hint: str | None = None
     ) -> Finding:
         return Finding(code, severity, message, path, self.valid.sources.locate(path), hint, subject)
+
+
+def shown(names: list[str], counted: bool = False) -> str:
+    """The first three names of a finding's list, then ", ..." (with `counted`, ", ... (N)") when there are more."""
+    if len(names) <= 3:
+        return ", ".join(names)
+    return ", ".join(names[:3]) + (f", ... ({len(names)})" if counted else ", ...")

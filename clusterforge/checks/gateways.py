@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from .. import codes
 from ..errors import Finding, Severity
 from ..gateways import heads_off_the_oob, oob_gateway
-from .context import CheckContext
+from .context import CheckContext, shown
 
 
 def check_gateways(ctx: CheckContext) -> Iterator[Finding]:
@@ -43,11 +43,12 @@ def check_gateways(ctx: CheckContext) -> Iterator[Finding]:
         )
     off = heads_off_the_oob(ctx.valid, ctx.topo, gateway)
     if off:
+        heads = shown(off, counted=True)
         where = f"the site's router {gateway.address}" if gateway.external else "leaves they are not cabled to"
         yield ctx.finding(
             codes.HEAD_NODES_OFF_THE_OOB,
             Severity.WARNING,
-            f"network '{gateway.network}': head nodes {_shown(off)} have no leg on it and no rendered route to it "
+            f"network '{gateway.network}': head nodes {heads} have no leg on it and no rendered route to it "
             f"(its gateway is {where}): BCM, Ansible and UFM on them reach no BMC unless the site routes "
             "between the in-band and out-of-band networks",
             path,
@@ -67,7 +68,3 @@ def check_gateways(ctx: CheckContext) -> Iterator[Finding]:
             gateway.network,
             "use a larger out-of-band pool",
         )
-
-
-def _shown(names: list[str]) -> str:
-    return ", ".join(names[:3]) + (f", ... ({len(names)})" if len(names) > 3 else "")

@@ -12,11 +12,7 @@ from ..catalog.models import Server
 from ..errors import Finding, Severity
 from ..expand.nics import bound_hca, group_nodes, hca_devices, rdma_storage_ports
 from ..ifnames import catalog_name
-from .context import CheckContext
-
-
-def _shown(names: list[str]) -> str:
-    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+from .context import CheckContext, shown
 
 
 def check_interface_names(ctx: CheckContext) -> Iterator[Finding]:
@@ -47,7 +43,7 @@ def check_interface_names(ctx: CheckContext) -> Iterator[Finding]:
             codes.INTERFACE_NAME_UNKNOWN,
             Severity.WARNING,
             f"node group '{name}' ({group.model} on {group.os}): {len(nodes)} node"
-            f"{'s have' if len(nodes) != 1 else ' has'} ports with no known interface name: {_shown(ports)}"
+            f"{'s have' if len(nodes) != 1 else ' has'} ports with no known interface name: {shown(ports)}"
             f" ({len(ports)} port{'s' if len(ports) != 1 else ''}); netplan leaves them out until they are bound",
             ("node_groups", index),
             name,
