@@ -27,7 +27,7 @@ from .errors import (
     escape_github_data,
     sorted_findings,
 )
-from .lockfile import is_lock_file, lock_path, write_lock
+from .lockfile import LockUpdate, is_lock_file, lock_path
 from .output.writer import OutputError, StagedTree, TreeDiff, compare_tree
 from .pipeline import (
     CONSISTENCY_READS,
@@ -401,7 +401,7 @@ def render_cmd(
             lock_fresh = _print_lock_check(blueprint, lock_of(checked))
             _print_tree_diff(diff, target, len(rendered))
             sys.exit(EXIT_OK if diff.fresh and lock_fresh else EXIT_FINDINGS)
-        with StagedTree(target, force=force, keep=CONSISTENCY_READS) as files:
+        with StagedTree(target, force=force, keep=CONSISTENCY_READS) as files, LockUpdate(blueprint) as lock:
             # the lock file read is handed over, not held here: render_blueprint lets it go once expanded
             analysis = render_blueprint(
                 valid,
@@ -410,11 +410,12 @@ def render_cmd(
                 progress,
                 jobs=jobs,
                 keep=keep_of(valid, allow_renumber, release_removed, today),
+                lock=lock.reserve(),
             )
             progress("write", 0, 1)
             files.commit()
             progress("write", 1, 1)
-        lock_written = _write_lock(blueprint, analysis)
+            lock_written = _write_lock(lock)
     except OutputError as exc:
         progress.stop()
         _print_findings(exc.findings, "text")
@@ -434,13 +435,13 @@ def render_cmd(
         click.echo(f"report: {display_name(target / REPORT_MD)}, {display_name(target / REPORT_HTML)}")
 
 
-def _write_lock(blueprint: Path, analysis: Any) -> bool:
-    """The lock file beside the blueprint brought up to date; exit 1 when it cannot be written (the render
-    itself is then written already)."""
+def _write_lock(lock: LockUpdate) -> bool:
+    """The lock file beside the blueprint brought up to date with the render; exit 1 when it cannot be written
+    (the render itself is then written already)."""
     try:
-        return write_lock(blueprint, lock_of(analysis))
+        return lock.commit()
     except OSError as exc:
-        click.echo(f"{display_name(lock_path(blueprint))}: cannot write: {exc.strerror or exc}", err=True)
+        click.echo(f"{display_name(lock.path)}: cannot write: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_FINDINGS)
 
 

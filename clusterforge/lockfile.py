@@ -16,10 +16,11 @@ problem reported with its line, never a traceback), and written whole, atomicall
 
 from __future__ import annotations
 
+import filecmp
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from itertools import repeat, starmap
@@ -331,40 +332,123 @@ def _bad_value(section: str, value: str) -> str | None:
 
 def lock_text(blueprint: str, sections: dict[str, dict[str, str]]) -> str:
     """The lock file's text: a header, then each non-empty section with its lines sorted by key."""
-    parts = [HEADER, f"version: {LOCK_VERSION}\nblueprint: {blueprint}\n"]
-    for name in SECTIONS:
-        entries = sections.get(name)
+    return "".join(lock_chunks(blueprint, ((name, sections.get(name, {})) for name in SECTIONS)))
+
+
+def lock_chunks(blueprint: str, sections: Iterable[tuple[str, dict[str, str]]]) -> Iterator[str]:
+    """`lock_text` a section at a time, from (section, entries) in file order: a caller that makes each
+    section's entries as they are asked for holds one section in memory, not the whole file."""
+    yield HEADER + f"version: {LOCK_VERSION}\nblueprint: {blueprint}\n"
+    for name, entries in sections:
         if entries:
-            parts.append(f"{name}:\n")
             # sorted as pairs (keys differ): no lookup per key in key order, which at a million GPUs reads
             # the dict in an order far from the one it lies in memory (3.4 s for the cables against 1.4)
-            parts.append("".join(starmap("  {}: {}\n".format, sorted(entries.items()))))
-    return "".join(parts)
+            yield f"{name}:\n" + "".join(starmap("  {}: {}\n".format, sorted(entries.items())))
 
 
 def write_lock(blueprint: Path, text: str) -> bool:
     """Write the lock file beside `blueprint` atomically (a temporary file in the same folder, renamed over
     it); False when it already holds `text`."""
-    path = lock_path(blueprint)
-    try:
-        if path.read_text(encoding="utf-8") == text:
+    with LockUpdate(blueprint).reserve() as update:
+        update.filled(update.fill([text]))
+        return update.commit()
+
+
+WRITTEN = "written"
+UNCHANGED = "unchanged"
+
+
+@dataclass
+class LockUpdate:
+    """The lock file beside a blueprint brought up to date with a render, in three steps: `reserve` makes a
+    temporary file beside it (in the process that commits), `fill` writes the new text into it (in whichever
+    process works the text out: schedule.py has it made beside the render, off its critical path), and
+    `commit` renames it over the lock file once the render is written. Leaving the `with` block without a
+    commit removes the temporary file."""
+
+    blueprint: Path
+    temporary: Path | None = None
+    outcome: str = ""
+    """WRITTEN, UNCHANGED (the lock file holds the text already), or why it cannot be written."""
+
+    @property
+    def path(self) -> Path:
+        return lock_path(self.blueprint)
+
+    def __enter__(self) -> LockUpdate:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.discard()
+
+    def reserve(self) -> LockUpdate:
+        try:
+            self.temporary = temporary_beside(self.path)
+        except OSError as exc:
+            self.outcome = _reason(exc)
+        return self
+
+    def fill(self, chunks: Iterable[str]) -> str:
+        """The text, made of `chunks` one at a time, written into the reserved file; the outcome, which the
+        process that reserved it is told (`filled`)."""
+        if self.temporary is None:
+            return self.outcome
+        try:
+            with self.temporary.open("w", encoding="utf-8", newline="\n") as handle:
+                handle.writelines(chunks)
+            same = self.path.is_file() and filecmp.cmp(self.temporary, self.path, shallow=False)
+        except OSError as exc:
+            return _reason(exc)
+        return UNCHANGED if same else WRITTEN
+
+    def filled(self, outcome: str) -> None:
+        self.outcome = outcome
+
+    def commit(self) -> bool:
+        """Put the new text in place; False when the lock file held it already; OSError when it cannot be
+        written."""
+        if self.outcome not in (WRITTEN, UNCHANGED):
+            raise OSError(self.outcome or "the lock file's text was not made")
+        if self.outcome == UNCHANGED:
+            self.discard()
             return False
-    except (OSError, UnicodeDecodeError):
-        pass
-    write_atomically(path, text)
-    return True
+        assert self.temporary is not None
+        os.replace(self.temporary, self.path)
+        self.temporary = None
+        return True
+
+    def discard(self) -> None:
+        if self.temporary is not None:
+            self.temporary.unlink(missing_ok=True)
+            self.temporary = None
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def temporary_beside(path: Path) -> Path:
+    """A new empty file in `path`'s folder, to be renamed over it, with the mode a file written in the ordinary
+    way gets (mkstemp makes it 0600)."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+    except BaseException:
+        os.close(fd)
+        Path(name).unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return Path(name)
 
 
 def write_atomically(path: Path, text: str) -> None:
     """`text` written to `path` through a temporary file in the same folder, renamed over it."""
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
+    temporary = temporary_beside(path)
     try:
-        os.fchmod(fd, 0o666 & ~umask)  # as a file written in the ordinary way (mkstemp makes it 0600)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        temporary.write_text(text, encoding="utf-8", newline="\n")
         os.replace(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise

@@ -7,7 +7,7 @@ schedule.py spreads a large render over processes with the same stages.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
@@ -17,9 +17,9 @@ from typing import cast
 from .checks import run_checks
 from .errors import BlueprintError, Finding, Severity
 from .expand import Topology, expand
-from .expand.identity import locked
+from .expand.identity import locked_sections
 from .loader import load_blueprint
-from .lockfile import Keep, lock_text, read_lock
+from .lockfile import Keep, lock_chunks, read_lock
 from .output.pieces import FileText, whole
 from .output.writer import MANIFEST, StagedTree, manifest_text, with_manifest
 from .plan import Plan, build_plan
@@ -78,9 +78,13 @@ def keep_of(
 def lock_of(analysis: Analysis) -> str:
     """The lock file's text after this analysis: its identities, and what the lock file it was expanded with
     keeps for removed devices and free ports (worked out by the expand stage: the lock need not be kept)."""
-    sections = locked(analysis.topo)
-    sections["cables"] = cable_labels(analysis)
-    return lock_text(analysis.valid.blueprint.name, sections)
+    return "".join(lock_chunks_of(analysis))
+
+
+def lock_chunks_of(analysis: Analysis) -> Iterator[str]:
+    """`lock_of` a section at a time, each made as it is asked for."""
+    sections = locked_sections(analysis.topo, lambda: cable_labels(analysis))
+    return lock_chunks(analysis.valid.blueprint.name, sections)
 
 
 def cable_labels(analysis: Analysis) -> dict[str, str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import BlueprintError, Finding
 from .expand import Topology
-from .lockfile import Keep
+from .lockfile import Keep, LockUpdate
 from .output.writer import MANIFEST, StagedTree, manifest_text
 from .pipeline import (
     Analysis,
@@ -22,6 +22,7 @@ from .pipeline import (
     cross_checked,
     expanded,
     family_count,
+    lock_chunks_of,
     render_staged,
 )
 from .plan import Plan, build_plan
@@ -76,17 +77,19 @@ def render_blueprint(
     jobs: int | None = None,
     keep: Keep | None = None,
     chosen: Strategy | None = None,
+    lock: LockUpdate | None = None,
 ) -> Analysis:
     """Expand, check and render into `staged` (the caller commits it) as `strategy` chooses (or as `chosen`),
-    returning the analysis; refuses, with nothing committed, when a check reports an error."""
+    returning the analysis, and fill `lock` with the lock file's new text (the caller commits it too);
+    refuses, with nothing committed, when a check reports an error."""
     progress = progress or _quiet
     topo, expand_findings = expanded(valid, progress, keep)
     del keep  # the lock file read (0.9 GiB at a million GPUs) is not needed any more: see _labels_taken
     chosen = chosen or strategy(len(topo.links), jobs)
     if chosen is Strategy.CHECKS_BESIDE:
-        return _checks_beside(valid, topo, expand_findings, staged, templates, progress)
+        return _checks_beside(valid, topo, expand_findings, staged, templates, progress, lock)
     analysis = Analysis(valid, topo, checked(valid, topo, expand_findings, progress))
-    render_analysed(analysis, staged, templates, progress, chosen=chosen)
+    render_analysed(analysis, staged, templates, progress, chosen=chosen, lock=lock)
     return analysis
 
 
@@ -98,16 +101,34 @@ def render_analysed(
     *,
     jobs: int | None = None,
     chosen: Strategy | None = None,
+    lock: LockUpdate | None = None,
 ) -> None:
-    """`pipeline.render_staged`, spread as `strategy` chooses (or as `chosen`) for a blueprint checked already."""
+    """`pipeline.render_staged`, spread as `strategy` chooses (or as `chosen`) for a blueprint checked already;
+    `lock` filled as in `render_blueprint`."""
     progress = progress or _quiet
     chosen = chosen or strategy(len(analysis.topo.links), jobs)
     if chosen is Strategy.TWO_LANES:
-        _two_lanes(analysis, staged, templates, progress)
+        _two_lanes(analysis, staged, templates, progress, lock)
         return
     if chosen is not Strategy.ONE_PROCESS:
         staged.write_behind()
     render_staged(analysis, staged, templates, progress)
+    _filled_here(lock, analysis)
+
+
+def _lock_text(lock: LockUpdate | None, analysis: Analysis) -> str:
+    """The lock file's new text written into `lock`'s temporary file, in the process that calls this (a lane
+    beside the render where there is one: the text takes a tenth of a render's time, and the lane is done
+    before the files are); its outcome, for `LockUpdate.filled` in the process that commits."""
+    if lock is None:
+        return ""
+    with gc_paused():  # its millions of sorted pairs would make the collector walk again and again
+        return lock.fill(lock_chunks_of(analysis))
+
+
+def _filled_here(lock: LockUpdate | None, analysis: Analysis) -> None:
+    if lock is not None:
+        lock.filled(_lock_text(lock, analysis))
 
 
 Lane = tuple[dict[str, str], dict[str, str], Carried]
@@ -124,9 +145,11 @@ def _lane(ctx: RenderContext, families: list[str], staged: StagedTree, note: Not
     return digests, kept, carried(made, staged)
 
 
-def _two_lanes(analysis: Analysis, staged: StagedTree, templates: Path | None, progress: Progress) -> None:
-    """The device configurations rendered and written here, the handoff pack beside them in a forked process
-    (both into the same new folder)."""
+def _two_lanes(
+    analysis: Analysis, staged: StagedTree, templates: Path | None, progress: Progress, lock: LockUpdate | None
+) -> None:
+    """The device configurations rendered and written here, the handoff pack and then the lock file's text
+    beside them in a forked process (both into the same new folder)."""
     if analysis.blocking:
         raise BlueprintError(analysis.blocking)
     ctx = RenderContext(analysis.valid, analysis.topo, analysis.findings, templates, analysis.plan)
@@ -136,11 +159,13 @@ def _two_lanes(analysis: Analysis, staged: StagedTree, templates: Path | None, p
     _labels_taken(ctx.topo)
     staged.begin()
     count = _Count(progress)
-    with Forked(lambda note: _lane(ctx, there, staged, note)) as lane:
+    with Forked(lambda note: (_lane(ctx, there, staged, note), _lock_text(lock, analysis))) as lane:
         with gc_paused():
             made = render_in_order(ctx, here, staged.put, staged, count.with_lane(lane))
         count.rest_of(lane)
-        digests, kept, made_there = lane.join()
+        (digests, kept, made_there), lock_outcome = lane.join()
+    if lock is not None:
+        lock.filled(lock_outcome)
     staged.adopt(digests, kept)
     cross_checked(analysis, staged, made.merged(adopted(made_there, staged)), progress)
     staged.put(MANIFEST, manifest_text(staged.digests, analysis.valid.source_sha256()))
@@ -153,18 +178,20 @@ def _checks_beside(
     staged: StagedTree,
     templates: Path | None,
     progress: Progress,
+    lock: LockUpdate | None,
 ) -> Analysis:
-    """The checks, the plan and FAMILIES_BESIDE_CHECKS in a forked process beside the families that need
-    neither; then, unless a check found an error, the families that show them."""
+    """The checks, the plan, FAMILIES_BESIDE_CHECKS and the lock file's text in a forked process beside the
+    families that need neither; then, unless a check found an error, the families that show them."""
     staged.begin()  # before the fork: the checking process writes its families into the same folder
     early = RenderContext.before_checks(valid, topo, templates)
     shared_by_lanes(early)  # before the fork: worked out once, for both
     _labels_taken(topo)
 
-    def check_beside(note: Note) -> tuple[list[Finding], Plan, Lane]:
+    def check_beside(note: Note) -> tuple[list[Finding], Plan, Lane, str]:
         findings = checked(valid, topo, expand_findings)
         plan = build_plan(valid, topo, findings)
-        return findings, plan, _lane(early, list(FAMILIES_BESIDE_CHECKS), staged, note)
+        beside = _lane(early, list(FAMILIES_BESIDE_CHECKS), staged, note)
+        return findings, plan, beside, _lock_text(lock, Analysis(valid, topo, findings))
 
     count = _Count(progress)
     with Forked(check_beside) as checks:
@@ -174,8 +201,10 @@ def _checks_beside(
             made = render_in_order(early, first, staged.put, staged, count.with_lane(checks))
         progress("check", 0, 1)
         count.rest_of(checks)
-        findings, plan, (digests, kept, made_beside) = checks.join()
+        findings, plan, (digests, kept, made_beside), lock_outcome = checks.join()
         progress("check", 1, 1)
+    if lock is not None:
+        lock.filled(lock_outcome)
     staged.adopt(digests, kept)
     made = made.merged(adopted(made_beside, staged))
     analysis = Analysis(valid, topo, findings)

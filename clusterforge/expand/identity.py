@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from ipaddress import IPv4Address, IPv4Network
 from typing import Any
 
 from .. import codes
 from ..errors import Finding, Severity, SourceLocation
-from ..lockfile import Keep, Lock
+from ..lockfile import SECTIONS, Keep, Lock
 from .addressing import PAIR_SVIS
 from .context import ExpandContext
 from .hold import held_devices, held_value
@@ -36,23 +36,27 @@ PATCHED_TIERS = ("node-leaf", "oob", "oob-uplink")
 
 def identities(topo: Topology) -> dict[str, dict[str, str]]:
     """Every identity of an expanded topology, by lock section (plain text, as the lock file holds them)."""
-    hosts = {d.name: f"{d.group} {d.index}" for d in topo.devices.values() if d.kind == "node"}
-    racks = {d.name: _slot(d) for d in topo.devices.values() if d.rack is not None}
-    addresses = {
-        f"{network}/{key}": str(address) for network, keyed in topo.addresses.items() for key, address in keyed.items()
-    }
-    ports = _patched(topo)
-    loopbacks = {switch: str(address) for switch, address in topo.loopbacks.items()}
+    return {name: make() for name, make in _sections(topo).items()}
+
+
+def _sections(topo: Topology) -> dict[str, Callable[[], dict[str, str]]]:
+    """Per lock section, what makes its identities of `topo` (each made when called)."""
     return {
-        "hosts": hosts,
-        "addresses": addresses,
-        "loopbacks": loopbacks,
-        "asns": {switch: str(asn) for switch, asn in topo.asns.items()},
-        "numbers": {key: str(number) for key, number in topo.numbers.items()},
-        "bonds": {f"{leaf}/{node}": str(n) for leaf, numbers in topo.bonds.items() for node, n in numbers.items()},
-        "racks": racks,
-        "ports": ports,
-        "trunks": trunks(topo),
+        "hosts": lambda: {d.name: f"{d.group} {d.index}" for d in topo.devices.values() if d.kind == "node"},
+        "addresses": lambda: {
+            f"{network}/{key}": str(address)
+            for network, keyed in topo.addresses.items()
+            for key, address in keyed.items()
+        },
+        "loopbacks": lambda: {switch: str(address) for switch, address in topo.loopbacks.items()},
+        "asns": lambda: {switch: str(asn) for switch, asn in topo.asns.items()},
+        "numbers": lambda: {key: str(number) for key, number in topo.numbers.items()},
+        "bonds": lambda: {
+            f"{leaf}/{node}": str(n) for leaf, numbers in topo.bonds.items() for node, n in numbers.items()
+        },
+        "racks": lambda: {d.name: _slot(d) for d in topo.devices.values() if d.rack is not None},
+        "ports": lambda: _patched(topo),
+        "trunks": lambda: trunks(topo),
     }
 
 
@@ -82,15 +86,17 @@ def _slot(device: Device) -> str:
     return f"{device.rack} U{device.u}" + (f"-{top}" if top != device.u else "")
 
 
-def locked(topo: Topology) -> dict[str, dict[str, str]]:
-    """What the next lock file holds: the topology's identities, and those the lock it was expanded with holds
-    of devices that are gone (`held_identities`, kept by the expand stage)."""
-    sections = identities(topo)
-    sections["held"] = {}
-    sections["numbers"].update(topo.held_numbers)
-    for name, entries in topo.held_identities.items():
-        sections[name].update(entries)
-    return sections
+def locked_sections(topo: Topology, cables: Callable[[], dict[str, str]]) -> Iterator[tuple[str, dict[str, str]]]:
+    """What the next lock file holds, section by section in file order, each made when asked for (one at a time
+    in memory): the topology's identities, the `cables` labels, and what the lock the topology was expanded
+    with holds of devices that are gone (`held_identities`, kept by the expand stage)."""
+    makers = {**_sections(topo), "held": dict, "cables": cables}
+    for name in SECTIONS:
+        entries = makers[name]()
+        if name == "numbers":
+            entries.update(topo.held_numbers)
+        entries.update(topo.held_identities.get(name, {}))
+        yield name, entries
 
 
 def held_identities(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:

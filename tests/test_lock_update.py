@@ -1,0 +1,112 @@
+"""The lock file a render writes: its text made in the forked lane beside the render where there is one (off
+the render's critical path), into a temporary file beside the lock file, renamed over it only once the
+render is committed; the same text whichever process made it, and nothing left behind when the render fails
+or the lock file already holds the text."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from helpers import REPO
+
+from clusterforge import pipeline, schedule
+from clusterforge.errors import ClusterforgeError, Finding, Severity
+from clusterforge.lockfile import WRITTEN, LockUpdate, lock_path, write_lock
+from clusterforge.output.writer import StagedTree
+from clusterforge.pipeline import CONSISTENCY_READS, analyse, load_valid, lock_of
+from clusterforge.runtime import forked
+from clusterforge.schedule import Strategy, render_blueprint
+
+BP = REPO / "blueprints/l40s-inference.yaml"
+BESIDE = {Strategy.TWO_LANES, Strategy.CHECKS_BESIDE}
+
+
+@pytest.fixture
+def two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forked, "cpus_usable", lambda: 2)
+
+
+def leftovers(folder: Path) -> list[Path]:
+    return sorted(folder.glob(".*.lock.yaml.*"))
+
+
+def render_with_lock(blueprint: Path, out: Path, chosen: Strategy) -> bool:
+    """A render of BP whose lock file is written beside `blueprint`; whether it was written."""
+    with StagedTree(out, keep=CONSISTENCY_READS) as staged, LockUpdate(blueprint) as lock:
+        render_blueprint(load_valid(BP), staged, chosen=chosen, lock=lock.reserve())
+        staged.commit()
+        return lock.commit()
+
+
+@pytest.mark.usefixtures("two_cpus")
+@pytest.mark.parametrize("chosen", list(Strategy))
+def test_the_lock_text_is_made_beside_the_render_and_is_lock_of(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chosen: Strategy
+) -> None:
+    expected = lock_of(analyse(load_valid(BP)))
+    record = tmp_path / "pids"
+    made = schedule.lock_chunks_of
+
+    def recording(analysis: pipeline.Analysis) -> object:
+        with record.open("a", encoding="utf-8") as f:
+            f.write(f"{os.getpid()}\n")
+        return made(analysis)
+
+    monkeypatch.setattr(schedule, "lock_chunks_of", recording)
+    blueprint = tmp_path / "x.yaml"
+    assert render_with_lock(blueprint, tmp_path / "out", chosen)
+    assert lock_path(blueprint).read_text(encoding="utf-8") == expected
+    (pid,) = record.read_text(encoding="utf-8").split()
+    assert (pid != str(os.getpid())) == (chosen in BESIDE), "made in the forked lane where there is one"
+    assert not render_with_lock(blueprint, tmp_path / "again", chosen), "the same text: unchanged"
+    assert leftovers(tmp_path) == []
+    assert oct(lock_path(blueprint).stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+@pytest.mark.usefixtures("two_cpus")
+def test_a_render_refused_beside_leaves_the_lock_file_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blueprint = tmp_path / "x.yaml"
+    lock_path(blueprint).write_text("before\n", encoding="utf-8")
+    error = Finding("CF-POWER-001", Severity.ERROR, "rack R1 draws more than its feeds carry")
+    checks = pipeline.run_checks
+    monkeypatch.setattr(pipeline, "run_checks", lambda *args: [*checks(*args), error])
+    with pytest.raises(ClusterforgeError):
+        render_with_lock(blueprint, tmp_path / "out", Strategy.CHECKS_BESIDE)
+    assert lock_path(blueprint).read_text(encoding="utf-8") == "before\n"
+    assert leftovers(tmp_path) == []
+
+
+def test_a_lock_file_that_cannot_be_replaced_is_an_os_error_and_leaves_nothing(tmp_path: Path) -> None:
+    blueprint = tmp_path / "x.yaml"
+    lock_path(blueprint).mkdir()
+    with LockUpdate(blueprint).reserve() as lock:
+        lock.filled(lock.fill(["version: 1\n"]))
+        assert lock.outcome == WRITTEN
+        with pytest.raises(IsADirectoryError):
+            lock.commit()
+    assert leftovers(tmp_path) == []
+
+
+def test_a_folder_that_takes_no_file_is_told_at_commit(tmp_path: Path) -> None:
+    lock = LockUpdate(tmp_path / "no-such-folder" / "x.yaml").reserve()
+    assert lock.temporary is None and lock.fill(["text"]) == lock.outcome == "No such file or directory"
+    with pytest.raises(OSError, match="No such file or directory"):
+        lock.commit()
+
+
+def test_write_lock_says_whether_it_wrote(tmp_path: Path) -> None:
+    blueprint = tmp_path / "x.yaml"
+    assert write_lock(blueprint, "a\n") and lock_path(blueprint).read_text(encoding="utf-8") == "a\n"
+    assert not write_lock(blueprint, "a\n")
+    assert write_lock(blueprint, "b\n") and lock_path(blueprint).read_text(encoding="utf-8") == "b\n"
+    assert leftovers(tmp_path) == []
