@@ -20,7 +20,8 @@ from clusterforge.runtime import forked
 from clusterforge.schedule import Strategy, render_blueprint
 
 BP = REPO / "blueprints/l40s-inference.yaml"
-BESIDE = {Strategy.TWO_LANES, Strategy.CHECKS_BESIDE}
+BESIDE = {Strategy.TWO_LANES}
+"""Where the lock file's text is made in the forked lane (checks beside: in this process, after the render)."""
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from functools import partial
 from ipaddress import IPv4Address, IPv4Network
 from typing import Any
 
@@ -86,17 +87,23 @@ def _slot(device: Device) -> str:
     return f"{device.rack} U{device.u}" + (f"-{top}" if top != device.u else "")
 
 
-def locked_sections(topo: Topology, cables: Callable[[], dict[str, str]]) -> Iterator[tuple[str, dict[str, str]]]:
-    """What the next lock file holds, section by section in file order, each made when asked for (one at a time
-    in memory): the topology's identities, the `cables` labels, and what the lock the topology was expanded
-    with holds of devices that are gone (`held_identities`, kept by the expand stage)."""
+def locked_sections(
+    topo: Topology, cables: Callable[[], dict[str, str]]
+) -> Iterator[tuple[str, Callable[[], dict[str, str]]]]:
+    """What the next lock file holds, section by section in file order, each made when called (one at a time in
+    memory): the topology's identities, the `cables` labels, and what the lock the topology was expanded with
+    holds of devices that are gone (`held_identities`, kept by the expand stage)."""
     makers = {**_sections(topo), "held": dict, "cables": cables}
     for name in SECTIONS:
-        entries = makers[name]()
-        if name == "numbers":
-            entries.update(topo.held_numbers)
-        entries.update(topo.held_identities.get(name, {}))
-        yield name, entries
+        yield name, partial(_with_held, topo, name, makers[name])
+
+
+def _with_held(topo: Topology, name: str, make: Callable[[], dict[str, str]]) -> dict[str, str]:
+    entries = make()
+    if name == "numbers":
+        entries.update(topo.held_numbers)
+    entries.update(topo.held_identities.get(name, {}))
+    return entries
 
 
 def held_identities(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
