@@ -277,3 +277,24 @@ def test_apdu11450me_is_rated_for_the_nvl72_feed(catalog) -> None:  # type: igno
     rack = catalog.require("supermicro/srs-gb200-nvl72", RackType)
     assert 0.8 * pdu.feed.capacity_kw == pytest.approx(34.6, abs=0.1)
     assert (rack.pdu, rack.feed, rack.includes_nodes) == ("apc/apdu11450me", pdu.feed, True)
+
+
+# NVIDIA hw-management (Mellanox/hw-mgmt, hw-management-thermal-events.sh get_psu_fan_direction) reads a
+# PSU's airflow from its part number: MTEF-PS<F|R>... or 930-9SPSU-xx<F|R>x-xxx, F forward (P2C), R reverse (C2P).
+_NVIDIA_PSU_AIRFLOW = re.compile(r"MTEF-PS(?P<mtef>[FR])|930-9SPSU-\w{2}(?P<opn>[FR])\w-\w{3}")
+
+
+def test_nvidia_spare_psus_are_listed_under_the_airflow_their_part_number_names(catalog) -> None:  # type: ignore[no-untyped-def]
+    listed = {
+        (key, airflow, part)
+        for key in catalog.keys_of(Switch)
+        if key.startswith("nvidia/") and (psus := catalog.require(key, Switch).psus)
+        for airflow, part in psus.part_numbers.items()
+    }
+    assert ("nvidia/qm9700", "p2c", "MTEF-PSF-AC-K") in listed
+    assert ("nvidia/sn5600", "c2p", "930-9SPSU-00RA-00B") in listed
+    for key, airflow, part in listed:
+        match = _NVIDIA_PSU_AIRFLOW.match(part)
+        assert match, f"{key}: {part} is not an NVIDIA PSU part number"
+        letter = match.group("mtef") or match.group("opn")
+        assert {"F": "p2c", "R": "c2p"}[letter] == airflow, f"{key}: {part} listed under {airflow}"
