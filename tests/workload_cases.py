@@ -331,10 +331,11 @@ XQA_DECODE = (
 )
 VLLM_HOST = (
     "the model's step of Llama 3 8B at batch 8 on one H200 is 4.2 ms of GPU time (16 GB of weights at 80% of 4.8 "
-    "TB/s) where the measurement implies 6.4 ms (833 ms less the 13 ms prefill pass, over 128 steps): vLLM's host-side work per step (gathering the last step's results, "
-    "scheduling, preparing the inputs: 29% of the execution time in vLLM's own profile of Llama 3 8B on one H100, "
-    "v0.5.3) is not hidden behind so short a step, and the model has no host term; the same page's 70B TP4 and "
-    "Mixtral TP2 rows, with longer steps, are within"
+    "TB/s) where the measurement implies 6.4 ms (833 ms less the 13 ms prefill pass, over 128 steps): vLLM's "
+    "host-side work per step (gathering the last step's results, scheduling the next, preparing its inputs: 29% "
+    "of the execution time in vLLM's own profile of Llama 3 8B on one H100, v0.5.3) is not hidden behind so short "
+    "a step, and the model has no host term; the same page's 70B TP4 and Mixtral TP2 rows, with longer steps, are "
+    "within"
 )
 PERF = "TensorRT-LLM perf overview v1.0"
 LAUNCH = "TensorRT-LLM H200 launch note (v0.5), H200 FP8 max throughput"
