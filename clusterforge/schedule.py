@@ -37,7 +37,8 @@ class Strategy(enum.Enum):
     ONE_PROCESS = "one process"
     """Every stage in this process, one after another."""
     TWO_LANES = "two lanes"
-    """After the checks, the device configurations here and the handoff pack in a forked process."""
+    """Right after expansion, the device configurations and the lock file's text here; the checks, the plan and
+    the handoff pack in a forked process."""
     CHECKS_BESIDE = "checks beside"
     """Right after expansion, the checks, the plan and FAMILIES_BESIDE_CHECKS in a forked process while this
     one renders the families that need neither findings nor plan; the files written by a write-behind
@@ -88,6 +89,13 @@ def render_blueprint(
     chosen = chosen or strategy(len(topo.links), jobs)
     if chosen is Strategy.CHECKS_BESIDE:
         return _checks_beside(valid, topo, expand_findings, staged, templates, progress, lock)
+    if chosen is Strategy.TWO_LANES:
+
+        def checks() -> tuple[list[Finding], Plan]:
+            findings = checked(valid, topo, expand_findings)
+            return findings, build_plan(valid, topo, findings)
+
+        return _two_lanes(valid, topo, checks, staged, templates, progress, lock)
     analysis = Analysis(valid, topo, checked(valid, topo, expand_findings, progress))
     render_analysed(analysis, staged, templates, progress, chosen=chosen, lock=lock)
     return analysis
@@ -108,7 +116,11 @@ def render_analysed(
     progress = progress or _quiet
     chosen = chosen or strategy(len(analysis.topo.links), jobs)
     if chosen is Strategy.TWO_LANES:
-        _two_lanes(analysis, staged, templates, progress, lock)
+        if analysis.blocking:
+            raise BlueprintError(analysis.blocking)
+        _two_lanes(
+            analysis.valid, analysis.topo, lambda: (analysis.findings, analysis.plan), staged, templates, progress, lock
+        )
         return
     if chosen is not Strategy.ONE_PROCESS:
         staged.write_behind()
@@ -117,9 +129,8 @@ def render_analysed(
 
 
 def _lock_text(lock: LockUpdate | None, analysis: Analysis) -> str:
-    """The lock file's new text written into `lock`'s temporary file, in the process that calls this (a lane
-    beside the render where there is one: the text takes a tenth of a render's time, and the lane is done
-    before the files are); its outcome, for `LockUpdate.filled` in the process that commits."""
+    """The lock file's new text written into `lock`'s temporary file, in the process that calls this; its
+    outcome, for `LockUpdate.filled` in the process that commits."""
     if lock is None:
         return ""
     with gc_paused():  # its millions of sorted pairs would make the collector walk again and again
@@ -146,29 +157,49 @@ def _lane(ctx: RenderContext, families: list[str], staged: StagedTree, note: Not
 
 
 def _two_lanes(
-    analysis: Analysis, staged: StagedTree, templates: Path | None, progress: Progress, lock: LockUpdate | None
-) -> None:
-    """The device configurations rendered and written here, the handoff pack and then the lock file's text
-    beside them in a forked process (both into the same new folder)."""
-    if analysis.blocking:
-        raise BlueprintError(analysis.blocking)
-    ctx = RenderContext(analysis.valid, analysis.topo, analysis.findings, templates, analysis.plan)
+    valid: ValidBlueprint,
+    topo: Topology,
+    checks: Callable[[], tuple[list[Finding], Plan]],
+    staged: StagedTree,
+    templates: Path | None,
+    progress: Progress,
+    lock: LockUpdate | None,
+) -> Analysis:
+    """The device configurations (which need neither findings nor plan) rendered and written here, then the
+    lock file's text; beside them, in a forked process, the `checks` (and the plan) and then, unless a check
+    found an error, the handoff pack (into the same new folder)."""
+    early = RenderContext.before_checks(valid, topo, templates)
     here = [name for name, family in FAMILIES.items() if not family.handoff]
     there = [name for name, family in FAMILIES.items() if family.handoff]
-    shared_by_lanes(ctx)  # before the fork: worked out once, for both
-    _labels_taken(ctx.topo)
+    assert not any(FAMILIES[name].needs for name in here), "a device family that shows findings renders beside"
+    shared_by_lanes(early)  # before the fork: worked out once, for both
+    _labels_taken(topo)
     staged.begin()
+
+    def beside(note: Note) -> tuple[list[Finding], Plan, Lane | None]:
+        findings, plan = checks()
+        if Analysis(valid, topo, findings).blocking:
+            return findings, plan, None
+        return findings, plan, _lane(early.with_checks(findings, plan), there, staged, note)
+
     count = _Count(progress)
-    with Forked(lambda note: (_lane(ctx, there, staged, note), _lock_text(lock, analysis))) as lane:
+    with Forked(beside) as lane:
         with gc_paused():
-            made = render_in_order(ctx, here, staged.put, staged, count.with_lane(lane))
+            made = render_in_order(early, here, staged.put, staged, count.with_lane(lane))
+        _filled_here(lock, Analysis(valid, topo, []))  # the lock file holds identities, not findings
+        progress("check", 0, 1)
         count.rest_of(lane)
-        (digests, kept, made_there), lock_outcome = lane.join()
-    if lock is not None:
-        lock.filled(lock_outcome)
+        findings, plan, rendered = lane.join()
+        progress("check", 1, 1)
+    analysis = Analysis(valid, topo, findings)
+    analysis.__dict__["plan"] = plan  # the cached property, worked out by the forked process
+    if rendered is None:
+        raise BlueprintError(analysis.blocking)
+    digests, kept, made_there = rendered
     staged.adopt(digests, kept)
     cross_checked(analysis, staged, made.merged(adopted(made_there, staged)), progress)
-    staged.put(MANIFEST, manifest_text(staged.digests, analysis.valid.source_sha256()))
+    staged.put(MANIFEST, manifest_text(staged.digests, valid.source_sha256()))
+    return analysis
 
 
 def _checks_beside(

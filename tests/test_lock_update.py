@@ -1,7 +1,7 @@
-"""The lock file a render writes: its text made in the forked lane beside the render where there is one (off
-the render's critical path), into a temporary file beside the lock file, renamed over it only once the
-render is committed; the same text whichever process made it, and nothing left behind when the render fails
-or the lock file already holds the text."""
+"""The lock file a render writes: its text made a section at a time into a temporary file beside the lock
+file (two lanes: while the forked lane renders the handoff pack), renamed over it only once the render is
+committed; the same text whichever strategy rendered, and nothing left behind when the render fails or the
+lock file already holds the text."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
-from clusterforge import pipeline, schedule
+from clusterforge import pipeline
 from clusterforge.errors import ClusterforgeError, Finding, Severity
 from clusterforge.lockfile import WRITTEN, LockUpdate, lock_path, write_lock
 from clusterforge.output.writer import StagedTree
@@ -20,8 +20,6 @@ from clusterforge.runtime import forked
 from clusterforge.schedule import Strategy, render_blueprint
 
 BP = REPO / "blueprints/l40s-inference.yaml"
-BESIDE = {Strategy.TWO_LANES}
-"""Where the lock file's text is made in the forked lane (checks beside: in this process, after the render)."""
 
 
 @pytest.fixture
@@ -43,24 +41,11 @@ def render_with_lock(blueprint: Path, out: Path, chosen: Strategy) -> bool:
 
 @pytest.mark.usefixtures("two_cpus")
 @pytest.mark.parametrize("chosen", list(Strategy))
-def test_the_lock_text_is_made_beside_the_render_and_is_lock_of(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chosen: Strategy
-) -> None:
+def test_the_lock_text_is_lock_of_whichever_process_renders(tmp_path: Path, chosen: Strategy) -> None:
     expected = lock_of(analyse(load_valid(BP)))
-    record = tmp_path / "pids"
-    made = schedule.lock_chunks_of
-
-    def recording(analysis: pipeline.Analysis) -> object:
-        with record.open("a", encoding="utf-8") as f:
-            f.write(f"{os.getpid()}\n")
-        return made(analysis)
-
-    monkeypatch.setattr(schedule, "lock_chunks_of", recording)
     blueprint = tmp_path / "x.yaml"
     assert render_with_lock(blueprint, tmp_path / "out", chosen)
     assert lock_path(blueprint).read_text(encoding="utf-8") == expected
-    (pid,) = record.read_text(encoding="utf-8").split()
-    assert (pid != str(os.getpid())) == (chosen in BESIDE), "made in the forked lane where there is one"
     assert not render_with_lock(blueprint, tmp_path / "again", chosen), "the same text: unchanged"
     assert leftovers(tmp_path) == []
     assert oct(lock_path(blueprint).stat().st_mode & 0o777) == oct(0o666 & ~_umask())
@@ -73,8 +58,9 @@ def _umask() -> int:
 
 
 @pytest.mark.usefixtures("two_cpus")
-def test_a_render_refused_beside_leaves_the_lock_file_as_it_was(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("chosen", list(Strategy))
+def test_a_refused_render_leaves_the_lock_file_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chosen: Strategy
 ) -> None:
     blueprint = tmp_path / "x.yaml"
     lock_path(blueprint).write_text("before\n", encoding="utf-8")
@@ -82,7 +68,7 @@ def test_a_render_refused_beside_leaves_the_lock_file_as_it_was(
     checks = pipeline.run_checks
     monkeypatch.setattr(pipeline, "run_checks", lambda *args: [*checks(*args), error])
     with pytest.raises(ClusterforgeError):
-        render_with_lock(blueprint, tmp_path / "out", Strategy.CHECKS_BESIDE)
+        render_with_lock(blueprint, tmp_path / "out", chosen)
     assert lock_path(blueprint).read_text(encoding="utf-8") == "before\n"
     assert leftovers(tmp_path) == []
 

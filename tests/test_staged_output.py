@@ -326,14 +326,23 @@ def test_a_killed_write_behind_process_is_an_output_error(tmp_path: Path) -> Non
     assert list(tmp_path.iterdir()) == []
 
 
+BESIDE = {
+    Strategy.CHECKS_BESIDE: {"checks", *schedule.FAMILIES_BESIDE_CHECKS},
+    Strategy.TWO_LANES: {"checks", *(name for name, family in FAMILIES.items() if family.handoff)},
+}
+"""What each strategy runs in its forked process."""
+
+
 @pytest.mark.usefixtures("two_cpus")
+@pytest.mark.parametrize("chosen", list(BESIDE))
 def test_checks_beside_the_first_families_give_the_same_files_and_findings(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chosen: Strategy
 ) -> None:
-    """The checks, the plan and the InfiniBand family run in a forked process while the families that do not
-    show the checks render; the files (the report and rack drawings show the findings and the plan) and the
-    findings are those of a render that checks first. The cable table, which the InfiniBand plan and the
-    handoff pack read, is worked out once, before the fork."""
+    """The checks and the plan run in a forked process while families that do not show the checks render here
+    (checks beside: then the InfiniBand family there; two lanes: the handoff pack there); the files (the
+    report and rack drawings show the findings and the plan) and the findings are those of a render that
+    checks first. The cable table, which the InfiniBand plan and the handoff pack read, is worked out once,
+    before the fork."""
     record = tmp_path / "pids.txt"
     checks = pipeline.run_checks
     table_of = handoff_common._table_of
@@ -359,16 +368,14 @@ def test_checks_beside_the_first_families_give_the_same_files_and_findings(
     out = tmp_path / "out"
     seen: list[tuple[str, int, int]] = []
     with StagedTree(out, keep=CONSISTENCY_READS) as staged:
-        analysis = render_blueprint(
-            valid, staged, chosen=Strategy.CHECKS_BESIDE, progress=lambda *step: seen.append(step)
-        )
+        analysis = render_blueprint(valid, staged, chosen=chosen, progress=lambda *step: seen.append(step))
         staged.commit()
     lines = record.read_text(encoding="utf-8").splitlines()
     tables = [line for line in lines if line.startswith("cable-table ")]
     assert tables == [f"cable-table {os.getpid()}"], "one cable table, worked out before the fork"
     pids = dict(line.split() for line in lines if line not in tables)
     beside = {name for name, pid in pids.items() if pid != str(os.getpid())}
-    assert beside == {"checks", *schedule.FAMILIES_BESIDE_CHECKS}
+    assert beside == BESIDE[chosen]
     assert len({pids[name] for name in beside}) == 1
     steps = [done for stage, done, total in seen if stage == "render"]
     assert steps == list(range(len(FAMILIES) + 1)), "the render bar counts the families of both processes"
@@ -378,15 +385,16 @@ def test_checks_beside_the_first_families_give_the_same_files_and_findings(
 
 
 @pytest.mark.usefixtures("two_cpus")
+@pytest.mark.parametrize("chosen", list(BESIDE))
 def test_a_check_error_found_beside_the_render_refuses_it_and_leaves_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chosen: Strategy
 ) -> None:
     error = Finding("CF-POWER-001", Severity.ERROR, "rack R1 draws more than its feeds carry")
     checks = pipeline.run_checks
     monkeypatch.setattr(pipeline, "run_checks", lambda *args: [*checks(*args), error])
     out = tmp_path / "out"
     with pytest.raises(ClusterforgeError) as refused, StagedTree(out, keep=CONSISTENCY_READS) as staged:
-        render_blueprint(load_valid(BP), staged, chosen=Strategy.CHECKS_BESIDE)
+        render_blueprint(load_valid(BP), staged, chosen=chosen)
         staged.commit()
     assert refused.value.findings == [error]
     assert list(tmp_path.iterdir()) == []
