@@ -169,9 +169,8 @@ def _two_lanes(
     lock file's text; beside them, in a forked process, the `checks` (and the plan) and then, unless a check
     found an error, the handoff pack (into the same new folder)."""
     early = RenderContext.before_checks(valid, topo, templates)
-    here = [name for name, family in FAMILIES.items() if not family.handoff]
-    there = [name for name, family in FAMILIES.items() if family.handoff]
-    assert not any(FAMILIES[name].needs for name in here), "a device family that shows findings renders beside"
+    here = [name for name, family in FAMILIES.items() if not family.handoff and not family.needs]
+    there = [name for name in FAMILIES if name not in here]  # and a device family that shows the findings
     shared_by_lanes(early)  # before the fork: worked out once, for both
     _labels_taken(topo)
     staged.begin()
