@@ -18,6 +18,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 from ipaddress import IPv4Address, IPv4Network
+from socket import inet_aton
 from typing import Any
 
 from .. import codes
@@ -32,6 +33,8 @@ from .trunk_moves import trunks_moved
 MAX_NAMED = 6
 """Identities named in one finding's message; the rest are counted (diff lists every one)."""
 PATCHED_TIERS = ("node-leaf", "oob", "oob-uplink")
+PORT_ORDERS, NATURAL, BY_NETWORK = "port orders", "natural", "by network"
+"""Keys of what is worked out from a lock's sections once (Lock.cache)."""
 
 
 def identities(topo: Topology) -> dict[str, dict[str, str]]:
@@ -130,43 +133,65 @@ def _free_ports(topo: Topology, keep: Keep, ports: dict[str, str]) -> dict[str, 
     the others in place; see locked_order.py)."""
     assert keep.lock is not None
     used = set(ports.values())
+    gone = [
+        (key, value)
+        for key, value in keep.lock.section("ports").items()
+        if key not in ports and value not in used and value.partition(":")[0] in topo.devices
+    ]
+    if not gone:  # the sort keys below are made only when a port may be free (not on a render after a render)
+        return {}
     held = held_devices(keep)
-    orders: dict[str, dict[str, tuple[Any, ...]]] = {}
+    orders = {network: port_order(keep.lock, network) for network in {key.partition("/")[0] for key, _ in gone}}
     last: dict[str, tuple[Any, ...]] = {}
     for key in ports:
         network, _, interface = key.partition("/")
         order = orders.get(network)
         if order is None:
-            order = orders[network] = port_order(keep.lock, network)
+            continue
         where = order.get(interface)
         if where is not None and (network not in last or where > last[network]):
             last[network] = where
     free: dict[str, str] = {}
-    for key, value in keep.lock.section("ports").items():
-        if key in ports or value in used or value.partition(":")[0] not in topo.devices:
-            continue
+    for key, value in gone:
         network, _, interface = key.partition("/")
-        where = orders.get(network, {}).get(interface)
-        if _device_of(interface) in held or (where is not None and where < last[network]):
+        where = orders[network].get(interface)
+        if _device_of(interface) in held or (where is not None and network in last and where < last[network]):
             free[key] = value
     return free
 
 
 def port_order(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:
     """'device:port' -> the switch port it was patched to, as a sort key (switch, then port, numbers as
-    numbers), on `network` (the lock's ports)."""
+    numbers), on `network` (the lock's ports). Made once per lock and network (the fabric's builder and
+    `_free_ports` ask for the same): the caller does not change it."""
     if lock is None:
         return {}
-    prefix = f"{network}/"
-    parts: dict[str, tuple[Any, ...]] = {}  # switch and port names repeat: each made into a key once
+    orders = lock.cache.setdefault(PORT_ORDERS, {})
+    order = orders.get(network)
+    if order is None:
+        parts: dict[str, tuple[Any, ...]] = lock.cache.setdefault(NATURAL, {})  # switch, port names repeat
 
-    def key(value: str) -> tuple[Any, ...]:
-        switch, _, port = value.partition(":")
-        a = parts.get(switch) or parts.setdefault(switch, natural(switch))
-        b = parts.get(port) or parts.setdefault(port, natural(port))
-        return (a, b)
+        def key(value: str) -> tuple[Any, ...]:
+            switch, _, port = value.partition(":")
+            a = parts.get(switch) or parts.setdefault(switch, natural(switch))
+            b = parts.get(port) or parts.setdefault(port, natural(port))
+            return (a, b)
 
-    return {k[len(prefix) :]: key(v) for k, v in lock.section("ports").items() if k.startswith(prefix)}
+        order = orders[network] = {k: key(v) for k, v in by_network(lock, "ports").get(network, {}).items()}
+    return order  # type: ignore[no-any-return]
+
+
+def by_network(lock: Lock, section: str) -> dict[str, dict[str, str]]:
+    """A section keyed 'network/...' as network -> '...' -> value, split once per lock (each network's
+    expander asked for its own by a pass over every line: at a million GPUs 1.2 million, four times)."""
+    found = lock.cache.get((BY_NETWORK, section))
+    if found is None:
+        found = defaultdict(dict)
+        for key, value in lock.section(section).items():
+            network, _, rest = key.partition("/")
+            found[network][rest] = value
+        lock.cache[BY_NETWORK, section] = found = dict(found)
+    return found  # type: ignore[no-any-return]
 
 
 def uplinks_onto(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:
@@ -327,9 +352,9 @@ def _subnet_and_range(topo: Topology, network: str, key: str, pool: IPv4Network)
 
 
 def _as_int(text: str) -> int:
-    """A dotted IPv4 address the lock file reader checked, as an integer (faster than IPv4Address)."""
-    a, b, c, d = text.split(".")
-    return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
+    """A dotted IPv4 address the lock file reader checked (four decimal octets), as an integer (inet_aton:
+    three times faster than splitting it, ten times faster than IPv4Address)."""
+    return int.from_bytes(inet_aton(text))
 
 
 def _keep_addresses(
@@ -341,9 +366,8 @@ def _keep_addresses(
     assigned = topo.addresses.get(network)
     if not assigned:
         return []
-    prefix = f"{network}/"
-    entries = lock.section("addresses") if lock is not None else {}
-    held = {key[len(prefix) :]: _as_int(text) for key, text in entries.items() if key.startswith(prefix)}
+    entries = by_network(lock, "addresses").get(network, {}) if lock is not None else {}
+    held = dict(zip(entries, map(int.from_bytes, map(inet_aton, entries.values())), strict=True))  # _as_int's
     if not held and not pinned:
         return []
     kept: dict[str, int] = {key: address for key, address in pinned.items() if int(assigned[key]) != address}
@@ -372,7 +396,7 @@ def _keep_addresses(
         kept[key] = found
     changed = {key: IPv4Address(address) for key, address in kept.items()}
     topo.addresses[network] = {key: changed.get(key, address) for key, address in assigned.items()}
-    return [f"{network} {key} {entries[prefix + key]} -> {topo.addresses[network][key]}" for key in moved]
+    return [f"{network} {key} {entries[key]} -> {topo.addresses[network][key]}" for key in moved]
 
 
 def _sort_out(
