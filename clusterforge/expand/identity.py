@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from ipaddress import IPv4Address, IPv4Network
 from socket import inet_aton
 from typing import Any
@@ -169,16 +169,22 @@ def port_order(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:
     orders = lock.cache.setdefault(PORT_ORDERS, {})
     order = orders.get(network)
     if order is None:
-        parts: dict[str, tuple[Any, ...]] = lock.cache.setdefault(NATURAL, {})  # switch, port names repeat
-
-        def key(value: str) -> tuple[Any, ...]:
-            switch, _, port = value.partition(":")
-            a = parts.get(switch) or parts.setdefault(switch, natural(switch))
-            b = parts.get(port) or parts.setdefault(port, natural(port))
-            return (a, b)
-
-        order = orders[network] = {k: key(v) for k, v in by_network(lock, "ports").get(network, {}).items()}
+        entries = by_network(lock, "ports").get(network, {})
+        order = orders[network] = dict(zip(entries, map(_port_key(lock), entries.values()), strict=True))
     return order  # type: ignore[no-any-return]
+
+
+def _port_key(lock: Lock) -> Callable[[str], tuple[Any, ...]]:
+    """'switch:port' -> its sort key, the names' keys made once per lock (switch and port names repeat)."""
+    parts: dict[str, tuple[Any, ...]] = lock.cache.setdefault(NATURAL, {})
+
+    def key(value: str) -> tuple[Any, ...]:
+        switch, _, port = value.partition(":")
+        a = parts.get(switch) or parts.setdefault(switch, natural(switch))
+        b = parts.get(port) or parts.setdefault(port, natural(port))
+        return (a, b)
+
+    return key
 
 
 def by_network(lock: Lock, section: str) -> dict[str, dict[str, str]]:
@@ -199,11 +205,13 @@ def uplinks_onto(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:
     of `network`, as port_order's sort keys."""
     if lock is None:
         return {}
-    leaf = f"{network}-leaf"
+    leaf, key = f"{network}-leaf", _port_key(lock)
     return {
-        k.partition("/")[2]: (natural(v.partition(":")[0]), natural(v.partition(":")[2]))
-        for k, v in lock.section("ports").items()
-        if v.startswith(leaf) and not k.startswith(f"{network}/")
+        interface: key(value)
+        for other, entries in by_network(lock, "ports").items()
+        if other != network
+        for interface, value in entries.items()
+        if value.startswith(leaf)
     }
 
 
