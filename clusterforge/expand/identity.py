@@ -96,14 +96,15 @@ def locked(topo: Topology) -> dict[str, dict[str, str]]:
     return sections
 
 
-def held_identities(topo: Topology, keep: Keep) -> dict[str, dict[str, str]]:
+def held_identities(topo: Topology, keep: Keep, ports: dict[str, str]) -> dict[str, dict[str, str]]:
     """What the lock of `keep` adds to the next lock file beyond the topology's identities: the free ports it
     keeps, and the identities of devices that are gone (their host name, addresses, loopback and ASN, marked
     `held` with the date: expand/hold.py) while their hold lasts. Worked out when expanded, so that the lock
-    itself need not be kept until the lock file is written (at a million GPUs its sections take 0.9 GiB)."""
+    itself need not be kept until the lock file is written (at a million GPUs its sections take 0.9 GiB).
+    `ports`: the topology's patched ports (`_patched`)."""
     if keep.lock is None:
         return {}
-    out = {"ports": _free_ports(topo, keep, _patched(topo))}
+    out = {"ports": _free_ports(topo, keep, ports)}
     held = held_devices(keep) - set(topo.devices)
     if not held:
         return out
@@ -260,7 +261,8 @@ def keep_identities(ctx: ExpandContext) -> None:
         if pool is not None:
             moved += _keep_loopbacks(ctx, network, pool, keep.lock)
     moved += _renamed(ctx.topo, keep.lock)
-    ctx.topo.held_identities = held_identities(ctx.topo, keep)
+    patched = _patched(ctx.topo)
+    ctx.topo.held_identities = held_identities(ctx.topo, keep, patched)
     where = SourceLocation(keep.lock.where, 0, 0) if keep.lock.where else None
     if moved:
         ctx.findings.append(
@@ -275,7 +277,8 @@ def keep_identities(ctx: ExpandContext) -> None:
                 else "renumbered as allowed (--allow-renumber); the lock file records the new identities",
             )
         )
-    repatched = list(_repatched(ctx.topo, keep.lock))
+    repatched = list(_repatched(ctx.topo, keep.lock, patched))
+    del patched
     if repatched:
         ctx.findings.append(
             Finding(
@@ -495,7 +498,9 @@ def _renamed(topo: Topology, lock: Lock) -> list[str]:
     return out
 
 
-def _repatched(topo: Topology, lock: Lock) -> Iterator[str]:
+def _repatched(topo: Topology, lock: Lock, patched: dict[str, str]) -> Iterator[str]:
+    """Devices in another rack slot, and of `patched` (the topology's patched ports, in link order) those the
+    lock holds on another switch port."""
     racks = lock.section("racks")
     for device in topo.devices.values():
         old = racks.get(device.name)
@@ -504,12 +509,10 @@ def _repatched(topo: Topology, lock: Lock) -> Iterator[str]:
     ports = lock.section("ports")
     if not ports:
         return
-    for link in topo.links:
-        if link.tier in PATCHED_TIERS:
-            key = f"{link.fabric}/{link.a}:{link.a_port}"
-            old = ports.get(key)
-            if old is not None and old != f"{link.b}:{link.b_port}":
-                yield f"{key} re-patched from {old} to {link.b}:{link.b_port}"
+    for key, now in patched.items():
+        old = ports.get(key)
+        if old is not None and old != now:
+            yield f"{key} re-patched from {old} to {now}"
 
 
 def moves(old: dict[str, dict[str, str]], new: dict[str, dict[str, str]]) -> dict[str, list[dict[str, str]]]:
