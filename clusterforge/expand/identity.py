@@ -133,6 +133,8 @@ def _free_ports(topo: Topology, keep: Keep, ports: dict[str, str]) -> dict[str, 
     there, when the device is held or a device after it on its network is wired (the port is a hole that keeps
     the others in place; see locked_order.py)."""
     assert keep.lock is not None
+    if ports == keep.lock.section("ports"):  # a render after a render: every port the lock holds is patched
+        return {}
     used = set(ports.values())
     gone = [
         (key, value)
@@ -377,10 +379,12 @@ def _keep_addresses(
     assigned = topo.addresses.get(network)
     if not assigned:
         return []
-    entries = by_network(lock, "addresses").get(network, {}) if lock is not None else {}
-    held = dict(zip(entries, map(int.from_bytes, map(inet_aton, entries.values())), strict=True))  # _as_int's
-    if not held and not pinned:
+    if lock is not None and not pinned and _as_locked(lock.section("addresses"), network, assigned):
         return []
+    entries = by_network(lock, "addresses").get(network, {}) if lock is not None else {}
+    if not entries and not pinned:
+        return []
+    held = dict(zip(entries, map(int.from_bytes, map(inet_aton, entries.values())), strict=True))  # _as_int's
     kept: dict[str, int] = {key: address for key, address in pinned.items() if int(assigned[key]) != address}
     """Interfaces whose address differs from the fixed order's: pinned, or locked and still in their subnet."""
     taken: set[int] = set(pinned.values())
@@ -408,6 +412,16 @@ def _keep_addresses(
     changed = {key: IPv4Address(address) for key, address in kept.items()}
     topo.addresses[network] = {key: changed.get(key, address) for key, address in assigned.items()}
     return [f"{network} {key} {entries[key]} -> {topo.addresses[network][key]}" for key in moved]
+
+
+def _as_locked(entries: dict[str, str], network: str, assigned: dict[str, IPv4Address]) -> bool:
+    """Whether the lock's `addresses` (`entries`) hold for every interface of `network` the address the fixed
+    order gave it, each once (a render after a render): `_sort_out` would keep every one. In C loops."""
+    texts = list(map(entries.get, map(f"{network}/".__add__, assigned)))
+    if None in texts:
+        return False
+    olds = list(map(int.from_bytes, map(inet_aton, texts)))  # type: ignore[arg-type]  # no None: checked
+    return olds == list(map(int, assigned.values())) and len(set(olds)) == len(olds)
 
 
 def _sort_out(
@@ -507,7 +521,7 @@ def _repatched(topo: Topology, lock: Lock, patched: dict[str, str]) -> Iterator[
         if old is not None and device.rack is not None and old != _slot(device):
             yield f"{device.name} moves from {old} to {_slot(device)}"
     ports = lock.section("ports")
-    if not ports:
+    if not ports or ports == patched:
         return
     for key, now in patched.items():
         old = ports.get(key)
