@@ -174,7 +174,7 @@ def port_order(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:
     if order is None:
         entries = by_network(lock, "ports").get(network, {})
         order = orders[network] = dict(zip(entries, map(_port_key(lock), entries.values()), strict=True))
-    return order  # type: ignore[no-any-return]
+    return order
 
 
 def _port_key(lock: Lock) -> Callable[[str], tuple[Any, ...]]:
@@ -200,7 +200,7 @@ def by_network(lock: Lock, section: str) -> dict[str, dict[str, str]]:
             network, _, rest = key.partition("/")
             found[network][rest] = value
         lock.cache[BY_NETWORK, section] = found = dict(found)
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def uplinks_onto(lock: Lock | None, network: str) -> dict[str, tuple[Any, ...]]:

@@ -11,8 +11,8 @@ from ..catalog import Equipment, PortGroup, Server, Switch
 from ..model import OobFabric
 from .context import ExpandContext
 from .hold import held_devices
-from .identity import natural as _natural
 from .identity import by_network, port_order
+from .identity import natural as _natural
 from .locked_order import Hole, Slots, locked_order
 from .placement import free_slot, occupy, place_pinned
 from .ports import NO_DATA_PORTS_HINT, PortAllocator, downlink_group, uplink_group
