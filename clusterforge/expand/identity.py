@@ -292,7 +292,7 @@ def keep_identities(ctx: ExpandContext) -> None:
                 "blueprint so they stay",
             )
         )
-    moved_trunks = trunks_moved(ctx.topo, keep.lock, PATCHED_TIERS)
+    moved_trunks = trunks_moved(ctx.topo, keep.lock, PATCHED_TIERS, ctx.trunks_as_held)
     if moved_trunks is not None:
         ctx.findings.append(moved_trunks)
 
