@@ -16,7 +16,11 @@ from helpers import REPO, run_cli
 from clusterforge import codes
 from clusterforge.diff import diff_markdown, diff_specs
 from clusterforge.errors import BlueprintError
-from clusterforge.expand.identity import identities, moves
+from clusterforge.expand import EXPANDERS
+from clusterforge.expand.context import ExpandContext
+from clusterforge.expand.identity import PATCHED_TIERS, identities, moves
+from clusterforge.expand.topology import Topology
+from clusterforge.expand.trunk_moves import trunks_moved
 from clusterforge.lockfile import Keep, lock_path, lock_text, parse_lock, read_lock, write_lock
 from clusterforge.pipeline import analyse, keep_of, load_valid, lock_of
 
@@ -457,3 +461,37 @@ def test_leaf_spine_cables_that_must_move_are_reported_by_plan_render_and_diff(t
     assert _trunk_moves(diff["identity_moves"]) == TRUNKS_MOVED[("h200-training-pod", "grow gpu by 5")]
     assert "### Switch-to-switch cables re-patched (128)" in diff_markdown(diff)
     assert len(trunk_moves) == 128
+
+
+def _expanded(path: Path) -> ExpandContext:
+    """The expand stage's context after every expander, with the lock file beside `path`."""
+    valid = load_valid(path)
+    ctx = ExpandContext(valid, Topology(valid.blueprint.name), keep=keep_of(valid))
+    for expander in EXPANDERS:
+        expander(ctx)
+    return ctx
+
+
+def test_a_mesh_the_lock_holds_whole_is_not_read_again_and_a_cable_patched_by_hand_is_found(tmp_path: Path) -> None:
+    path = _copy("h200-training-pod", tmp_path)
+    shutil.copy(lock_path(REPO / "blueprints" / "h200-training-pod.yaml"), lock_path(path))
+    ctx = _expanded(path)
+    assert ctx.keep.lock is not None
+    held = ctx.keep.lock.section("trunks")
+    meshed = sum(1 for key in held if key.startswith("compute/"))  # the rest: the in-band leaf pairs' peer links
+    assert sum(map(len, ctx.trunks_as_held)) == meshed == 256  # a render after a render: every mesh as held
+    assert trunks_moved(ctx.topo, ctx.keep.lock, PATCHED_TIERS, ctx.trunks_as_held) is None
+    # one cable of the lock patched elsewhere by hand: the pod's one mesh is laid out by kept_mesh's loop
+    text = lock_path(path).read_text(encoding="utf-8")
+    first = next(line for line in text.splitlines() if line.startswith("  compute/compute-leaf001:"))
+    key, value = first.strip().split(": ")
+    lock_path(path).write_text(text.replace(first, f"  {key}: {value.partition(':')[0]}:ib64/2"), encoding="utf-8")
+    ctx = _expanded(path)
+    assert ctx.keep.lock is not None
+    assert ctx.trunks_as_held == []
+    found = trunks_moved(ctx.topo, ctx.keep.lock, PATCHED_TIERS, ctx.trunks_as_held)
+    assert (
+        found is not None
+        and f"1 switch-to-switch cables the lock file holds move to other ports ({len(held) - 1} stay)"
+        in (found.message)
+    )

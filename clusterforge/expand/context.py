@@ -28,6 +28,9 @@ class ExpandContext:
     pins: dict[str, tuple[str, int]] = field(default_factory=dict)
     """Device -> (rack, lowest U) the lock file holds for it, with its slot kept free for it alone
     (placement.pin_slots); empty without a lock file."""
+    trunks_as_held: list[range] = field(default_factory=list)
+    """Indexes into `topo.links` of switch-to-switch links the lock file's `trunks` hold as they are (a mesh
+    kept_mesh.py checked whole): trunk_moves.py counts them as staying without reading them again."""
 
     @property
     def bp(self) -> Blueprint:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -42,19 +43,19 @@ def locked_order(items: list[T], slots: Slots[T], patched: dict[str, SortKey], h
     of the switch port the lock file holds for it, on this network (identity.port_order)."""
     if not patched:
         return list(items)
-    present = {key for item in items for key in slots.keys(item)}
+    keys = list(map(slots.keys, items))
+    present = {key for item_keys in keys for key in item_keys}
     ranked: list[tuple[SortKey, int, int]] = []
     new: list[T] = []
-    for i, item in enumerate(items):
-        first = min((patched.get(key, LATE) for key in slots.keys(item)), default=LATE)
+    for i, item_keys in enumerate(keys):
+        first = min(map(patched.get, item_keys, repeat(LATE)), default=LATE)
         if first is LATE:
-            new.append(item)
+            new.append(items[i])
         else:
             ranked.append((first, 0, i))
     removed: dict[str, list[SortKey]] = {}
-    for key, where in patched.items():
-        if key not in present:
-            removed.setdefault(slots.owner(key), []).append(where)
+    for key in patched.keys() - present:  # in no particular order: only each owner's count and least key tell
+        removed.setdefault(slots.owner(key), []).append(patched[key])
     last = max((first for first, _, _ in ranked), default=None)
     holes: list[Hole] = []
     for owner, wheres in sorted(removed.items()):

@@ -11,8 +11,8 @@ from ..catalog import Equipment, PortGroup, Server, Switch
 from ..model import OobFabric
 from .context import ExpandContext
 from .hold import held_devices
+from .identity import by_network, port_order
 from .identity import natural as _natural
-from .identity import port_order
 from .locked_order import Hole, Slots, locked_order
 from .placement import free_slot, occupy, place_pinned
 from .ports import NO_DATA_PORTS_HINT, PortAllocator, downlink_group, uplink_group
@@ -149,11 +149,10 @@ class OobBuilder:
             rack = self.ctx.topo.racks.get(slot.partition(" ")[0])
             if rack is not None:
                 areas[name] = rack.name if self.fabric.per == "rack" else rack.row
-        switches = lock.section("ports")
-        prefix = f"{self.name}/"
+        switches = by_network(lock, "ports")[self.name]
         out: dict[str, dict[str, tuple[Any, ...]]] = defaultdict(dict)
         for key, where in patched.items():
-            area = areas.get(switches[prefix + key].partition(":")[0])
+            area = areas.get(switches[key].partition(":")[0])
             if area is not None and key not in self.locked_uplinks:
                 out[area][key] = where
         return out
@@ -234,12 +233,11 @@ class OobBuilder:
         if lock is None or target is None:
             return {}
         leaves = {leaf.name for leaf in self.ctx.topo.switches(target, "leaf")}
-        prefix = f"{self.name}/"
         found = {}
-        for key, value in lock.section("ports").items():
+        for key, value in by_network(lock, "ports").get(self.name, {}).items():
             leaf, _, port = value.partition(":")
-            if leaf in leaves and key.startswith(prefix):
-                found[key[len(prefix) :]] = (leaf, port)
+            if leaf in leaves:
+                found[key] = (leaf, port)
         return found
 
     def _wire_uplinks(self) -> None:

@@ -9,26 +9,31 @@ each one.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 
 from .. import codes
 from ..errors import Finding, Severity, SourceLocation
 from ..lockfile import Lock
-from .topology import Topology
+from .topology import Link, Topology
 
 NAMED = 4
 """Switches named per list in the message; the rest are counted."""
 
 
-def trunks_moved(topo: Topology, lock: Lock, patched_tiers: tuple[str, ...]) -> Finding | None:
+def trunks_moved(
+    topo: Topology, lock: Lock, patched_tiers: tuple[str, ...], as_held: list[range] | None = None
+) -> Finding | None:
     """The finding for the lock's `trunks` that this render wires from the same lower port to another upper
     one; None when every one stays. Read link by link: at a million GPUs
-    the 2 million switch-to-switch links' keys are made and let go one at a time, never held in a dict."""
+    the 2 million switch-to-switch links' keys are made and let go one at a time, never held in a dict.
+    `as_held`: ranges of `topo.links` known to be wired as the lock holds them (they stay, unread)."""
     held = lock.section("trunks")
     if not held:
         return None
     moved: dict[str, list[tuple[str, str, str]]] = {}
-    stay = 0
-    for link in topo.links:
+    skip = sorted(as_held or [], key=lambda r: r.start)
+    stay = sum(map(len, skip))
+    for link in _unread(topo.links, skip):
         if link.tier in patched_tiers:
             continue
         old = held.get(f"{link.fabric}/{link.a}:{link.a_port}")
@@ -50,6 +55,15 @@ def trunks_moved(topo: Topology, lock: Lock, patched_tiers: tuple[str, ...]) -> 
         hint="re-patch them as `clusterforge diff` lists them (Switch-to-switch cables re-patched) before the "
         "new switch configurations are applied, or keep the fabric's shape (as many spines and cores)",
     )
+
+
+def _unread(links: list[Link], skip: list[range]) -> Iterator[Link]:
+    """The links outside the `skip` ranges (sorted, not overlapping), in order."""
+    at = 0
+    for gap in skip:
+        yield from links[at : gap.start]
+        at = gap.stop
+    yield from links[at:]
 
 
 def _fabric_moves(fabric: str, moves: list[tuple[str, str, str]]) -> str:

@@ -59,7 +59,7 @@ def _locked_first(ctx: ExpandContext, endpoints: list[Endpoint], network: str) -
     if not patched or not endpoints:
         return endpoints
     uplinks = uplinks_onto(ctx.keep.lock, network)  # their leaf ports kept for them (oob.py wires them)
-    patched.update(uplinks)
+    patched = {**patched, **uplinks} if uplinks else patched
     fabric = ctx.bp.fabrics[network]
     if isinstance(fabric, LeafSpineFabric) and fabric.paired:
         patched = {key: _by_pair(where) for key, where in patched.items()}
