@@ -37,7 +37,7 @@ class Strategy(enum.Enum):
     ONE_PROCESS = "one process"
     """Every stage in this process, one after another."""
     TWO_LANES = "two lanes"
-    """Right after expansion, the device configurations and the lock file's text here; the checks, the plan and
+    """Right after expansion, the lock file's text and the device configurations here; the checks, the plan and
     the handoff pack in a forked process."""
     CHECKS_BESIDE = "checks beside"
     """Right after expansion, the checks, the plan and FAMILIES_BESIDE_CHECKS in a forked process while this
@@ -50,9 +50,11 @@ class Strategy(enum.Enum):
 TWO_LANES_MIN_LINKS = 20_000
 """Below this many links a render stays in one process unless `--jobs 2` asks otherwise: the second process
 saves less than a tenth of the command's time (benchmarks/lanes_cost.py)."""
-TWO_LANES_MAX_LINKS = 1_000_000
-"""Above this many links a render checks beside instead (unless `--jobs 2`): two lanes take about 1.35 times
-the memory of one (pages of the topology both touch are copied, both lanes' peaks meet)."""
+TWO_LANES_MAX_LINKS = 4_000_000
+"""Above this many links a render checks beside instead (unless `--jobs 2`), where memory is what limits it:
+both lanes' peaks meet. At a million GPUs (3.2 million links) two lanes, with the checks beside the device
+configurations and the lock file's text made first, took 81 and 101 s wall (a first and a second render) at
+7.6 and 7.9 GiB peak PSS; checking beside took 110 s and 7.3 GiB (docs/architecture.md, Scheduling)."""
 FAMILIES_BESIDE_CHECKS = ("infiniband",)
 """Rendered by the checking process after the checks: the device family that takes longest beside the cable
 tables, which are worked out before the fork (`shared_by_lanes`: the InfiniBand plan reads them), so both
@@ -165,9 +167,10 @@ def _two_lanes(
     progress: Progress,
     lock: LockUpdate | None,
 ) -> Analysis:
-    """The device configurations (which need neither findings nor plan) rendered and written here, then the
-    lock file's text; beside them, in a forked process, the `checks` (and the plan) and then, unless a check
-    found an error, the handoff pack (into the same new folder)."""
+    """The lock file's text (first: its memory is given back before the device configurations take theirs, and
+    does not meet the forked lane's peak) and the device configurations (which need neither findings nor plan)
+    here; beside them, in a forked process, the `checks` (and the plan) and then, unless a check found an
+    error, the handoff pack (into the same new folder)."""
     early = RenderContext.before_checks(valid, topo, templates)
     here = [name for name, family in FAMILIES.items() if not family.handoff and not family.needs]
     there = [name for name in FAMILIES if name not in here]  # and a device family that shows the findings
@@ -183,9 +186,9 @@ def _two_lanes(
 
     count = _Count(progress)
     with Forked(beside) as lane:
+        _filled_here(lock, Analysis(valid, topo, []))  # the lock file holds identities, not findings
         with gc_paused():
             made = render_in_order(early, here, staged.put, staged, count.with_lane(lane))
-        _filled_here(lock, Analysis(valid, topo, []))  # the lock file holds identities, not findings
         progress("check", 0, 1)
         count.rest_of(lane)
         findings, plan, rendered = lane.join()
@@ -210,18 +213,18 @@ def _checks_beside(
     progress: Progress,
     lock: LockUpdate | None,
 ) -> Analysis:
-    """The checks, the plan and FAMILIES_BESIDE_CHECKS in a forked process beside the families that need
-    neither; then, unless a check found an error, the families that show them, and the lock file's text
-    (here: made beside, its 0.45 GiB at a million GPUs met the render's peak, 8.8 GiB in all)."""
+    """The lock file's text, the checks, the plan and FAMILIES_BESIDE_CHECKS in a forked process beside the
+    families that need neither; then, unless a check found an error, the families that show them."""
     staged.begin()  # before the fork: the checking process writes its families into the same folder
     early = RenderContext.before_checks(valid, topo, templates)
     shared_by_lanes(early)  # before the fork: worked out once, for both
     _labels_taken(topo)
 
-    def check_beside(note: Note) -> tuple[list[Finding], Plan, Lane]:
+    def check_beside(note: Note) -> tuple[str, list[Finding], Plan, Lane]:
+        outcome = _lock_text(lock, Analysis(valid, topo, []))  # the lock file holds identities, not findings
         findings = checked(valid, topo, expand_findings)
         plan = build_plan(valid, topo, findings)
-        return findings, plan, _lane(early, list(FAMILIES_BESIDE_CHECKS), staged, note)
+        return outcome, findings, plan, _lane(early, list(FAMILIES_BESIDE_CHECKS), staged, note)
 
     count = _Count(progress)
     with Forked(check_beside) as checks:
@@ -231,8 +234,10 @@ def _checks_beside(
             made = render_in_order(early, first, staged.put, staged, count.with_lane(checks))
         progress("check", 0, 1)
         count.rest_of(checks)
-        findings, plan, (digests, kept, made_beside) = checks.join()
+        lock_outcome, findings, plan, (digests, kept, made_beside) = checks.join()
         progress("check", 1, 1)
+    if lock is not None:
+        lock.filled(lock_outcome)
     staged.adopt(digests, kept)
     made = made.merged(adopted(made_beside, staged))
     analysis = Analysis(valid, topo, findings)
@@ -244,7 +249,6 @@ def _checks_beside(
         made = made.merged(render_in_order(early.with_checks(findings, plan), last, staged.put, staged, count.one_more))
     cross_checked(analysis, staged, made, progress)
     staged.put(MANIFEST, manifest_text(staged.digests, valid.source_sha256()))
-    _filled_here(lock, analysis)
     return analysis
 
 

@@ -437,6 +437,7 @@ def test_the_strategy_follows_the_size_and_the_jobs_asked_for() -> None:
         Strategy.TWO_LANES,
         Strategy.CHECKS_BESIDE,
     ]
+    assert schedule.strategy(3_204_058) is Strategy.TWO_LANES, "the million-GPU benchmark's links"
     assert {schedule.strategy(links, jobs=1) for links in (0, low, high + 1)} == {Strategy.ONE_PROCESS}
     assert {schedule.strategy(links, jobs=2) for links in (0, low, high + 1)} == {Strategy.TWO_LANES}
 
