@@ -49,6 +49,9 @@ from .workload.plan import plan_layouts
 # Modules only some commands need (verify, diff, export, schema, catalog) are imported inside those commands:
 # start-up is most of a small render's time.
 EXIT_OK, EXIT_FINDINGS, EXIT_INTERNAL = 0, 1, 3  # click exits 2 on a usage error
+_LEFT_TO_THE_END: list[object] = []
+"""What a command leaves for the end of the process to free: a rendered topology, freed object by object, took
+1.6 s at a million GPUs after the files were written (`main` ends the process without freeing it)."""
 FORMATS = click.Choice(["text", "json", "github"])
 ALLOW_DIR = click.option(
     "--allow-dir",
@@ -433,6 +436,7 @@ def render_cmd(
     click.echo(f"findings: {_finding_counts(analysis.findings)} (all of them in the report)")
     if REPORT_MD in files:
         click.echo(f"report: {display_name(target / REPORT_MD)}, {display_name(target / REPORT_HTML)}")
+    _LEFT_TO_THE_END.append(analysis)
 
 
 def _write_lock(lock: LockUpdate) -> bool:
@@ -976,7 +980,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     run: Callable[..., Any] = cli.main
     try:
         run(args=argv, prog_name="clusterforge", standalone_mode=True)
-    except SystemExit:
+    except SystemExit as exc:
+        if argv is None:  # run as the command, not called: nothing after this needs the process
+            _end_process(exc.code)
         raise
     except Exception as exc:
         if os.environ.get("CLUSTERFORGE_DEBUG"):
@@ -987,3 +993,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             err=True,
         )
         sys.exit(EXIT_INTERNAL)
+
+
+def _end_process(code: str | int | None) -> None:
+    """Exit with `code` as `sys.exit` would, without freeing the process's objects first (the kernel takes the
+    memory back at once): every file is written and closed by now, and the output streams are flushed here."""
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code or 0)

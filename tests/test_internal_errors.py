@@ -3,6 +3,8 @@ renderers is an internal error (exit 3), even when an override folder is given."
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,3 +53,14 @@ def test_a_renderer_bug_is_an_internal_error(
     err = capsys.readouterr().err
     assert "internal error: ZeroDivisionError" in err and "CF-RENDER-001" not in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("code", "status", "err"), [(None, 0, ""), (2, 2, ""), ("stopped", 1, "stopped\n")])
+def test_the_command_ends_its_process_as_sys_exit_would_with_its_output_flushed(
+    code: str | int | None, status: int, err: str
+) -> None:
+    """`main` run as the command ends the process without freeing its objects (cli._end_process): the exit
+    status and the buffered output are those `sys.exit` gives."""
+    script = f"import sys; from clusterforge.cli import _end_process; print('written', end=''); _end_process({code!r})"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (status, "written", err)
