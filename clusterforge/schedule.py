@@ -193,8 +193,7 @@ def _two_lanes(
         count.rest_of(lane)
         findings, plan, rendered = lane.join()
         progress("check", 1, 1)
-    analysis = Analysis(valid, topo, findings)
-    analysis.__dict__["plan"] = plan  # the cached property, worked out by the forked process
+    analysis = _analysed_beside(valid, topo, findings, plan)
     if rendered is None:
         raise BlueprintError(analysis.blocking)
     digests, kept, made_there = rendered
@@ -240,8 +239,7 @@ def _checks_beside(
         lock.filled(lock_outcome)
     staged.adopt(digests, kept)
     made = made.merged(adopted(made_beside, staged))
-    analysis = Analysis(valid, topo, findings)
-    analysis.__dict__["plan"] = plan  # the cached property, worked out by the checking process
+    analysis = _analysed_beside(valid, topo, findings, plan)
     if analysis.blocking:
         raise BlueprintError(analysis.blocking)
     last = [name for name, family in FAMILIES.items() if family.needs]
@@ -249,6 +247,13 @@ def _checks_beside(
         made = made.merged(render_in_order(early.with_checks(findings, plan), last, staged.put, staged, count.one_more))
     cross_checked(analysis, staged, made, progress)
     staged.put(MANIFEST, manifest_text(staged.digests, valid.source_sha256()))
+    return analysis
+
+
+def _analysed_beside(valid: ValidBlueprint, topo: Topology, findings: list[Finding], plan: Plan) -> Analysis:
+    """The analysis of checks a forked process ran, with the plan it worked out (the cached property, set)."""
+    analysis = Analysis(valid, topo, findings)
+    analysis.__dict__["plan"] = plan
     return analysis
 
 
