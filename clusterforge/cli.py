@@ -27,7 +27,7 @@ from .errors import (
     escape_github_data,
     sorted_findings,
 )
-from .lockfile import LockUpdate, is_lock_file, lock_path
+from .lockfile import LockMoved, LockUpdate, is_lock_file, lock_path
 from .output.writer import OutputError, StagedTree, TreeDiff, compare_tree
 from .pipeline import (
     CONSISTENCY_READS,
@@ -404,21 +404,24 @@ def render_cmd(
             lock_fresh = _print_lock_check(blueprint, lock_of(checked))
             _print_tree_diff(diff, target, len(rendered))
             sys.exit(EXIT_OK if diff.fresh and lock_fresh else EXIT_FINDINGS)
-        with StagedTree(target, force=force, keep=CONSISTENCY_READS) as files, LockUpdate(blueprint) as lock:
+        for fresh in (True, False):  # trusting the lock file's `afresh` line; if it proves wrong, reading it
             # the lock file read is handed over, not held here: render_blueprint lets it go once expanded
-            analysis = render_blueprint(
-                valid,
-                files,
-                templates,
-                progress,
-                jobs=jobs,
-                keep=keep_of(valid, allow_renumber, release_removed, today),
-                lock=lock.reserve(),
-            )
-            progress("write", 0, 1)
-            files.commit()
-            progress("write", 1, 1)
-            lock_written = _write_lock(lock)
+            handed = [keep_of(valid, allow_renumber, release_removed, today, fresh=fresh)]
+            try:
+                with (
+                    StagedTree(target, force=force, keep=CONSISTENCY_READS) as files,
+                    LockUpdate(blueprint, handed[0].fresh) as lock,
+                ):
+                    analysis = render_blueprint(
+                        valid, files, templates, progress, jobs=jobs, keep=handed.pop(), lock=lock.reserve()
+                    )
+                    progress("write", 0, 1)
+                    files.commit()
+                    progress("write", 1, 1)
+                    lock_written = _write_lock(lock)
+                break
+            except LockMoved:
+                continue
     except OutputError as exc:
         progress.stop()
         _print_findings(exc.findings, "text")

@@ -61,16 +61,26 @@ def _mib(size: int) -> str:
 def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[Identity, bytes]:
     """The bytes of a regular file of at most `limit` bytes, with its identity; InputRefused for anything else
     (checked before a byte is read), OSError as opening or reading fails."""
+    return _read_regular(path, limit, whole=True)
+
+
+def read_head(path: Path, size: int) -> bytes:
+    """The first `size` bytes of a regular file (of any length); InputRefused for anything else, OSError as
+    opening or reading fails."""
+    return _read_regular(path, size, whole=False)[1]
+
+
+def _read_regular(path: Path, limit: int, whole: bool) -> tuple[Identity, bytes]:
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise InputRefused("it is not a regular file")
-        if info.st_size > limit:
+        if whole and info.st_size > limit:
             raise InputRefused(f"it is larger than {_mib(limit)}")
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(limit + 1)
+            data = handle.read(limit + 1 if whole else limit)
     finally:
         os.close(fd)
     if len(data) > limit:  # grew while read

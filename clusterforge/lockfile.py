@@ -8,10 +8,15 @@ problem reported with its line, never a traceback), and written whole, atomicall
 
     version: 1
     blueprint: h200-training-pod
+    afresh: 3b0f...e1 (64 hex digits)
     addresses:
       inband/gpu001: 10.120.0.2
     held:
       gpu032: removed 2026-12-05
+
+`afresh`, when present, is the hash of the blueprint's input files (`ValidBlueprint.source_sha256`) of which the
+file is exactly what a render without a lock file makes: a render of those very inputs then expands without
+reading the file and checks that the lock file it makes is the same (docs/day-two.md, A render after a render).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import Any
 
 from . import codes
 from .errors import BlueprintError, Finding, Severity, SourceLocation, display_name
-from .inputs import InputPolicy, InputRefused, read_regular
+from .inputs import InputPolicy, InputRefused, read_head, read_regular
 from .runtime.gc_paused import gc_paused
 
 LOCK_VERSION = 1
@@ -72,6 +77,8 @@ class Lock:
     """A lock file as read: each section's lines, key -> value (both plain text)."""
 
     blueprint: str = ""
+    afresh: str = ""
+    """The `afresh` line: the inputs' hash, or ''."""
     where: str = ""
     """The file, as messages name it."""
     sections: dict[str, dict[str, str]] = field(default_factory=lambda: {name: {} for name in SECTIONS})
@@ -95,6 +102,18 @@ class Keep:
     """The blueprint's `hold_days`: how long a removed device stays held (expand/hold.py)."""
     today: date | None = None
     """The render's date (`--date`, SOURCE_DATE_EPOCH), against which holds end; None: none ends by time."""
+    afresh: str = ""
+    """The hash of this render's inputs, which its lock file names in an `afresh` line when the render makes
+    what a render without a lock file makes: when there is no lock file, or when the lock file names the same
+    hash (and the render keeps it as it is); '' when not named."""
+    fresh: bool = False
+    """The lock file names this render's inputs: it is not read (`lock` is None), and the render checks that
+    the lock file it makes is the same (`LockUpdate.fresh_expected`)."""
+
+    @property
+    def names_afresh(self) -> str:
+        """The `afresh` line's hash for a lock file made with this keep, or ''."""
+        return self.afresh if self.lock is None or self.lock.afresh == self.afresh else ""
 
 
 def lock_path(blueprint: Path) -> Path:
@@ -122,6 +141,23 @@ def read_lock(blueprint: Path, policy: InputPolicy | None = None) -> Lock | None
             [_problem(where, 0, f"cannot read the lock file: {reason}", codes.LOCK_UNREADABLE)]
         ) from None
     return parse_lock(text, where)
+
+
+HEAD_BYTES = 4096
+"""Enough of a lock file to hold its header (comments, version, blueprint and afresh lines)."""
+
+
+def read_afresh(blueprint: Path, policy: InputPolicy | None = None) -> str:
+    """The `afresh` hash the lock file beside `blueprint` names in its header, read without the rest of it;
+    '' when it names none, or when the file is missing or cannot be read (`read_lock` then says why)."""
+    path = lock_path(blueprint)
+    try:
+        checked = (policy or InputPolicy.for_blueprint(blueprint)).check(path)
+        head = read_head(checked, HEAD_BYTES).decode("utf-8", errors="replace")
+    except (InputRefused, OSError):
+        return ""
+    match = _HEAD.match(head)
+    return (match[2] or "") if match else ""
 
 
 def _problem(where: str, line: int, message: str, code: str = codes.LOCK_UNREADABLE) -> Finding:
@@ -165,12 +201,14 @@ class _Reader:
             self.bad(number, f"expected 'key: value' or a section name, got {line[:60]!r}")
         elif key in SECTIONS and not value.strip():
             self.name = key
-        elif key in ("version", "blueprint") and value.strip():
+        elif key == "afresh" and not _AFRESH.fullmatch(value.strip()):
+            self.bad(number, "afresh: expected the 64 hex digits of a SHA-256 hash")
+        elif key in ("version", "blueprint", "afresh") and value.strip():
             if key in self.top:
                 self.bad(number, f"'{key}' is given twice")
             self.top[key], self.name = value.strip(), ""
         else:
-            known = ", ".join(["version", "blueprint", *SECTIONS])
+            known = ", ".join(["version", "blueprint", "afresh", *SECTIONS])
             self.bad(number, f"unknown top-level key '{key[:40]}' (known: {known})")
 
     def entry(self, number: int, line: str) -> None:
@@ -200,6 +238,7 @@ class _Reader:
         if problems:
             raise BlueprintError(problems)
         self.lock.blueprint, self.lock.where = self.top.get("blueprint", ""), self.where
+        self.lock.afresh = self.top.get("afresh", "")
         return self.lock
 
 
@@ -264,7 +303,8 @@ _VALUES: dict[str, tuple[Callable[[str], bool], str]] = {
 """Per section: what a value must be, and what the message calls it."""
 
 
-_HEAD = re.compile(r"(?:#[^\n]*\n)*version: 1\nblueprint: ([^\n]*)\n")
+_AFRESH = re.compile(r"[0-9a-f]{64}")
+_HEAD = re.compile(r"(?:#[^\n]*\n)*version: 1\nblueprint: ([^\n]*)\n(?:afresh: ([0-9a-f]{64})\n)?")
 _SECTION = re.compile(r"([a-z]+):\n")
 _SECTION_END = re.compile(r"\n(?!  )")
 """The end of the line before the first line that is not indented: searched from the newline before a section's
@@ -297,7 +337,7 @@ def _as_written(text: str) -> Lock | None:
     head = _HEAD.match(text)
     if head is None or not text.endswith("\n") or max(map(len, text[: head.end()].split("\n"))) > MAX_LINE:
         return None
-    lock = Lock(blueprint=head[1].strip())
+    lock = Lock(blueprint=head[1].strip(), afresh=head[2] or "")
     if not lock.blueprint:
         return None
     at = head.end()
@@ -339,19 +379,23 @@ def _bad_value(section: str, value: str) -> str | None:
     return None if good(value) else f"'{value[:40]}' is not {what}"
 
 
-def lock_text(blueprint: str, sections: dict[str, dict[str, str]]) -> str:
-    """The lock file's text: a header, then each non-empty section with its lines sorted by key."""
-    return "".join(lock_chunks(blueprint, ((name, partial(_entries, sections, name)) for name in SECTIONS)))
+def lock_text(blueprint: str, sections: dict[str, dict[str, str]], afresh: str = "") -> str:
+    """The lock file's text: a header (naming `afresh` when given), then each non-empty section with its lines
+    sorted by key."""
+    makers = ((name, partial(_entries, sections, name)) for name in SECTIONS)
+    return "".join(lock_chunks(blueprint, makers, afresh))
 
 
 def _entries(sections: dict[str, dict[str, str]], name: str) -> dict[str, str]:
     return sections.get(name, {})
 
 
-def lock_chunks(blueprint: str, sections: Iterable[tuple[str, Callable[[], dict[str, str]]]]) -> Iterator[str]:
+def lock_chunks(
+    blueprint: str, sections: Iterable[tuple[str, Callable[[], dict[str, str]]]], afresh: str = ""
+) -> Iterator[str]:
     """`lock_text` in pieces, from (section, what makes its entries) in file order: each section's entries made
     when it is written and let go once sorted, so that one section is in memory, not the whole file."""
-    yield HEADER + f"version: {LOCK_VERSION}\nblueprint: {blueprint}\n"
+    yield HEADER + f"version: {LOCK_VERSION}\nblueprint: {blueprint}\n" + (f"afresh: {afresh}\n" if afresh else "")
     for name, make in sections:
         entries = make()
         if not entries:
@@ -377,6 +421,12 @@ WRITTEN = "written"
 UNCHANGED = "unchanged"
 
 
+class LockMoved(Exception):
+    """A render that trusted the lock file's `afresh` line made another lock file: the lock file was not what
+    a render without it makes of these inputs (another version of clusterforge made it). Render again, reading
+    it (`pipeline.keep_of(..., fresh=False)`)."""
+
+
 @dataclass
 class LockUpdate:
     """The lock file beside a blueprint brought up to date with a render, in three steps: `reserve` makes a
@@ -386,6 +436,9 @@ class LockUpdate:
     commit removes the temporary file."""
 
     blueprint: Path
+    fresh_expected: bool = False
+    """The render did not read the lock file, trusting its `afresh` line (`Keep.fresh`): `filled` raises
+    LockMoved when the new text is not the same."""
     temporary: Path | None = None
     outcome: str = ""
     """WRITTEN, UNCHANGED (the lock file holds the text already), or why it cannot be written."""
@@ -421,6 +474,8 @@ class LockUpdate:
         return UNCHANGED if same else WRITTEN
 
     def filled(self, outcome: str) -> None:
+        if self.fresh_expected and outcome == WRITTEN:
+            raise LockMoved(f"{display_name(self.path)} is not what a render without it makes")
         self.outcome = outcome
 
     def commit(self) -> bool:

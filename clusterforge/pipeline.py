@@ -19,7 +19,7 @@ from .errors import BlueprintError, Finding, Severity
 from .expand import Topology, expand
 from .expand.identity import locked_sections
 from .loader import load_blueprint
-from .lockfile import Keep, lock_chunks, read_lock
+from .lockfile import Keep, lock_chunks, read_afresh, read_lock
 from .output.pieces import FileText, whole
 from .output.writer import MANIFEST, StagedTree, manifest_text, with_manifest
 from .plan import Plan, build_plan
@@ -67,12 +67,24 @@ class Analysis:
 
 
 def keep_of(
-    valid: ValidBlueprint, allow_renumber: bool = False, release_removed: bool = False, today: date | None = None
+    valid: ValidBlueprint,
+    allow_renumber: bool = False,
+    release_removed: bool = False,
+    today: date | None = None,
+    *,
+    fresh: bool | None = None,
 ) -> Keep:
     """The lock file beside the blueprint (raises BlueprintError when it cannot be read), with what the
-    user allows to change, the blueprint's hold period and the render's date (expand/hold.py)."""
+    user allows to change, the blueprint's hold period and the render's date (expand/hold.py).
+
+    `fresh` True: a lock file whose `afresh` line names these inputs is not read (`Keep.fresh`; the render
+    checks it); False: it was found not to be what a render without it makes (LockMoved), and the new lock
+    file names no inputs; None: it is read, and its `afresh` line kept as long as it names these inputs."""
+    afresh = "" if fresh is False else valid.source_sha256()
+    if fresh and read_afresh(valid.path) == afresh:
+        return Keep(None, allow_renumber, release_removed, valid.blueprint.hold_days, today, afresh, fresh=True)
     lock = read_lock(valid.path)
-    return Keep(lock, allow_renumber, release_removed, valid.blueprint.hold_days, today)
+    return Keep(lock, allow_renumber, release_removed, valid.blueprint.hold_days, today, afresh)
 
 
 def lock_of(analysis: Analysis) -> str:
@@ -84,7 +96,7 @@ def lock_of(analysis: Analysis) -> str:
 def lock_chunks_of(analysis: Analysis) -> Iterator[str]:
     """`lock_of` a section at a time, each made as it is asked for."""
     sections = locked_sections(analysis.topo, lambda: cable_labels(analysis))
-    return lock_chunks(analysis.valid.blueprint.name, sections)
+    return lock_chunks(analysis.valid.blueprint.name, sections, analysis.topo.afresh)
 
 
 def cable_labels(analysis: Analysis) -> dict[str, str]:

@@ -56,6 +56,7 @@ def expand(valid: ValidBlueprint, keep: Keep | None = None) -> tuple[Topology, l
                 raise BlueprintError(ctx.findings)
     warnings = [f for f in ctx.findings if f.severity is not Severity.ERROR]
     ctx.topo.identity_findings = [f for f in warnings if f.code.startswith(IDENTITY_FAMILY)]
+    ctx.topo.afresh = ctx.keep.names_afresh
     return ctx.topo, [f for f in warnings if not f.code.startswith(IDENTITY_FAMILY)]
 
 

@@ -239,6 +239,9 @@ class Topology:
         """Lock file section -> what the lock file it was expanded with adds to the next one beyond the
         topology's identities: free ports it keeps, and the lines of removed devices still held (their `held`
         lines, host names, addresses, loopbacks and ASNs): expand/identity.py."""
+        self.afresh = ""
+        """The hash of the inputs of which this topology is what an expansion without a lock file makes, for
+        the lock file's `afresh` line (`Keep.names_afresh`); '' when not known to be."""
         self.identity_findings: list[Finding] = []
         """What moved against the lock file (CF-IDENT warnings): told by the command, kept out of the rendered
         files, which depend on the blueprint and the lock file alone (expand/identity.py)."""
