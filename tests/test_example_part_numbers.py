@@ -5,15 +5,18 @@ written out one by one, so that a new row without a part number fails here, and 
 
 Closed: the QM9700's spare PSU (P2C) is MTEF-PSF-AC-K, the PSU VPD NVIDIA ships for the MQM9700 in its
 hw-management package (Mellanox/hw-mgmt, usr/etc/hw-management-virtual/HI130/psu_vpd), whose PSF names the
-forward (P2C) airflow there (get_psu_fan_direction).
+forward (P2C) airflow there (get_psu_fan_direction). That VPD is a pseudo one for NVIDIA's SimX simulator,
+copied to other SKUs, so it is a secondary source (docs/catalog.md).
 
 Known gaps: spare PSUs of the SN2201, SN4600C and SN5600 for P2C halls (the same package names the SN5600's
 C2P unit, 930-9SPSU-00RA-00B, in the catalog, but no P2C one, and no PSU of the SN2201 or SN4600C) and of the
 Supermicro servers (their PWS- modules are tied to no system by any source read), Category 6A patch cords of
 7 m (the ordered CommScope cord's part numbers were found for 2, 3 and 5 m only, so longer runs take the
-generic cord). The GB200 NVL72 racks are Supermicro's SRS-GB200-NVL72, one part number with their compute
-trays, which ship built in, fed through APC APDU11450ME PDUs (415 V 3-phase 60 A). Built-in equipment rows
-are not ordered (they ship with their rack) and need none.
+generic cord). A second search for issue 35 (NVIDIA's manual pages in the corpora, hw-mgmt's history, NVIDIA's
+nv-config-manager fixtures, NetBox, SONiC, BMC captures, stock lists; docs/catalog.md lists them) found none of
+these, and none is inferred from a naming scheme. The GB200 NVL72 racks are Supermicro's SRS-GB200-NVL72, one
+part number with their compute trays, which ship built in, fed through APC APDU11450ME PDUs (415 V 3-phase
+60 A). Built-in equipment rows are not ordered (they ship with their rack) and need none.
 """
 
 from __future__ import annotations

@@ -298,3 +298,22 @@ def test_nvidia_spare_psus_are_listed_under_the_airflow_their_part_number_names(
         assert match, f"{key}: {part} is not an NVIDIA PSU part number"
         letter = match.group("mtef") or match.group("opn")
         assert {"F": "p2c", "R": "c2p"}[letter] == airflow, f"{key}: {part} listed under {airflow}"
+
+
+def _unquoted_psu_part_numbers(entries: dict[str, Sourced]) -> list[str]:
+    """Spare-PSU part numbers that the entry's own `psus` source does not quote word for word."""
+    return [
+        f"{key}: {part}"
+        for key, entry in entries.items()
+        if (psus := getattr(entry, "psus", None))
+        for part in psus.part_numbers.values()
+        if part not in entry.sources.get("psus", "")
+    ]
+
+
+def test_every_spare_psu_part_number_is_quoted_in_its_source(catalog) -> None:  # type: ignore[no-untyped-def]
+    """A part number is never inferred from a naming scheme: the source it came from names it."""
+    assert _unquoted_psu_part_numbers(catalog.entries) == []
+    qm9700 = catalog.require("nvidia/qm9700", Switch)
+    altered = qm9700.model_copy(update={"sources": {**qm9700.sources, "psus": "estimate: the MTEF-PSF-AC scheme"}})
+    assert _unquoted_psu_part_numbers({"nvidia/qm9700": altered}) == ["nvidia/qm9700: MTEF-PSF-AC-K"]
