@@ -36,7 +36,11 @@ Every render writes into a new folder, and nothing is deleted until all is measu
 right after many were deleted costs seconds more of system time (the inode allocator skips recently deleted
 inodes), which would measure the harness, not the render. For the same reason give `--work` a folder on a
 file system where nothing large was deleted in the last minutes (the default is a new folder in the system's
-temporary folder; a run removes its own folder when it ends, so do not start another right after it there).
+temporary folder; a run removes its own folder when it ends, so do not start another right after it there):
+`benchmarks/scratch_fs.sh up` makes a new one on a loop device with direct I/O (a loop device without it
+caches each written page twice, once as the image's: with it, the million-GPU renders of 2026-12-06 paid 2.8 us
+of system time per page fault, as the 100,000-GPU ones did, against 3.7-5.2 us, and growth fell from 1.17-1.23
+to 1.11).
 Once measured, a render's files are dropped from the page cache instead (page_cache.py): left there, the
 earlier renders' gigabytes made every page the next render touched dearer on the virtual machine (13.7, 28.4
 and 53.3 system CPU s in three million-GPU renders in a row, 13.8 s again once the earlier files were gone).
@@ -209,7 +213,13 @@ def growth_rows(pairs: list[Pair]) -> list[Row]:
             "system time per page fault, 100k / 1M", f"{_us_per_fault(small):.1f} / {_us_per_fault(big):.1f} us"
         ),
         explaining("wall time per GPU, 1M over 100k (the user's wait)", f"{median.growth(lambda c: c.wall_s):.2f}"),
+        *(explaining(f"pair {n}: 100k | 1M", f"{_run(p.small)} | {_run(p.big)}") for n, p in enumerate(pairs, 1)),
     ]
+
+
+def _run(c: TreeCost) -> str:
+    """One render's user and system CPU seconds and page faults (thousands)."""
+    return f"{c.user_s:.1f}u {c.cpu_s - c.user_s:.1f}s {c.faults / 1000:,.0f}kf"
 
 
 def render_and_growth_rows(work: Path, small_gpus: int, repeats: int, million: bool) -> tuple[list[Row], Path]:

@@ -13,7 +13,7 @@ from helpers import REPO
 
 from clusterforge import pipeline
 from clusterforge.errors import ClusterforgeError, Finding, Severity
-from clusterforge.lockfile import WRITTEN, LockUpdate, lock_path, write_lock
+from clusterforge.lockfile import WRITTEN, LockMoved, LockUpdate, lock_path, write_lock
 from clusterforge.output.writer import StagedTree
 from clusterforge.pipeline import CONSISTENCY_READS, analyse, load_valid, lock_of
 from clusterforge.runtime import forked
@@ -71,6 +71,24 @@ def test_a_refused_render_leaves_the_lock_file_as_it_was(
         render_with_lock(blueprint, tmp_path / "out", chosen)
     assert lock_path(blueprint).read_text(encoding="utf-8") == "before\n"
     assert leftovers(tmp_path) == []
+
+
+@pytest.mark.usefixtures("two_cpus")
+@pytest.mark.parametrize("chosen", list(Strategy))
+def test_a_render_that_expected_the_lock_file_unchanged_stops_when_it_differs(tmp_path: Path, chosen: Strategy) -> None:
+    """Whichever process makes the text: LockMoved, the lock file as it was, nothing left behind (the CLI then
+    renders again reading it: test_lock_afresh.py)."""
+    blueprint = tmp_path / "x.yaml"
+    lock_path(blueprint).write_text("before\n", encoding="utf-8")
+    with (
+        pytest.raises(LockMoved),
+        StagedTree(tmp_path / "out", keep=CONSISTENCY_READS) as staged,
+        LockUpdate(blueprint, fresh_expected=True) as lock,
+    ):
+        render_blueprint(load_valid(BP), staged, chosen=chosen, lock=lock.reserve())
+    assert lock_path(blueprint).read_text(encoding="utf-8") == "before\n"
+    assert leftovers(tmp_path) == []
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_lock_file_that_cannot_be_replaced_is_an_os_error_and_leaves_nothing(tmp_path: Path) -> None:
