@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import cast
 
@@ -95,14 +95,15 @@ def lock_of(analysis: Analysis) -> str:
 
 def lock_chunks_of(analysis: Analysis) -> Iterator[str]:
     """`lock_of` a section at a time, each made as it is asked for."""
-    sections = locked_sections(analysis.topo, lambda: cable_labels(analysis))
+    sections = locked_sections(analysis.topo, partial(cable_labels, analysis))
     return lock_chunks(analysis.valid.blueprint.name, sections, analysis.topo.afresh)
 
 
-def cable_labels(analysis: Analysis) -> dict[str, str]:
-    """'network/device:port' of each link's A end -> its cable's label."""
+def cable_labels(analysis: Analysis, ends: list[str] | None = None) -> dict[str, str]:
+    """'network/device:port' of each link's A end (of `ends`, `expand.identity.a_ends`, when given) -> its
+    cable's label."""
     table = cable_table(analysis.valid, analysis.topo)
-    return cables_section(analysis.topo, table.order, table.link_labels)
+    return cables_section(analysis.topo, table.order, table.link_labels, ends)
 
 
 def analyse(valid: ValidBlueprint, progress: Progress = _quiet, keep: Keep | None = None) -> Analysis:

@@ -264,11 +264,14 @@ def first_ends(topo: Topology, order: list[int], link_labels: list[str]) -> Iter
             yield base, f"{link.fabric}/{link.a}:{link.a_port}"
 
 
-def cables_section(topo: Topology, order: list[int], link_labels: list[str]) -> dict[str, str]:
-    """The lock file's `cables` section: 'network/device:port' of each link's A end -> its cable's label
-    (`link_ends`)."""
+def cables_section(
+    topo: Topology, order: list[int], link_labels: list[str], ends: list[str] | None = None
+) -> dict[str, str]:
+    """The lock file's `cables` section: 'network/device:port' of each link's A end (of `ends` by link index,
+    when given: expand/identity.a_ends) -> its cable's label (`link_ends`)."""
     if _legless(link_labels):
-        return dict(zip(_ends(topo, order), link_labels, strict=True))
+        keys = map(ends.__getitem__, order) if ends is not None else _ends(topo, order)
+        return dict(zip(keys, link_labels, strict=True))
     return {end: label for label, end in link_ends(topo, order, link_labels)}
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ...catalog import GPU, Server
 from ...expand.nics import (
@@ -44,7 +44,7 @@ from ...expand.nics import (
 )
 from ...expand.topology import Topology
 from ...model import ComputeFabric
-from ...model.fabric import InbandFabric, RoCE
+from ...model.fabric import RoCE
 from ...model.nccl import nccl_variables
 from ...model.nodes import NcclValue, NodeGroup
 from ...validate import ValidBlueprint
@@ -118,19 +118,14 @@ def nccl_groups(valid: ValidBlueprint, topo: Topology) -> list[NcclGroup]:
     for group in valid.blueprint.node_groups:
         server = valid.catalog.require(group.model, Server)
         attached = on.get(group.name, set())
-        # the blueprint's order decides when a group is on more than one network of a kind
-        compute = [
-            (name, f)
-            for name, f in valid.blueprint.fabrics.items()
-            if name in attached and isinstance(f, ComputeFabric)
-        ]
-        inband = [
-            name for name, f in valid.blueprint.fabrics.items() if name in attached and isinstance(f, InbandFabric)
-        ]
+        # the expanded networks, in the blueprint's order, which decides when a group is on several of a kind
+        compute = [name for name, f in topo.fabrics.items() if name in attached and f.kind == "compute"]
+        inband = [name for name, f in topo.fabrics.items() if name in attached and f.kind == "inband"]
         if server.gpus is not None and compute:
             gpu = valid.catalog.get(server.gpus.model, GPU)
             rccl = gpu is not None and gpu.vendor == "AMD"
-            found.append(NcclGroup(group, server, *compute[0], inband[0] if inband else None, rccl))
+            settings = cast(ComputeFabric, valid.blueprint.fabrics[compute[0]])  # what nccl.conf sets (RoCE, ...)
+            found.append(NcclGroup(group, server, compute[0], settings, inband[0] if inband else None, rccl))
     return found
 
 
