@@ -37,6 +37,7 @@ from typing import Any
 from . import codes
 from .errors import BlueprintError, Finding, Severity, SourceLocation, display_name
 from .inputs import InputPolicy, InputRefused, read_head, read_regular
+from .output.fsops import hold_file, remove_stale
 from .runtime.gc_paused import gc_paused
 
 LOCK_VERSION = 1
@@ -426,6 +427,9 @@ def write_lock(blueprint: Path, text: str) -> bool:
 
 WRITTEN = "written"
 UNCHANGED = "unchanged"
+LEFTOVER_AFTER_S = 60.0
+"""A temporary lock file no live render holds is removed by the next render once nothing wrote it for this
+long (one made a moment ago may not be held yet)."""
 
 
 class LockMoved(Exception):
@@ -449,6 +453,9 @@ class LockUpdate:
     temporary: Path | None = None
     outcome: str = ""
     """WRITTEN, UNCHANGED (the lock file holds the text already), or why it cannot be written."""
+    held: int | None = None
+    """A descriptor of the temporary file that holds a lock on it while this render lives: a later render
+    removes the temporary files no live render holds (what a killed render left, `remove_stale`)."""
 
     @property
     def path(self) -> Path:
@@ -461,8 +468,10 @@ class LockUpdate:
         self.discard()
 
     def reserve(self) -> LockUpdate:
+        remove_stale(self.path.parent, f".{self.path.name}.", LEFTOVER_AFTER_S)
         try:
             self.temporary = temporary_beside(self.path)
+            self.held = hold_file(self.temporary)
         except OSError as exc:
             self.outcome = _reason(exc)
         return self
@@ -496,12 +505,19 @@ class LockUpdate:
         assert self.temporary is not None
         os.replace(self.temporary, self.path)
         self.temporary = None
+        self._let_go()
         return True
 
     def discard(self) -> None:
         if self.temporary is not None:
             self.temporary.unlink(missing_ok=True)
             self.temporary = None
+        self._let_go()
+
+    def _let_go(self) -> None:
+        if self.held is not None:
+            os.close(self.held)
+            self.held = None
 
 
 def _reason(exc: OSError) -> str:

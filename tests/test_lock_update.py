@@ -6,6 +6,7 @@ lock file already holds the text."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,8 @@ from helpers import REPO
 
 from clusterforge import pipeline
 from clusterforge.errors import ClusterforgeError, Finding, Severity
-from clusterforge.lockfile import WRITTEN, LockMoved, LockUpdate, lock_path, write_lock
+from clusterforge.lockfile import LEFTOVER_AFTER_S, WRITTEN, LockMoved, LockUpdate, lock_path, write_lock
+from clusterforge.output.fsops import hold_file
 from clusterforge.output.writer import StagedTree
 from clusterforge.pipeline import CONSISTENCY_READS, analyse, load_valid, lock_of
 from clusterforge.runtime import forked
@@ -115,3 +117,27 @@ def test_write_lock_says_whether_it_wrote(tmp_path: Path) -> None:
     assert not write_lock(blueprint, "a\n")
     assert write_lock(blueprint, "b\n") and lock_path(blueprint).read_text(encoding="utf-8") == "b\n"
     assert leftovers(tmp_path) == []
+
+
+def test_a_render_removes_the_temporary_files_a_killed_render_left_and_no_others(tmp_path: Path) -> None:
+    blueprint = tmp_path / "x.yaml"
+    old = time.time() - LEFTOVER_AFTER_S - 1
+    names = {"killed": ".x.lock.yaml.k1ll3d_a", "live": ".x.lock.yaml.l1ve_abc", "new": ".x.lock.yaml.n3w_abcd"}
+    for name in names.values():
+        (tmp_path / name).write_text("partial\n", encoding="utf-8")
+    for name in (names["killed"], names["live"]):
+        os.utime(tmp_path / name, (old, old))
+    (tmp_path / ".x.lock.yaml.notes").write_text("a person's file\n", encoding="utf-8")
+    os.utime(tmp_path / ".x.lock.yaml.notes", (old, old))
+    (tmp_path / ".x.lock.yaml.l1nk_abc").symlink_to(tmp_path / names["killed"])
+    live = hold_file(tmp_path / names["live"])  # a render that still runs holds its temporary file
+    try:
+        with LockUpdate(blueprint).reserve() as update:
+            assert update.temporary is not None and update.held is not None
+            with pytest.raises(BlockingIOError):  # this render's own is held while it runs
+                os.close(hold_file(update.temporary))
+    finally:
+        os.close(live)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert names["killed"] not in left
+    assert left == sorted([names["live"], names["new"], ".x.lock.yaml.notes", ".x.lock.yaml.l1nk_abc"])

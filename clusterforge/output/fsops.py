@@ -1,6 +1,8 @@
 """File-system steps the writer builds on: an exclusive lock per output folder, a hold on a folder being
-written, an atomic folder swap, the mount points inside a folder and removing what a killed render left.
-Every step names what it works on by a folder descriptor and a name in it, never through a symbolic link."""
+written, an atomic folder swap, the mount points inside a folder and removing what a killed render left; and a
+hold on a file being written (the lock file's temporary), with the removal of those a killed render left.
+The folder steps name what they work on by a folder descriptor and a name in it; no step follows a symbolic
+link it is given."""
 
 from __future__ import annotations
 
@@ -87,7 +89,11 @@ def hold(folder: str | Path, dir_fd: int | None = None) -> int:
     """Lock `folder` (never a symbolic link's target) for as long as the returned descriptor is open (the kernel
     lets go when the process dies), so that `held` tells a folder a running render writes into from one a
     killed render left behind."""
-    fd = os.open(folder, FOLDER_FLAGS, dir_fd=dir_fd)
+    return _locked_or_closed(os.open(folder, FOLDER_FLAGS, dir_fd=dir_fd))
+
+
+def _locked_or_closed(fd: int) -> int:
+    """`fd` with an exclusive lock taken on it; closed, and the error raised, when it cannot be."""
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -166,3 +172,49 @@ def _empty(fd: int, rel: str, dev: int, mounts: Collection[str]) -> None:
         finally:
             os.close(folder)
         os.rmdir(name, dir_fd=fd)
+
+
+def hold_file(path: Path) -> int:
+    """An open descriptor of the regular file `path` with an exclusive lock on it, held until it is closed (the
+    kernel lets go when the process dies), so that `remove_stale` tells a file a running render writes from one
+    a killed render left behind."""
+    return _locked_or_closed(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC))
+
+
+def remove_stale(folder: Path, prefix: str, older_than_s: float) -> list[str]:
+    """Remove the regular files of `folder` named `prefix` and eight `mkstemp` characters that no live process
+    holds (`hold_file`) and that nothing wrote for `older_than_s` seconds (a file made a moment ago may not be
+    held yet); the names removed. Never follows a link."""
+    removed: list[str] = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return removed
+    for name in names:
+        made_by_mkstemp = name.startswith(prefix) and _TEMPORARY.fullmatch(name[len(prefix) :])
+        if made_by_mkstemp and _stale(folder / name, older_than_s):
+            removed.append(name)
+    return removed
+
+
+_TEMPORARY = re.compile(r"[a-z0-9_]{8}")
+"""What `tempfile.mkstemp` puts after its prefix."""
+
+
+def _stale(path: Path, older_than_s: float) -> bool:
+    """Removes `path` when it is a regular file, unheld and old enough; whether it did."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or time.time() - info.st_mtime < older_than_s:
+            return False
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        path.unlink()
+        return True
+    except OSError:  # held by a live process (BlockingIOError), or gone meanwhile
+        return False
+    finally:
+        os.close(fd)
