@@ -420,8 +420,8 @@ def render_cmd(
                     progress("write", 1, 1)
                     lock_written = _write_lock(lock)
                 break
-            except LockMoved:
-                continue
+            except LockMoved as moved:
+                click.echo(f"{moved}: rendering again, reading it", err=True)
     except OutputError as exc:
         progress.stop()
         _print_findings(exc.findings, "text")

@@ -84,6 +84,7 @@ def test_an_edited_blueprint_reads_the_lock_and_its_lock_file_names_no_inputs(ex
     assert keep_of(valid, fresh=True).lock is not None, "other inputs: the lock file is read"
     done = run_cli("render", "-q", str(blueprint), "-o", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
+    assert "rendering again" not in done.stderr, "read at once, not found out"
     assert afresh_line(blueprint) == ""
     assert keep_of(load_valid(blueprint), fresh=True).lock is not None
 
@@ -102,6 +103,7 @@ def test_a_lock_file_that_is_not_what_a_render_without_it_makes_is_read_after_al
     done = run_cli("render", "-q", str(blueprint), "-o", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
     assert "h200-training-pod.lock.yaml: written" in done.stdout
+    assert "lock.yaml is not what a render without it makes: rendering again, reading it" in done.stderr
     assert "  inband/gpu001: 10.120.0.250\n" in lock.read_text(encoding="utf-8")
     assert afresh_line(blueprint) == ""
     assert "10.120.0.250" in (tmp_path / "out/network/hosts").read_text(encoding="utf-8")
