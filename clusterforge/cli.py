@@ -405,15 +405,17 @@ def render_cmd(
             _print_tree_diff(diff, target, len(rendered))
             sys.exit(EXIT_OK if diff.fresh and lock_fresh else EXIT_FINDINGS)
         for fresh in (True, False):  # trusting the lock file's `afresh` line; if it proves wrong, reading it
-            # the lock file read is handed over, not held here: render_blueprint lets it go once expanded
-            handed = [keep_of(valid, allow_renumber, release_removed, today, fresh=fresh)]
             try:
-                with (
-                    StagedTree(target, force=force, keep=CONSISTENCY_READS) as files,
-                    LockUpdate(blueprint, handed[0].fresh) as lock,
-                ):
+                with StagedTree(target, force=force, keep=CONSISTENCY_READS) as files, LockUpdate(blueprint) as lock:
+                    # the lock file read is handed over, not held here: render_blueprint lets it go once expanded
                     analysis = render_blueprint(
-                        valid, files, templates, progress, jobs=jobs, keep=handed.pop(), lock=lock.reserve()
+                        valid,
+                        files,
+                        templates,
+                        progress,
+                        jobs=jobs,
+                        keep=keep_of(valid, allow_renumber, release_removed, today, fresh=fresh),
+                        lock=lock.reserve(),
                     )
                     progress("write", 0, 1)
                     files.commit()

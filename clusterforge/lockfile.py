@@ -306,7 +306,7 @@ _VALUES: dict[str, tuple[Callable[[str], bool], str]] = {
 
 
 _AFRESH = re.compile(r"[0-9a-f]{64}")
-_HEAD = re.compile(r"(?:#[^\n]*\n)*version: 1\nblueprint: ([^\n]*)\n(?:afresh: ([0-9a-f]{64})\n)?")
+_HEAD = re.compile(rf"(?:#[^\n]*\n)*version: 1\nblueprint: ([^\n]*)\n(?:afresh: ({_AFRESH.pattern})\n)?")
 _SECTION = re.compile(r"([a-z]+):\n")
 _SECTION_END = re.compile(r"\n(?!  )")
 """The end of the line before the first line that is not indented: searched from the newline before a section's
@@ -448,8 +448,8 @@ class LockUpdate:
 
     blueprint: Path
     fresh_expected: bool = False
-    """The render did not read the lock file, trusting its `afresh` line (`Keep.fresh`): `filled` raises
-    LockMoved when the new text is not the same."""
+    """The render did not read the lock file, trusting its `afresh` line (`Keep.fresh`, told by
+    `schedule.render_blueprint`): `filled` raises LockMoved when the new text is not the same."""
     temporary: Path | None = None
     outcome: str = ""
     """WRITTEN, UNCHANGED (the lock file holds the text already), or why it cannot be written."""

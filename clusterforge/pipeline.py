@@ -100,8 +100,7 @@ def lock_chunks_of(analysis: Analysis) -> Iterator[str]:
 
 
 def cable_labels(analysis: Analysis, ends: list[str] | None = None) -> dict[str, str]:
-    """'network/device:port' of each link's A end (of `ends`, `expand.identity.a_ends`, when given) -> its
-    cable's label."""
+    """'network/device:port' of each link's A end (`ends[i]` for link i, when given) -> its cable's label."""
     table = cable_table(analysis.valid, analysis.topo)
     return cables_section(analysis.topo, table.order, table.link_labels, ends)
 

@@ -53,7 +53,8 @@ saves less than a tenth of the command's time (benchmarks/lanes_cost.py)."""
 TWO_LANES_MAX_LINKS = 4_000_000
 """Above this many links a render checks beside instead (unless `--jobs 2`), where memory is what limits it:
 both lanes' peaks meet. At a million GPUs (3.2 million links) two lanes, with the checks beside the device
-configurations and the lock file's text made first, took 81 and 101 s wall (a first and a second render) at
+configurations and the lock file's text made first, took 81 and 101 s wall (a first render, and a second
+that read the lock file) at
 7.6 and 7.9 GiB peak PSS; checking beside took 110 s and 7.3 GiB (docs/architecture.md, Scheduling)."""
 FAMILIES_BESIDE_CHECKS = ("infiniband",)
 """Rendered by the checking process after the checks: the device family that takes longest beside the cable
@@ -83,9 +84,12 @@ def render_blueprint(
     lock: LockUpdate | None = None,
 ) -> Analysis:
     """Expand, check and render into `staged` (the caller commits it) as `strategy` chooses (or as `chosen`),
-    returning the analysis, and fill `lock` with the lock file's new text (the caller commits it too);
-    refuses, with nothing committed, when a check reports an error."""
+    returning the analysis, and fill `lock` with the lock file's new text (the caller commits it too; LockMoved
+    when `keep` trusted the lock file and the text differs); refuses, with nothing committed, when a check
+    reports an error."""
     progress = progress or _quiet
+    if lock is not None and keep is not None:
+        lock.fresh_expected = keep.fresh
     topo, expand_findings = expanded(valid, progress, keep)
     del keep  # the lock file read (0.9 GiB at a million GPUs) is not needed any more: see _labels_taken
     chosen = chosen or strategy(len(topo.links), jobs)

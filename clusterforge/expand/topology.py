@@ -11,6 +11,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Network
+from itertools import starmap
+from operator import attrgetter
 from typing import Literal
 
 from ..catalog import RackType
@@ -91,6 +93,20 @@ class Link:
     a_module: str = ""
     """Catalog key of the transceiver in the A end's cage, for a link over fibre ('' otherwise)."""
     b_module: str = ""
+
+
+_A_END = attrgetter("fabric", "a", "a_port")
+
+
+def a_end(link: Link) -> str:
+    """'network/device:port': the link's A end as the lock file names it (its `ports`, `trunks` and `cables`
+    lines)."""
+    return f"{link.fabric}/{link.a}:{link.a_port}"
+
+
+def a_ends(links: Iterable[Link]) -> Iterator[str]:
+    """`a_end` of each link, made without a Python call per link (millions at a million GPUs)."""
+    return starmap("{}/{}:{}".format, map(_A_END, links))
 
 
 @dataclass(slots=True)

@@ -9,19 +9,19 @@ each one.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from .. import codes
 from ..errors import Finding, Severity, SourceLocation
 from ..lockfile import Lock
-from .topology import Link, Topology
+from .topology import Link, Topology, a_end
 
 NAMED = 4
 """Switches named per list in the message; the rest are counted."""
 
 
 def trunks_moved(
-    topo: Topology, lock: Lock, patched_tiers: tuple[str, ...], as_held: list[range] | None = None
+    topo: Topology, lock: Lock, patched_tiers: Collection[str], as_held: list[range] | None = None
 ) -> Finding | None:
     """The finding for the lock's `trunks` that this render wires from the same lower port to another upper
     one; None when every one stays. Read link by link: at a million GPUs
@@ -36,7 +36,7 @@ def trunks_moved(
     for link in _unread(topo.links, skip):
         if link.tier in patched_tiers:
             continue
-        old = held.get(f"{link.fabric}/{link.a}:{link.a_port}")
+        old = held.get(a_end(link))
         if old is None:
             continue
         if old == f"{link.b}:{link.b_port}":

@@ -13,12 +13,12 @@ import re
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat, starmap
+from itertools import repeat
 from operator import add, attrgetter, contains, mul
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
-from ...expand.topology import Link, Topology
+from ...expand.topology import Link, Topology, a_end, a_ends
 from ...validate import ValidBlueprint
 from ..context import RenderContext
 from .link_parts import LinkKinds, LinkParts, link_products
@@ -261,14 +261,14 @@ def first_ends(topo: Topology, order: list[int], link_labels: list[str]) -> Iter
         if base not in seen:
             seen.add(base)
             link = links[position]
-            yield base, f"{link.fabric}/{link.a}:{link.a_port}"
+            yield base, a_end(link)
 
 
 def cables_section(
     topo: Topology, order: list[int], link_labels: list[str], ends: list[str] | None = None
 ) -> dict[str, str]:
     """The lock file's `cables` section: 'network/device:port' of each link's A end (of `ends` by link index,
-    when given: expand/identity.a_ends) -> its cable's label (`link_ends`)."""
+    when given) -> its cable's label (`link_ends`)."""
     if _legless(link_labels):
         keys = map(ends.__getitem__, order) if ends is not None else _ends(topo, order)
         return dict(zip(keys, link_labels, strict=True))
@@ -281,12 +281,9 @@ def _legless(link_labels: list[str]) -> bool:
     return not any(map(contains, link_labels, repeat("/")))
 
 
-_END_PARTS = attrgetter("fabric", "a", "a_port")
-
-
 def _ends(topo: Topology, order: list[int]) -> Iterator[str]:
     """'network/device:port' of each link's A end, in plan order."""
-    return starmap("{}/{}:{}".format, map(_END_PARTS, map(topo.links.__getitem__, order)))
+    return a_ends(map(topo.links.__getitem__, order))
 
 
 def link_ends(topo: Topology, order: list[int], link_labels: list[str]) -> Iterator[tuple[str, str]]:
@@ -296,7 +293,7 @@ def link_ends(topo: Topology, order: list[int], link_labels: list[str]) -> Itera
     links = topo.links
     for position, label in zip(order, link_labels, strict=True):
         link = links[position]
-        yield label.partition("/")[0], f"{link.fabric}/{link.a}:{link.a_port}"
+        yield label.partition("/")[0], a_end(link)
 
 
 def _cable_ends(topo: Topology, order: list[int], link_labels: list[str]) -> dict[str, list[str]]:
