@@ -11,8 +11,6 @@ ID_NET_NAME_PATH, systemd.net-naming-scheme(7): [P<domain>]p<bus>s<slot>[f<funct
 from __future__ import annotations
 
 import configparser
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ import pytest
 import yaml
 from factories import dgx_data, valid_from
 from helpers import BLUEPRINTS
+from netplan_harness import generate_units
 
 from clusterforge import codes
 from clusterforge.checks import run_checks
@@ -28,8 +27,6 @@ from clusterforge.pipeline import load_valid
 from clusterforge.render import RenderContext, paths
 from clusterforge.render.network.network import UNBOUND_HEADER, render_network
 from clusterforge.validate import ValidBlueprint
-
-NETPLAN = shutil.which("netplan") or "/usr/sbin/netplan"
 
 # Table 5 and 6 of the DGX H100/H200 user guide: GPU i's compute port (rail i+1) and its default name.
 DGX_H100_RAILS = {
@@ -57,22 +54,6 @@ def _netplan(valid: ValidBlueprint, node: str) -> dict[str, Any]:
     return yaml.safe_load(files[paths.netplan_rails(node)])["network"]
 
 
-def _generate(root: Path, text: str) -> dict[str, configparser.ConfigParser]:
-    target = root / paths.NETPLAN_RAILS_INSTALLED.lstrip("/")
-    target.parent.mkdir(parents=True)
-    target.write_text(text, encoding="utf-8")
-    target.chmod(0o600)
-    run = subprocess.run([NETPLAN, "generate", "--root-dir", str(root)], capture_output=True, text=True, check=False)
-    assert run.returncode == 0 and "Error" not in run.stderr, run.stderr
-    units = {}
-    for path in (root / "run/systemd/network").glob("*"):
-        unit = configparser.ConfigParser(strict=False, interpolation=None)
-        unit.optionxform = str  # type: ignore[assignment,method-assign]
-        unit.read_string(path.read_text(encoding="utf-8"))
-        units[path.name] = unit
-    return units
-
-
 @pytest.mark.parametrize("os", [None, "dgx-os", "ubuntu"])
 def test_dgx_h100_rails_are_the_user_guides_names(os: str | None) -> None:
     """On main the rails were keys ib1..ib8 with no match: names the DGX never has (it has ibp24s0...)."""
@@ -87,7 +68,7 @@ def test_netplan_configures_the_interfaces_that_exist(tmp_path: Path) -> None:
     valid = _dgx("dgx-os")
     topo, findings = expand(valid)
     text = render_network(RenderContext(valid, topo, findings))[paths.netplan_rails("gpu002")]
-    units = _generate(tmp_path, text)
+    units = generate_units(tmp_path, text)
     matched = {unit["Match"]["Name"] for unit in units.values() if unit.has_section("Match")}
     assert matched == set(DGX_H100_RAILS.values())
 
@@ -168,10 +149,10 @@ def test_every_example_configures_only_known_interfaces(path: Path, tmp_path: Pa
     for index, name in enumerate(netplans[:: max(1, len(netplans) // 4)]):  # netplan takes 0.1 s a file
         node = Path(name).stem
         planned = {port for port, _ in planned_ports(valid, topo, node)}
-        units = _generate(tmp_path / f"as-shipped-{index}", files[name])
+        units = generate_units(tmp_path / f"as-shipped-{index}", files[name])
         assert _matches(units) == set(), name  # nothing known for these models: nothing configured
         assert _left_out(files[name]) == planned, name
-        units = _generate(tmp_path / f"bound-{index}", bound_files[name])
+        units = generate_units(tmp_path / f"bound-{index}", bound_files[name])
         links = {u for u in units if u.endswith(".network") and units[u].has_section("Match")}
         bonds = set(yaml.safe_load(bound_files[name])["network"].get("bonds") or {})  # netplan makes these
         assert _matches(units) <= _known(bound, node, planned) | bonds and not _left_out(bound_files[name]), name
@@ -191,7 +172,9 @@ def test_a_bound_port_is_matched_by_mac_and_named(tmp_path: Path) -> None:
     assert ethernets["ib1"]["match"] == {"macaddress": "b8:3f:d2:00:00:01"}
     assert ethernets["ib1"]["set-name"] == "ens8f0np0"
     topo, findings = expand(valid)
-    units = _generate(tmp_path, render_network(RenderContext(valid, topo, findings))[paths.netplan_rails("gpu001")])
+    units = generate_units(
+        tmp_path, render_network(RenderContext(valid, topo, findings))[paths.netplan_rails("gpu001")]
+    )
     assert units["10-netplan-ib1.link"]["Match"]["PermanentMACAddress"] == "b8:3f:d2:00:00:01"
     assert units["10-netplan-ib1.link"]["Link"]["Name"] == "ens8f0np0"
     assert units["10-netplan-ib1.network"]["Match"]["Name"] == "ens8f0np0"

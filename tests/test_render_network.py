@@ -3,9 +3,7 @@ hand-computed addresses, by pairwise subnet comparison, and by the real `netplan
 
 from __future__ import annotations
 
-import configparser
 import dataclasses
-import shutil
 import subprocess
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network, ip_interface
@@ -16,6 +14,7 @@ import pytest
 import yaml
 from factories import dgx_blueprint
 from helpers import BLUEPRINTS
+from netplan_harness import NETPLAN, generate_units
 
 from clusterforge import codes
 from clusterforge.checks import run_checks
@@ -26,8 +25,6 @@ from clusterforge.pipeline import load_valid
 from clusterforge.render import RenderContext, paths
 from clusterforge.render.network.network import render_network
 from clusterforge.validate import ValidBlueprint
-
-NETPLAN = shutil.which("netplan") or "/usr/sbin/netplan"
 
 
 def _topo(path: Path) -> Topology:
@@ -159,23 +156,6 @@ def _port(topo: Topology, node: str, rail: int) -> str:
     return next(link.a_port for link in topo.links_of(node) if link.tier == "node-leaf" and link.rail == rail)
 
 
-def _generate(root: Path, text: str) -> dict[str, configparser.ConfigParser]:
-    """netplan generate over one file; the systemd-networkd units it wrote, by file name."""
-    target = root / paths.NETPLAN_RAILS_INSTALLED.lstrip("/")
-    target.parent.mkdir(parents=True)
-    target.write_text(text, encoding="utf-8")
-    target.chmod(0o600)
-    run = subprocess.run([NETPLAN, "generate", "--root-dir", str(root)], capture_output=True, text=True, check=False)
-    assert run.returncode == 0 and "Error" not in run.stderr, run.stderr
-    units = {}
-    for path in (root / "run/systemd/network").glob("*"):
-        unit = configparser.ConfigParser(strict=False, interpolation=None)
-        unit.optionxform = str  # type: ignore[assignment,method-assign]
-        unit.read_string(path.read_text(encoding="utf-8"))
-        units[path.name] = unit
-    return units
-
-
 def test_netplan_generate_accepts_every_example(example: Example, tmp_path: Path) -> None:
     """The real netplan (Debian netplan.io) turns each sampled node's file into systemd-networkd units
     with one Address= per rail port, and its storage and in-band ports into LACP bonds (802.3ad) with the
@@ -187,7 +167,7 @@ def test_netplan_generate_accepts_every_example(example: Example, tmp_path: Path
     sample = sorted({nodes[0], nodes[-1], *(n for n in nodes if topo.devices[n].role != "compute")})
     bonds_seen = 0
     for node in sample:
-        units = _generate(tmp_path / node, files[paths.netplan_rails(node)])
+        units = generate_units(tmp_path / node, files[paths.netplan_rails(node)])
         for port, spec in _rails_of(files, node).items():
             unit = units[f"10-netplan-{port}.network"]
             assert unit["Match"]["Name"] == port
@@ -238,7 +218,7 @@ def test_per_port_rails_by_hand(tmp_path: Path) -> None:
     )
     assert str(topo.addresses["compute"][f"gpu002:{port}"]) == "10.64.0.3"
     files = render_network(RenderContext(valid, topo, findings))
-    units = _generate(tmp_path, files[paths.netplan_rails("gpu002")])
+    units = generate_units(tmp_path, files[paths.netplan_rails("gpu002")])
     unit = units[f"10-netplan-{port}.network"]
     assert unit["Network"]["Address"] == "10.64.0.3/31"
     assert unit["RoutingPolicyRule"]["From"] == "10.64.0.3/32" and unit["RoutingPolicyRule"]["Table"] == "103"
@@ -264,7 +244,7 @@ def test_bond_members_go_to_both_leaves_of_a_pair() -> None:
 def test_netplan_takes_a_gateway_outside_the_subnet_and_our_check_does_not(tmp_path: Path) -> None:
     """netplan generate accepts a gateway outside the subnet and one address on two interfaces; the
     address check (CF-ADDR-003, -004) does not."""
-    _generate(
+    generate_units(
         tmp_path,
         "network:\n  version: 2\n  ethernets:\n"
         '    eno1: {addresses: ["10.0.1.2/24"], routes: [{to: default, via: "10.0.0.1"}]}\n'

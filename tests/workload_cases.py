@@ -215,8 +215,10 @@ def deepseek_v3_adam_gb() -> float:
     return training_memory(job, shape).optimizer / 1e9
 
 
-def meta_405b_layout_gb() -> float:
-    job, shape = _training(
+def meta_405b_layout() -> tuple[TrainingJob, Shape]:
+    """Llama 3 paper, Table 4: 405B pre-training on 16,384 80 GB H100, TP8, CP1, PP16, 8,192-token sequences,
+    ZeRO-2 (section 3.3.2), the first and last stages one layer short (7 of 126)."""
+    return _training(
         model="meta/llama-3.1-405b",
         gpus=16384,
         tensor_parallel=8,
@@ -225,7 +227,10 @@ def meta_405b_layout_gb() -> float:
         sequence_length=8192,
         zero_stage=2,
     )
-    return training_memory(job, shape).total / 1e9
+
+
+def meta_405b_layout_gb() -> float:
+    return training_memory(*meta_405b_layout()).total / 1e9
 
 
 def ddn_checkpoint_s() -> float:

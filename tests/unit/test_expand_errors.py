@@ -28,7 +28,7 @@ def _nvl72_split(data: dict[str, Any]) -> None:
     del data["fabrics"]["compute"]
 
 
-def _no_storage_ports(data: dict[str, Any]) -> None:
+def _add_subnet_manager(data: dict[str, Any]) -> None:
     data["node_groups"].append(
         {
             "name": "ufm",
@@ -38,6 +38,10 @@ def _no_storage_ports(data: dict[str, Any]) -> None:
             "placement": {"racks": ["N1-001"]},
         }
     )
+
+
+def _no_storage_ports(data: dict[str, Any]) -> None:
+    _add_subnet_manager(data)
     data["fabrics"]["storage"] = {
         "kind": "storage",
         "technology": "ethernet",
@@ -51,15 +55,7 @@ def _manager_without_reserved_ports(data: dict[str, Any]) -> None:
     # 2 full SU: 16 leaves of 32 nodes and 32 uplinks on 8 spines of 64 ports, not one port free (with 3 SU the
     # 16 spines use 48 of 64 and the manager takes a free one)
     data["node_groups"][0]["count"] = 64
-    data["node_groups"].append(
-        {
-            "name": "ufm",
-            "model": "generic/cpu-1u-ndr",
-            "count": 1,
-            "role": "subnet-manager",
-            "placement": {"racks": ["N1-001"]},
-        }
-    )
+    _add_subnet_manager(data)
     data["fabrics"]["compute"]["node_groups"] = ["gpu", "ufm"]
 
 

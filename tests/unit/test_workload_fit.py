@@ -12,7 +12,7 @@ import pytest
 import yaml
 from factories import dgx_data, valid_from
 from helpers import BLUEPRINTS, REPO, run_cli
-from workload_cases import CATALOG, DEEPSEEK, LLAMA2_70B, cluster, fits_of, nvl32_ttft, serving
+from workload_cases import CATALOG, DEEPSEEK, LLAMA2_70B, cluster, fits_of, meta_405b_layout, nvl32_ttft, serving
 
 from clusterforge.catalog import GPU
 from clusterforge.checks import run_checks
@@ -123,18 +123,7 @@ def test_meta_llama3_405b_layout_fits_80gb_h100() -> None:
     # 2n / 128 = 0.050 GB, Adam 12n / 128 = 0.297 GB; activations per token and layer (12 + 4 x 8/128) x 16384
     # + 6 x 53248 + 4 x 128 = 520,704 bytes, x 8192 / 8 x 16 micro batches x 7 layers = 59.72 GB: 66.4 GB of
     # 72 GB usable.
-    job = TrainingJob.model_validate(
-        training(
-            model="meta/llama-3.1-405b",
-            gpus=16384,
-            tensor_parallel=8,
-            pipeline_parallel=16,
-            first_stage_layers=7,
-            sequence_length=8192,
-            zero_stage=2,
-        )
-    )
-    memory = training_memory(job, resolve_shape(job, CATALOG))
+    memory = training_memory(*meta_405b_layout())
     n = 405.853e9 / 128
     assert memory.weights == pytest.approx(2 * n, rel=1e-4)
     assert memory.optimizer == pytest.approx(12 * n / 128, rel=1e-4)
