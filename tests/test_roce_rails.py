@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 from helpers import REPO
-from test_interface_names import _generate
+from netplan_harness import generate_units
 from test_render_network import bound
 
 from clusterforge.expand import expand
@@ -45,7 +45,7 @@ def test_each_rail_port_routes_the_other_rails_through_its_leaf(tmp_path: Path) 
     ):  # fmt: skip
         assert ethernets[port]["routing-policy"] == [{"from": f"{address}/32", "table": table}]
         assert ethernets[port]["routes"] == [{"to": "10.40.0.0/24", "via": gateway, "table": table}]
-    units = _generate(tmp_path, files[paths.netplan_rails("inf001")])
+    units = generate_units(tmp_path, files[paths.netplan_rails("inf001")])
     network = units["10-netplan-ens2.network"]
     assert network["RoutingPolicyRule"]["From"] == "10.40.0.66/32" and network["RoutingPolicyRule"]["Table"] == "102"
     assert network["Route"]["Destination"] == "10.40.0.0/24" and network["Route"]["Gateway"] == "10.40.0.65"
