@@ -80,6 +80,13 @@ TRTLLM_LOW_LATENCY = (
     "1st token latency, https://github.com/NVIDIA/TensorRT-LLM/blob/138f96d45f90b9667426f7c47297d8c06bafac73/"
     "docs/source/performance.md"
 )
+H100_VS_MI300X = (
+    'NVIDIA Technical Blog, "Achieving Top Inference Performance with the NVIDIA H100 Tensor Core GPU and NVIDIA '
+    'TensorRT-LLM" (December 2023): "DGX H100 can process a single inference in 1.7 seconds using a batch size of '
+    'one" (Llama 2 70B, 2,048 input and 128 output tokens, 8 x H100 80 GB, TensorRT-LLM v0.5.0 for batch 1, FP8), '
+    "https://developer.nvidia.com/blog/achieving-top-inference-performance-with-the-nvidia-h100-tensor-core-gpu-"
+    "and-nvidia-tensorrt-llm/"
+)
 NIM = (
     'NVIDIA NIM LLM benchmarking, "Performance", Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80G, fp8 TP2, '
     "concurrency 1, https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance"
@@ -173,6 +180,13 @@ def nvl32_ttft(model: str, isl: int) -> InferenceSpeed:
 def _batch_one(shape: dict[str, Any], tp: int, isl: int, server: str = "nvidia/dgx-h100") -> InferenceSpeed:
     fields = {"shape": shape, "gpus_per_replica": tp, "concurrent_requests": 1}
     return serving(fields, isl, 1, server)
+
+
+def _one_request_s(shape: dict[str, Any], tp: int, isl: int, osl: int) -> Callable[[], float]:
+    """One request alone in TensorRT-LLM v0.5's gptSessionBenchmark (a static batch of one, its masked MHA
+    kernel): prefill, then `osl` output steps; seconds."""
+    tokens_per_s = _static(shape, 1, tp, isl, osl, "nvidia/dgx-h100", attention_kernel="per-query-head")
+    return lambda: osl / tokens_per_s()
 
 
 def _nim(isl: int, osl: int) -> InferenceSpeed:
@@ -630,6 +644,18 @@ def _cases() -> list[Case]:
             ("Llama 3.1 8B", "meta/llama-3-8b", 1, 833.421),
         ]
     ]
+    cases.append(
+        Case(
+            H100_VS_MI300X,
+            "NVIDIA H100 vs MI300X blog, DGX H100, TensorRT-LLM v0.5.0, batch 1, FP8",
+            "Llama 2 70B, TP8, 2,048/128: one request's latency",
+            1.7,
+            "s",
+            "measured",
+            _one_request_s(LLAMA2_70B, 8, 2048, 128),
+            "one request on the server's eight GPUs: TP8, the layout the blog does not name",
+        )
+    )
     return cases
 
 
