@@ -69,6 +69,16 @@ VLLM_LATENCY = (
     "checkpoints' bfloat16), https://github.com/vllm-"
     "project/vllm/blob/main/.buildkite/nightly-benchmarks/tests/latency-tests.json"
 )
+VLLM_LATENCY_A100 = (
+    'vLLM performance benchmark, build 9523, "Latency tests" on A100-SXM4-80GB (the same tests as build 9515: 32 '
+    "input tokens, 128 output tokens, fixed batch 8, mean end-to-end latency), "
+    "https://buildkite.com/vllm/performance-benchmark/builds/9523"
+)
+VLLM_HOST_STEP_MS = 2.20
+"""vLLM's host time between decode steps in its latency benchmark (offline engine, batch 8): derived from row 81
+(Llama 3.1 8B, one H200, 833.421 ms): the model without host time gives 551.9 ms, 9.1 ms of prefill and 128 steps
+of 4.21 ms; the 281.5 ms left over the 128 steps is 2.20 ms each. Checked by the same test on one A100 (build 9523,
+1,579.27 ms), whose steps are 2.4 times as long: there the model without host time leaves 2.19 ms a step."""
 GH200_NVL32 = (
     'NVIDIA Technical Blog, "Low Latency Inference Chapter 2: Blackwell is Coming. NVIDIA GH200 NVL32 with NVLink '
     'Switch Gives Signs of Big Leap in Time to First Token Performance" (2024), TTFT at TP32, FP8, '
@@ -313,11 +323,13 @@ def _nim_ms(isl: int, osl: int, figure: str) -> Callable[[], float]:
     return lambda: float(getattr(_nim(isl, osl), figure)) * 1000
 
 
-def _vllm_latency(model: str, tp: int) -> Callable[[], float]:
+def _vllm_latency(model: str, tp: int, server: str = "nvidia/dgx-h200") -> Callable[[], float]:
     """vLLM's benchmark_latency: 8 prompts of 32 tokens prefilled in one pass, then their 128 output steps, each
-    replayed as a CUDA graph (vLLM's default); the batch's end-to-end time in milliseconds."""
+    replayed as a CUDA graph (vLLM's default) after the engine's host time; the batch's end-to-end time in
+    milliseconds."""
     fields = {"model": model, "gpus_per_replica": tp, "concurrent_requests": 8, "precision": "bf16"}
-    return lambda: 8 * 128 / serving(fields, 32, 128).tokens_per_s_replica * 1000
+    fields["host_step_ms"] = VLLM_HOST_STEP_MS
+    return lambda: 8 * 128 / serving(fields, 32, 128, server).tokens_per_s_replica * 1000
 
 
 def _first_token(shape: dict[str, Any], tp: int, isl: int, server: str) -> Callable[[], float]:
@@ -348,17 +360,24 @@ XQA_DECODE = (
     "v0.8.0's tables two months later (same model and GPU, XQA, FP8 KV cache, static batches) are within 25%: what "
     "v0.7a's single-GPU long decode lost is not a term of the model"
 )
-VLLM_HOST = (
-    "the model's step of Llama 3 8B at batch 8 on one H200 is 4.2 ms of GPU time (16 GB of weights at 80% of 4.8 "
-    "TB/s) where the measurement implies 6.4 ms (833 ms less the 13 ms prefill pass, over 128 steps): vLLM's "
-    "host-side work per step (gathering the last step's results, scheduling the next, preparing its inputs: 29% "
-    "of the execution time in vLLM's own profile of Llama 3 8B on one H100, v0.5.3) is not hidden behind so short "
-    "a step, and the model has no host term; the same page's 70B TP4 and Mixtral TP2 rows, with longer steps, are "
-    "within"
-)
 PERF = "TensorRT-LLM perf overview v1.0"
 LAUNCH = "TensorRT-LLM H200 launch note (v0.5), H200 FP8 max throughput"
 LOW = "TensorRT-LLM v0.5 low latency, FP8, batch 1"
+
+
+VLLM_TESTS = {
+    "H200": [
+        ("Llama 3 70B", "meta/llama-3-70b", 4, 2077.53),
+        ("Mixtral 8x7B", "mistralai/mixtral-8x7b", 2, 1917.44),
+        ("Llama 3.1 8B", "meta/llama-3-8b", 1, 833.421),
+    ],
+    "A100": [
+        ("Llama 3 70B", "meta/llama-3-70b", 4, 3990.59),
+        ("Llama 3.1 8B", "meta/llama-3-8b", 1, 1579.27),
+        ("Mixtral 8x7B", "mistralai/mixtral-8x7b", 2, 3643.84),
+    ],
+}
+"""Mean end-to-end latencies in milliseconds, (name, catalog model, TP, published), in the builds' table order."""
 
 
 STATIC_TABLES = {
@@ -636,13 +655,9 @@ def _cases() -> list[Case]:
             "ms",
             "measured",
             _vllm_latency(model, tp),
-            outside=VLLM_HOST if tp == 1 else "",
+            "VLLM_HOST_STEP_MS is derived from this row" if tp == 1 else "",
         )
-        for name, model, tp, value in [
-            ("Llama 3 70B", "meta/llama-3-70b", 4, 2077.53),
-            ("Mixtral 8x7B", "mistralai/mixtral-8x7b", 2, 1917.44),
-            ("Llama 3.1 8B", "meta/llama-3-8b", 1, 833.421),
-        ]
+        for name, model, tp, value in VLLM_TESTS["H200"]
     ]
     cases.append(
         Case(
@@ -656,6 +671,18 @@ def _cases() -> list[Case]:
             "one request on the server's eight GPUs: TP8, the layout the blog does not name",
         )
     )
+    cases += [
+        Case(
+            VLLM_LATENCY_A100,
+            "vLLM performance benchmark (build 9523), A100 BF16, batch 8, 32/128",
+            f"{name}, TP{tp}: end-to-end latency",
+            value,
+            "ms",
+            "measured",
+            _vllm_latency(model, tp, "generic/hgx-a100-8gpu"),
+        )
+        for name, model, tp, value in VLLM_TESTS["A100"]
+    ]
     return cases
 
 

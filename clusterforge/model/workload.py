@@ -206,6 +206,11 @@ class InferenceService(WorkloadBase):
     KV head once for its group of query heads (TensorRT-LLM's XQA kernels); per-query-head runs one thread block per
     query head, each reading its KV head's cache: heads / kv_heads times the KV cache (TensorRT-LLM's masked MHA
     kernel: v0.5, v0.6 unless TRTLLM_ENABLE_XQA=1, engines built with --disable_xqa). Sources in docs/workloads.md."""
+    host_step_ms: Annotated[float, Field(ge=0.0, le=1000.0, allow_inf_nan=False)] = 0.0
+    """Time the engine's host (CPU) takes between two decode steps while the GPUs wait, in milliseconds: gathering
+    the last step's tokens, scheduling the next step, preparing its inputs. 0 for an engine that overlaps it with the
+    GPUs' work (TensorRT-LLM's C++ runtime: its published rows need none); vLLM's offline engine at batch 8 took
+    2.20 ms on H200 and 2.19 ms on A100 (docs/workloads.md)."""
     ttft_target_ms: PositiveFloat | None = None
     """Target time to first token at `prompt_tokens`, in milliseconds."""
     tokens_per_s_target: PositiveFloat | None = None

@@ -384,8 +384,9 @@ def _decode_step(
     micro batches of B/p, one per stage at a time: each stage runs its GEMMs, which read its 1/p of the weights or
     compute 2*A/p FLOPs per token, whichever is longer, then its attention kernels, which read the micro batch's KV
     cache, then all-reduces; a token passes all p stages. The roofline bounds each kernel, not the step: the
-    attention kernel runs between the QKV and output projections and cannot hide behind their FLOPs. Speculative
-    decoding verifies gamma + 1 tokens per session and runs gamma draft steps."""
+    attention kernel runs between the QKV and output projections and cannot hide behind their FLOPs. The engine's
+    host time between steps (`host_step_ms`) adds to each step. Speculative decoding verifies gamma + 1 tokens per
+    session and runs gamma draft steps."""
     c = max(memory.concurrency, 1)
     micro = c / r.pp
     stage_gpus = r.gpus / r.pp
@@ -399,7 +400,7 @@ def _decode_step(
     comm += expert_alltoall_s(shape, micro * verify, r.ep, r.ep_gbs, layers)
     launches = 0.0 if service.decode_cuda_graphs or layers is None else layers * DECODE_LAYER_S
     stage = max(weights_s, gemm_flops_s) + attention_s + launches + comm
-    step = r.pp * stage + _handoffs_s(r, shape, micro * verify)
+    step = r.pp * stage + _handoffs_s(r, shape, micro * verify) + service.host_step_ms / 1000
     if service.speculative is not None:
         draft = service.speculative.draft_params_b * 1e9
         draft_s = max(draft * BYTES[service.precision] / (r.gpus * r.bandwidth), 2 * draft * c / (r.gpus * r.peak))

@@ -208,6 +208,20 @@ def test_h200_decode_bound_from_its_hbm_bandwidth() -> None:
     assert fit.speed.tokens_per_s_session == pytest.approx(1 / (average + 70.55e9 / 4.8e12 + 80 * LAYER_S))
 
 
+def test_host_time_adds_to_every_decode_step() -> None:
+    # The same replica with the engine's host taking 2.5 ms between steps: each step is 14.70 + 2.5 ms (68.04 ->
+    # 58.14 tokens/s); the prompt's pass is no decode step and keeps its time.
+    fields = {"replicas": 1, "gpus_per_replica": 1, "precision": "fp8", "context_tokens": 1}
+    fields["decode_bandwidth_efficiency"] = 1.0
+    (plain,) = fits_of(cluster(1, [inference(**fields)]))
+    (hosted,) = fits_of(cluster(1, [inference(**fields, host_step_ms=2.5)]))
+    assert isinstance(plain, InferenceFit) and isinstance(hosted, InferenceFit)
+    step = (70.55e9 + 163_840) / 4.8e12
+    assert hosted.speed.decode_step_s == pytest.approx(step + 0.0025)
+    assert hosted.speed.decode_tokens_per_s_session == pytest.approx(58.14, abs=0.01)
+    assert hosted.speed.ttft_s == plain.speed.ttft_s
+
+
 def test_training_step_time_from_flops_at_mfu() -> None:
     # PaLM's model FLOPs per token with causal attention: 6N + 6 L H Q T = 6 x 70.55e9 + 6 x 80 x 64 x 128 x 8192
     # = 4.555e11. 240 H200 at 989.4 TFLOPS bf16 and MFU 0.4 run 15,728,640 tokens in 4.555e11 x 15,728,640 /
