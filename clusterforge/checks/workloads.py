@@ -176,7 +176,7 @@ def _inference(ctx: CheckContext, fit: InferenceFit) -> Iterator[Finding]:
             codes.WORKLOAD_TTFT,
             Severity.WARNING,
             f"inference service '{svc.name}': time to first "
-            f"token {_n(s.ttft_s * 1000)} ms for {s.prompt_tokens:,} tokens, target "
+            f"token {_n(s.ttft_s * 1000)} ms for {s.ttft_prompt_tokens:,} tokens, target "
             f"{_n(svc.ttft_target_ms)} ms",
             (*path, "ttft_target_ms"),
             svc.name,

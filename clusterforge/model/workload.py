@@ -152,6 +152,17 @@ class SpeculativeDecoding(Strict):
     code and chat)."""
 
 
+class RequestKind(Strict):
+    """One kind of request in a service's mix: its share of the requests and its lengths."""
+
+    share: Share
+    """Share of the service's requests that are of this kind (the kinds' shares add up to 1)."""
+    prompt_tokens: Tokens
+    """Prompt (input) tokens of a request of this kind."""
+    output_tokens: Tokens
+    """Output tokens of a request of this kind."""
+
+
 class InferenceService(WorkloadBase):
     kind: Literal["inference"]
     """An inference service."""
@@ -184,6 +195,10 @@ class InferenceService(WorkloadBase):
     output_tokens: Tokens | None = None
     """Output tokens of a typical request (its decode steps); default: context_tokens - prompt_tokens, or half the
     context when neither is given."""
+    request_mix: Annotated[list[RequestKind], Field(min_length=1, max_length=64)] | None = None
+    """Requests of several lengths, instead of one prompt_tokens and output_tokens: each kind with its share of the
+    requests. Throughput, energy and cost per token count every kind by its share; decode steps read the sessions'
+    KV cache at the mix's average context; the time to first token (and its target) is the longest prompt's."""
     concurrent_requests: Count = 1
     """Requests in flight per replica at peak."""
     max_num_tokens: Tokens = 8192
@@ -212,18 +227,48 @@ class InferenceService(WorkloadBase):
     GPUs' work (TensorRT-LLM's C++ runtime: its published rows need none); vLLM's offline engine at batch 8 took
     2.20 ms on H200 and 2.19 ms on A100 (docs/workloads.md)."""
     ttft_target_ms: PositiveFloat | None = None
-    """Target time to first token at `prompt_tokens`, in milliseconds."""
+    """Target time to first token at `prompt_tokens` (with a request_mix, its longest prompt), in milliseconds."""
     tokens_per_s_target: PositiveFloat | None = None
     """Target output tokens per second of each session at full concurrency."""
 
     @model_validator(mode="after")
     def _lengths(self) -> Self:
+        if self.request_mix is not None:
+            return self._check_mix(self.request_mix)
         if self.prompt_tokens is not None and self.output_tokens is not None:
             if self.prompt_tokens + self.output_tokens > self.context_tokens:
                 raise ValueError("prompt_tokens + output_tokens cannot exceed context_tokens")
         elif (self.prompt_tokens or self.output_tokens or 0) >= self.context_tokens:
             raise ValueError("prompt_tokens or output_tokens alone must leave room in context_tokens for the other")
         return self
+
+    def _check_mix(self, mix: list[RequestKind]) -> Self:
+        if self.prompt_tokens is not None or self.output_tokens is not None:
+            raise ValueError("give request_mix or prompt_tokens and output_tokens, not both")
+        total = sum(kind.share for kind in mix)
+        if abs(total - 1) > 1e-6:
+            raise ValueError(f"the shares of request_mix add up to {total:g}; they must add up to 1")
+        for n, kind in enumerate(mix):
+            if kind.prompt_tokens + kind.output_tokens > self.context_tokens:
+                raise ValueError(
+                    f"request_mix[{n}]: {kind.prompt_tokens} prompt + {kind.output_tokens} output tokens exceed "
+                    f"context_tokens ({self.context_tokens})"
+                )
+        return self
+
+    @property
+    def requests(self) -> tuple[tuple[float, int, int], ...]:
+        """(share, prompt, output) of each kind of request: the mix, or the one typical request."""
+        if self.request_mix is not None:
+            return tuple((k.share, k.prompt_tokens, k.output_tokens) for k in self.request_mix)
+        return ((1.0, *self.lengths),)
+
+    @property
+    def average_context(self) -> float:
+        """Context of a session at an average decode step: a request of the kind holds its slot for its output
+        steps, at prompt + output / 2 tokens on average, so each kind counts by share x output."""
+        held = sum(share * output for share, _, output in self.requests)
+        return sum(share * output * (prompt + output / 2) for share, prompt, output in self.requests) / held
 
     @property
     def lengths(self) -> tuple[int, int]:

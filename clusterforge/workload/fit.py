@@ -152,11 +152,11 @@ class InferenceFit:
     def as_dict(self) -> dict[str, Any]:
         m, s, svc = self.memory, self.speed, self.service
         cost = per_million_tokens(self.replica_gpus, self.gpu_hour_cost, s.tokens_per_s_replica)
-        average = svc.lengths[0] + svc.lengths[1] / 2
+        average = svc.average_context
         at_average = None
         if m.kv_per_token:
             at_average = max(0, int((m.usable - m.weights) // (m.kv_per_token * m.kv_copies * average)))
-        return {
+        fields: dict[str, Any] = {
             "kind": "inference",
             "gpu": self.hw.gpu_key,
             "scale_up_link": self.hw.scale_up_link or None,
@@ -187,8 +187,8 @@ class InferenceFit:
             "attention_kernel": svc.attention_kernel,
             "kv_reads_per_step": _r(s.kv_reads),
             "ttft_ms": _r(s.ttft_s * 1000),
-            "prompt_tokens": s.prompt_tokens,
-            "output_tokens": s.output_tokens,
+            "prompt_tokens": _tokens(s.prompt_tokens),
+            "output_tokens": _tokens(s.output_tokens),
             "tensor_parallel": {"degree": s.tensor_parallel, "tier": s.tp_tier or None},
             "decode": {
                 "tokens_per_s_session": _r(s.tokens_per_s_session),
@@ -200,6 +200,13 @@ class InferenceFit:
             "cost_per_million_tokens": None if cost is None else _r(cost),
             "currency": self.currency or None,
         }
+        if s.mix:
+            fields["ttft_prompt_tokens"] = s.ttft_prompt_tokens
+            fields["request_mix"] = [
+                {"share": share, "prompt_tokens": p, "output_tokens": o, "ttft_ms": _r(ttft * 1000)}
+                for share, p, o, ttft in s.mix
+            ]
+        return fields
 
 
 WorkloadFit = TrainingFit | InferenceFit
@@ -208,6 +215,11 @@ WorkloadFit = TrainingFit | InferenceFit
 def _r(x: float) -> float:
     """Three significant figures: the inputs (MFU, efficiency) are not known better."""
     return float(f"{x:.3g}")
+
+
+def _tokens(x: float) -> float:
+    """Tokens of a request: whole for one kind of request, a mix's average to one decimal."""
+    return int(x) if x == int(x) else round(x, 1)
 
 
 def _gb(x: float) -> float:

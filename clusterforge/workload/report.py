@@ -119,8 +119,14 @@ def inference_text(fit: InferenceFit) -> list[str]:
         )
     bound = "HBM bound" if s.decode_memory_bound else "compute bound"
     comm = f", {_n(s.prefill_comm_s * 1000)} ms of it communication" if s.prefill_comm_s else ""
+    if s.mix:
+        kinds = ", ".join(f"{share:.0%} {p:,} + {o:,} ({_n(ttft * 1000)} ms)" for share, p, o, ttft in s.mix)
+        lines.append(f"  request mix (share, prompt + output tokens, time to first token): {kinds}")
+    requests = f"requests of {s.prompt_tokens:,.0f} prompt + {s.output_tokens:,.0f} output tokens"
+    requests += " on average" if s.mix else ""
+    first = "time to first token of the longest prompt" if s.mix else "time to first token"
     line = (
-        f"  requests of {s.prompt_tokens:,} prompt + {s.output_tokens:,} output tokens: time to first token "
+        f"  {requests}: {first} "
         f"{_n(s.ttft_s * 1000)} ms{comm}; {_n(s.tokens_per_s_session)} output tokens/s per session, "
         f"{_n(s.tokens_per_s_replica)} per replica, {_n(s.tokens_per_s_replica * svc.replicas)} in all, prefill "
         f"included (decode steps {bound}); {_n(fit.joules_per_token)} J per token at {fit.hw.power_basis} power"

@@ -137,11 +137,14 @@ def _collectives(
 
 @dataclass(frozen=True)
 class InferenceSpeed:
-    prompt_tokens: int
-    output_tokens: int
+    prompt_tokens: float
+    """Prompt tokens of a request: the typical one's, or the mix's average."""
+    output_tokens: float
+    """Output tokens of a request: the typical one's, or the mix's average."""
     ttft_s: float
-    """Time to first token of one prompt alone: its prefill (the uncached part) through every pipeline stage,
-    the all-reduces, all-to-alls and stage hand-offs, and with disaggregation the KV cache's transfer."""
+    """Time to first token of one prompt alone (the longest of a mix): its prefill (the uncached part) through every
+    pipeline stage, the all-reduces, all-to-alls and stage hand-offs, and with disaggregation the KV cache's
+    transfer."""
     decode_step_s: float
     """Time per output token of a session with all sessions at full context (the worst case)."""
     decode_step_avg_s: float
@@ -164,6 +167,10 @@ class InferenceSpeed:
     """Output tokens a verification step yields per session (speculative decoding), else 1."""
     kv_reads: float = 1.0
     """Times a decode step reads each KV value the replica holds: heads / kv_heads with a per-query-head kernel."""
+    ttft_prompt_tokens: int = 0
+    """The prompt `ttft_s` is the time of: the typical one, or the mix's longest."""
+    mix: tuple[tuple[float, int, int, float], ...] = ()
+    """With a request mix, each kind's (share, prompt, output, time to first token); empty without one."""
 
     @property
     def request_s(self) -> float:
@@ -408,10 +415,18 @@ def _decode_step(
     return step, r.pp * comm, weights_s + attention_s >= gemm_flops_s
 
 
-def inference_speed(service: InferenceService, shape: Shape, hw: Hardware, memory: InferenceMemory) -> InferenceSpeed:
-    r = _replica(service, hw, memory.gpus)
-    prompt, output = service.lengths
-    per_step = speculative_tokens(service)
+@dataclass(frozen=True)
+class _PromptTimes:
+    """One kind of request's prefill: time to first token, its communication, and the GPU time it occupies."""
+
+    ttft_s: float
+    comm_s: float
+    busy_s: float
+
+
+def _prompt_times(
+    service: InferenceService, shape: Shape, hw: Hardware, memory: InferenceMemory, r: _Replica, prompt: int
+) -> _PromptTimes:
     pool = service.prefill_gpus or 0
     k = prompts_per_pass(service, prompt, max(memory.concurrency, 1))
     if pool:
@@ -424,22 +439,38 @@ def inference_speed(service: InferenceService, shape: Shape, hw: Hardware, memor
     else:
         compute, comm = _prefill(service, shape, r, prompt)
         busy = sum(_prefill(service, shape, r, prompt, k)) / k / r.pp
+    return _PromptTimes(compute + comm, comm, busy)
+
+
+def inference_speed(service: InferenceService, shape: Shape, hw: Hardware, memory: InferenceMemory) -> InferenceSpeed:
+    r = _replica(service, hw, memory.gpus)
+    per_step = speculative_tokens(service)
+    kinds = service.requests
+    times = [_prompt_times(service, shape, hw, memory, r, prompt) for _, prompt, _ in kinds]
+    longest = max(range(len(kinds)), key=lambda n: (kinds[n][1], n))
+    prompt = sum(share * p for share, p, _ in kinds)
+    output = sum(share * o for share, _, o in kinds)
+    busy = sum(share * t.busy_s for (share, _, _), t in zip(kinds, times, strict=True))
     worst, decode_comm, bound = _decode_step(service, shape, r, memory, service.context_tokens)
-    average, _, _ = _decode_step(service, shape, r, memory, prompt + output / 2)
+    average, _, _ = _decode_step(service, shape, r, memory, service.average_context)
     return InferenceSpeed(
         prompt,
         output,
-        compute + comm,
+        times[longest].ttft_s,
         worst / per_step,
         average / per_step,
         bound,
         max(memory.concurrency, 1),
         r.tp,
         r.tp_tier,
-        comm,
+        times[longest].comm_s,
         decode_comm,
         busy,
-        pool,
+        service.prefill_gpus or 0,
         per_step,
         kv_reads_per_value(service, shape, memory) / memory.kv_copies,
+        kinds[longest][1],
+        tuple((share, p, o, t.ttft_s) for (share, p, o), t in zip(kinds, times, strict=True))
+        if service.request_mix is not None
+        else (),
     )

@@ -27,7 +27,7 @@ class Layout:
 
     def text(self) -> str:
         fields = ", ".join(f"{k}: {v}" for k, v in self.changes.items())
-        return f"{fields} ({self.per_gpu_gb:.3g} GB per GPU, {self.nodes} nodes)"
+        return f"{fields} ({self.per_gpu_gb:.3g} GB per GPU, {self.nodes} node{'' if self.nodes == 1 else 's'})"
 
 
 def training_layout(fit: TrainingFit) -> Layout | None:

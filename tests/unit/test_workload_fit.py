@@ -3,6 +3,7 @@ finding. The published measurements are tests/workload_cases.py, asserted in tes
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 import yaml
 from factories import dgx_data, valid_from
 from helpers import BLUEPRINTS, REPO, run_cli
+from pydantic import ValidationError
 from workload_cases import CATALOG, DEEPSEEK, LLAMA2_70B, cluster, fits_of, meta_405b_layout, nvl32_ttft, serving
 
 from clusterforge.catalog import GPU
@@ -220,6 +222,48 @@ def test_host_time_adds_to_every_decode_step() -> None:
     assert hosted.speed.decode_step_s == pytest.approx(step + 0.0025)
     assert hosted.speed.decode_tokens_per_s_session == pytest.approx(58.14, abs=0.01)
     assert hosted.speed.ttft_s == plain.speed.ttft_s
+
+
+def _speed_of(**fields: Any) -> Any:
+    base = {"replicas": 1, "gpus_per_replica": 1, "precision": "fp8", "context_tokens": 4096}
+    base |= {"concurrent_requests": 4, "decode_bandwidth_efficiency": 1.0}
+    (fit,) = fits_of(cluster(1, [inference(**base, **fields)]))
+    assert isinstance(fit, InferenceFit)
+    return fit.speed
+
+
+def test_a_request_mix_counts_each_kind_by_its_share() -> None:
+    # Llama 3 70B fp8 on one H200, 4 sessions: 75% of requests are 1,024 + 256 tokens, 25% are 3,072 + 1,024. A
+    # request of a kind holds its session for its output steps, so the sessions' average context counts each kind
+    # by share x output: (0.75 x 256 x 1,152 + 0.25 x 1,024 x 3,584) / (0.75 x 256 + 0.25 x 1,024) = 2,541.7
+    # tokens; a decode step then reads 70.55 GB of weights and 4 x 2,541.7 x 163,840 bytes of KV at 4.8 TB/s. The
+    # replica spends on an average request 0.75 and 0.25 of each kind's prefill and (0.75 x 256 + 0.25 x 1,024) /
+    # 4 = 112 steps: output tokens/s = 448 / (that time). The time to first token is the longest prompt's.
+    mix = [
+        {"share": 0.75, "prompt_tokens": 1024, "output_tokens": 256},
+        {"share": 0.25, "prompt_tokens": 3072, "output_tokens": 1024},
+    ]
+    mixed = _speed_of(request_mix=mix)
+    short = _speed_of(prompt_tokens=1024, output_tokens=256)
+    long = _speed_of(prompt_tokens=3072, output_tokens=1024)
+    context = (0.75 * 256 * 1152 + 0.25 * 1024 * 3584) / (0.75 * 256 + 0.25 * 1024)
+    assert context == pytest.approx(2541.71, abs=0.01)
+    step = (70.55e9 + 4 * context * 163_840) / 4.8e12
+    assert mixed.decode_step_avg_s == pytest.approx(step, rel=1e-6)
+    prefill = 0.75 * short.prefill_busy_s + 0.25 * long.prefill_busy_s
+    assert mixed.tokens_per_s_replica == pytest.approx(448 / (prefill + 112 * step), rel=1e-6)
+    assert (mixed.prompt_tokens, mixed.output_tokens) == (1536, 448)
+    assert mixed.ttft_s == long.ttft_s and mixed.ttft_prompt_tokens == 3072
+    assert [kind[3] for kind in mixed.mix] == [short.ttft_s, long.ttft_s]
+    # one kind is the typical request written out
+    one = _speed_of(request_mix=[{"share": 1.0, "prompt_tokens": 1024, "output_tokens": 256}])
+    assert dataclasses.replace(one, mix=()) == short
+
+
+def test_a_request_mix_replaces_the_typical_request() -> None:
+    mix = [{"share": 1.0, "prompt_tokens": 1024, "output_tokens": 256}]
+    with pytest.raises(ValidationError, match="give request_mix or prompt_tokens and output_tokens, not both"):
+        InferenceService.model_validate(inference(replicas=1, gpus_per_replica=1, prompt_tokens=512, request_mix=mix))
 
 
 def test_training_step_time_from_flops_at_mfu() -> None:
@@ -619,7 +663,7 @@ def test_service_that_misses_its_latency_target() -> None:
     (ttft,) = [f for f in found if f.code == "CF-WORK-006"]
     assert ttft.message == ("inference service 'svc': time to first token 1,850 ms for 32,768 tokens, target 1,200 ms")
     # at 8 GPUs: (70.55 GB weights + 5.54 GB of KV cache) / 8 = 9.51 GB per GPU
-    assert ttft.hint == "meets it with gpus_per_replica: 8 (9.51 GB per GPU, 1 nodes)"
+    assert ttft.hint == "meets it with gpus_per_replica: 8 (9.51 GB per GPU, 1 node)"
     assert {f.code for f in found} == {"CF-WORK-006"}
 
 
