@@ -5,7 +5,7 @@ Only the schema lives here; the fit analysis (memory, time, cost) is `clusterfor
 
 from typing import Annotated, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from .base import CatalogKey, Count, Headroom, Identifier, PositiveFloat, Share, Strict
 
@@ -231,29 +231,34 @@ class InferenceService(WorkloadBase):
     tokens_per_s_target: PositiveFloat | None = None
     """Target output tokens per second of each session at full concurrency."""
 
+    @field_validator("request_mix")
+    @classmethod
+    def _check_mix(cls, mix: list[RequestKind] | None, info: ValidationInfo) -> list[RequestKind] | None:
+        if mix is None:
+            return mix
+        if info.data.get("prompt_tokens") is not None or info.data.get("output_tokens") is not None:
+            raise ValueError("give request_mix or prompt_tokens and output_tokens, not both")
+        total = sum(kind.share for kind in mix)
+        if abs(total - 1) > 1e-6:
+            raise ValueError(f"the shares add up to {total:g}; they must add up to 1")
+        context = info.data.get("context_tokens")
+        for n, kind in enumerate(mix):
+            if context is not None and kind.prompt_tokens + kind.output_tokens > context:
+                raise ValueError(
+                    f"kind {n}: {kind.prompt_tokens} prompt + {kind.output_tokens} output tokens exceed "
+                    f"context_tokens ({context})"
+                )
+        return mix
+
     @model_validator(mode="after")
     def _lengths(self) -> Self:
         if self.request_mix is not None:
-            return self._check_mix(self.request_mix)
+            return self
         if self.prompt_tokens is not None and self.output_tokens is not None:
             if self.prompt_tokens + self.output_tokens > self.context_tokens:
                 raise ValueError("prompt_tokens + output_tokens cannot exceed context_tokens")
         elif (self.prompt_tokens or self.output_tokens or 0) >= self.context_tokens:
             raise ValueError("prompt_tokens or output_tokens alone must leave room in context_tokens for the other")
-        return self
-
-    def _check_mix(self, mix: list[RequestKind]) -> Self:
-        if self.prompt_tokens is not None or self.output_tokens is not None:
-            raise ValueError("give request_mix or prompt_tokens and output_tokens, not both")
-        total = sum(kind.share for kind in mix)
-        if abs(total - 1) > 1e-6:
-            raise ValueError(f"the shares of request_mix add up to {total:g}; they must add up to 1")
-        for n, kind in enumerate(mix):
-            if kind.prompt_tokens + kind.output_tokens > self.context_tokens:
-                raise ValueError(
-                    f"request_mix[{n}]: {kind.prompt_tokens} prompt + {kind.output_tokens} output tokens exceed "
-                    f"context_tokens ({self.context_tokens})"
-                )
         return self
 
     @property
