@@ -260,6 +260,25 @@ def test_a_request_mix_counts_each_kind_by_its_share() -> None:
     assert dataclasses.replace(one, mix=()) == short
 
 
+def test_fit_reports_each_kind_of_a_request_mix() -> None:
+    mix = [
+        {"share": 0.75, "prompt_tokens": 1024, "output_tokens": 256},
+        {"share": 0.25, "prompt_tokens": 3072, "output_tokens": 1024},
+    ]
+    base = {"replicas": 1, "gpus_per_replica": 1, "precision": "fp8", "context_tokens": 4096}
+    (fit,) = fits_of(cluster(1, [inference(**base, concurrent_requests=4, request_mix=mix)]))
+    assert isinstance(fit, InferenceFit)
+    data = fit.as_dict()
+    assert (data["prompt_tokens"], data["output_tokens"], data["ttft_prompt_tokens"]) == (1536, 448, 3072)
+    kinds = data["request_mix"]
+    lengths = [(k["share"], k["prompt_tokens"], k["output_tokens"]) for k in kinds]
+    assert lengths == [(0.75, 1024, 256), (0.25, 3072, 1024)]
+    assert kinds[1]["ttft_ms"] == data["ttft_ms"] > kinds[0]["ttft_ms"]
+    text = "\n".join(inference_text(fit))
+    assert "request mix (share, prompt + output tokens, time to first token): 75% 1,024 + 256 (" in text
+    assert "requests of 1,536 prompt + 448 output tokens on average: time to first token of the longest prompt" in text
+
+
 def test_a_request_mix_replaces_the_typical_request() -> None:
     mix = [{"share": 1.0, "prompt_tokens": 1024, "output_tokens": 256}]
     with pytest.raises(ValidationError, match="give request_mix or prompt_tokens and output_tokens, not both"):
