@@ -394,10 +394,21 @@ def _workload_table(diff: dict[str, Any]) -> list[str]:
         if w["status"] != "changed":
             lines.append(f"| {md_cell(w['workload'])} | {w['status']} | | |")
         for f in w["fields"]:
-            old = "—" if f["old"] is None else md_cell(str(f["old"]))
-            new = "—" if f["new"] is None else md_cell(str(f["new"]))
+            old = "—" if f["old"] is None else md_cell(_flow(f["old"]))
+            new = "—" if f["new"] is None else md_cell(_flow(f["new"]))
             lines.append(f"| {md_cell(w['workload'])} | `{md_cell(f['item'])}` | {old} | {new} |")
     return [*lines, ""]
+
+
+def _flow(value: Any) -> str:
+    """A field's value as a blueprint writes it in YAML flow style: {share: 0.7, prompt_tokens: 1024}, [a, b]."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _change_tables(diff: dict[str, Any]) -> list[str]:

@@ -43,6 +43,23 @@ def test_partitions_and_workloads_come_before_the_figures(tmp_path: Path) -> Non
     assert "| llama3-8b-assist | `replicas` | 32 | 16 |" in markdown
 
 
+def test_a_workload_change_of_a_list_or_flag_reads_as_the_blueprint_writes_it(tmp_path: Path) -> None:
+    text = L40S.read_text(encoding="utf-8")
+    lengths = "    context_tokens: 8192\n    prompt_tokens: 2048\n    output_tokens: 1024\n"
+    assert text.count(lengths) == 1
+    mix = (
+        "    context_tokens: 8192\n    decode_cuda_graphs: false\n    request_mix:\n"
+        "      - {share: 0.5, prompt_tokens: 1024, output_tokens: 512}\n"
+        "      - {share: 0.5, prompt_tokens: 4096, output_tokens: 1024}\n"
+    )
+    markdown = diff_markdown(diff_specs(*_pair(tmp_path, text.replace(lengths, mix))))
+    assert "| llama3-8b-assist | `decode_cuda_graphs` | — | false |" in markdown
+    assert (
+        "| llama3-8b-assist | `request_mix` | — | [{share: 0.5, prompt_tokens: 1024, output_tokens: 512}, "
+        "{share: 0.5, prompt_tokens: 4096, output_tokens: 1024}] |"
+    ) in markdown
+
+
 def test_a_renumbering_change_is_listed_address_by_address(tmp_path: Path) -> None:
     text = L40S.read_text(encoding="utf-8").replace("10.41.0.0/24", "10.49.0.0/24")
     diff = diff_specs(*_pair(tmp_path, text))
