@@ -5,7 +5,8 @@ Only the schema lives here; the fit analysis (memory, time, cost) is `clusterfor
 
 from typing import Annotated, Literal, Self
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_core import InitErrorDetails
 
 from .base import CatalogKey, Count, Headroom, Identifier, PositiveFloat, Share, Strict
 
@@ -242,12 +243,23 @@ class InferenceService(WorkloadBase):
         if abs(total - 1) > 1e-6:
             raise ValueError(f"the shares add up to {total:g}; they must add up to 1")
         context = info.data.get("context_tokens")
-        for n, kind in enumerate(mix):
-            if context is not None and kind.prompt_tokens + kind.output_tokens > context:
-                raise ValueError(
-                    f"kind {n}: {kind.prompt_tokens} prompt + {kind.output_tokens} output tokens exceed "
-                    f"context_tokens ({context})"
-                )
+        too_long = [
+            InitErrorDetails(
+                type="value_error",
+                loc=(n,),
+                input=kind.prompt_tokens + kind.output_tokens,
+                ctx={
+                    "error": ValueError(
+                        f"{kind.prompt_tokens} prompt + {kind.output_tokens} output tokens exceed "
+                        f"context_tokens ({context})"
+                    )
+                },
+            )
+            for n, kind in enumerate(mix)
+            if context is not None and kind.prompt_tokens + kind.output_tokens > context
+        ]
+        if too_long:  # each kind named at its own line, not the list's
+            raise ValidationError.from_exception_data("request_mix", too_long)
         return mix
 
     @model_validator(mode="after")
