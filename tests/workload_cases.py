@@ -323,13 +323,31 @@ def _nim_ms(isl: int, osl: int, figure: str) -> Callable[[], float]:
     return lambda: float(getattr(_nim(isl, osl), figure)) * 1000
 
 
-def _vllm_latency(model: str, tp: int, server: str = "nvidia/dgx-h200") -> Callable[[], float]:
+def vllm_latency(
+    model: str, tp: int, server: str = "nvidia/dgx-h200", host_step_ms: float = VLLM_HOST_STEP_MS
+) -> Callable[[], float]:
     """vLLM's benchmark_latency: 8 prompts of 32 tokens prefilled in one pass, then their 128 output steps, each
     replayed as a CUDA graph (vLLM's default) after the engine's host time; the batch's end-to-end time in
     milliseconds."""
     fields = {"model": model, "gpus_per_replica": tp, "concurrent_requests": 8, "precision": "bf16"}
-    fields["host_step_ms"] = VLLM_HOST_STEP_MS
+    fields["host_step_ms"] = host_step_ms
     return lambda: 8 * 128 / serving(fields, 32, 128, server).tokens_per_s_replica * 1000
+
+
+def _vllm_cases(source: str, label: str, gpu: str, server: str) -> list[Case]:
+    return [
+        Case(
+            source,
+            label,
+            f"{name}, TP{tp}: end-to-end latency",
+            value,
+            "ms",
+            "measured",
+            vllm_latency(model, tp, server),
+            "VLLM_HOST_STEP_MS is derived from this row" if (gpu, tp) == ("H200", 1) else "",
+        )
+        for name, model, tp, value in VLLM_TESTS[gpu]
+    ]
 
 
 def _first_token(shape: dict[str, Any], tp: int, isl: int, server: str) -> Callable[[], float]:
@@ -646,19 +664,9 @@ def _cases() -> list[Case]:
             (96, 128, 4096, 1946, "32.1 ms", "49 ms"),
         ]
     ]
-    cases += [
-        Case(
-            VLLM_LATENCY,
-            "vLLM performance benchmark (build 9515), H200 BF16, batch 8, 32/128",
-            f"{name}, TP{tp}: end-to-end latency",
-            value,
-            "ms",
-            "measured",
-            _vllm_latency(model, tp),
-            "VLLM_HOST_STEP_MS is derived from this row" if tp == 1 else "",
-        )
-        for name, model, tp, value in VLLM_TESTS["H200"]
-    ]
+    cases += _vllm_cases(
+        VLLM_LATENCY, "vLLM performance benchmark (build 9515), H200 BF16, batch 8, 32/128", "H200", "nvidia/dgx-h200"
+    )
     cases.append(
         Case(
             H100_VS_MI300X,
@@ -671,18 +679,12 @@ def _cases() -> list[Case]:
             "one request on the server's eight GPUs: TP8, the layout the blog does not name",
         )
     )
-    cases += [
-        Case(
-            VLLM_LATENCY_A100,
-            "vLLM performance benchmark (build 9523), A100 BF16, batch 8, 32/128",
-            f"{name}, TP{tp}: end-to-end latency",
-            value,
-            "ms",
-            "measured",
-            _vllm_latency(model, tp, "generic/hgx-a100-8gpu"),
-        )
-        for name, model, tp, value in VLLM_TESTS["A100"]
-    ]
+    cases += _vllm_cases(
+        VLLM_LATENCY_A100,
+        "vLLM performance benchmark (build 9523), A100 BF16, batch 8, 32/128",
+        "A100",
+        "generic/hgx-a100-8gpu",
+    )
     return cases
 
 

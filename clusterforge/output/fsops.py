@@ -192,7 +192,7 @@ def remove_stale(folder: Path, prefix: str, older_than_s: float) -> list[str]:
         return removed
     for name in names:
         made_by_mkstemp = name.startswith(prefix) and _TEMPORARY.fullmatch(name[len(prefix) :])
-        if made_by_mkstemp and _stale(folder / name, older_than_s):
+        if made_by_mkstemp and _remove_if_stale(folder / name, older_than_s):
             removed.append(name)
     return removed
 
@@ -201,7 +201,7 @@ _TEMPORARY = re.compile(r"[a-z0-9_]{8}")
 """What `tempfile.mkstemp` puts after its prefix."""
 
 
-def _stale(path: Path, older_than_s: float) -> bool:
+def _remove_if_stale(path: Path, older_than_s: float) -> bool:
     """Removes `path` when it is a regular file, unheld and old enough; whether it did."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)

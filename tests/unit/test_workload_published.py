@@ -15,6 +15,7 @@ from workload_cases import (
     Case,
     serving,
     table_markdown,
+    vllm_latency,
     with_table,
 )
 
@@ -167,9 +168,7 @@ def test_no_kv_term_closes_the_falcon_blogs_batch_96_row() -> None:
 
 def _vllm_host_left_over(published_ms: float, model: str, server: str) -> float:
     """What a vLLM latency row leaves a step when the model has no host time: milliseconds per step."""
-    fields = {"model": model, "gpus_per_replica": 1, "concurrent_requests": 8, "precision": "bf16"}
-    without = 8 * 128 / serving(fields, 32, 128, server).tokens_per_s_replica * 1000
-    return (published_ms - without) / 128
+    return (published_ms - vllm_latency(model, 1, server, host_step_ms=0.0)()) / 128
 
 
 def test_vllm_host_time_is_derived_on_h200_and_found_again_on_a100() -> None:
